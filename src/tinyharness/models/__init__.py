@@ -1,0 +1,1 @@
+"""Model adapters behind one protocol (``base.Model``). May import ``messages`` and ``errors``."""

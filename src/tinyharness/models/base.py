@@ -1,0 +1,68 @@
+"""The model seam: one request type, one response type, one small protocol."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from ..messages import Message
+
+Purpose = Literal["agent", "compact", "memory"]
+StopReason = Literal["end_turn", "tool_use", "max_tokens"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """What a model is told about a tool: its name, description and JSON schema."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    """Everything one model call needs. ``final_only`` asks for a final answer with no tools
+    (used when a limit stops the run); ``response_schema`` asks for JSON matching a schema
+    (used by memory extraction)."""
+
+    messages: tuple[Message, ...]
+    system: str = ""
+    tools: tuple[ToolSpec, ...] = ()
+    purpose: Purpose = "agent"
+    max_tokens: int = 1024
+    final_only: bool = False
+    response_schema: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ModelResponse:
+    message: Message
+    stop_reason: StopReason
+    usage: Usage = field(default_factory=Usage)
+
+
+@runtime_checkable
+class Model(Protocol):
+    """A model server. Implementations translate requests to one wire format."""
+
+    name: str
+
+    @property
+    def context_window(self) -> int | None:
+        """The window in tokens, when the model knows it."""
+        ...
+
+    async def complete(self, request: ModelRequest) -> ModelResponse: ...
+
+    async def aclose(self) -> None: ...

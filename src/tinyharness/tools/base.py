@@ -1,0 +1,243 @@
+"""Tools from plain typed functions, and the registry that runs them safely.
+
+``function_tool`` reads a function's signature and docstring into a JSON schema. The registry
+turns every failure (unknown tool, undecodable or schema-breaking arguments, permission refused,
+an exception, a timeout) into an error result the model can read; it never raises.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import re
+import types
+import typing
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+import jsonschema
+
+from ..models.base import ToolSpec
+
+Risk = Literal["read", "write", "execute"]
+DEFAULT_RESULT_CAP = 20_000  # characters a tool result may carry into the context
+
+
+class ToolError(Exception):
+    """Raised by a tool to report a failure the model should read (no traceback)."""
+
+
+class PermissionDenied(ToolError):
+    """The permission policy refused a call."""
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    function: Callable[..., Any]
+    risk: Risk = "read"
+
+    @property
+    def spec(self) -> ToolSpec:
+        return ToolSpec(self.name, self.description, self.input_schema)
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    content: str
+    ok: bool = True
+    truncated: bool = False
+
+
+class PermissionPolicy(Protocol):
+    """The one place that decides whether a call may run; raises PermissionDenied if not."""
+
+    def check(self, tool: Tool, args: dict[str, Any]) -> None: ...
+
+
+class AllowAll:
+    def check(self, tool: Tool, args: dict[str, Any]) -> None:
+        return None
+
+
+# --- schema from a typed function -------------------------------------------------------------
+
+_PY_TO_JSON: dict[Any, str] = {
+    str: "string",
+    int: "integer",
+    float: "number",
+    bool: "boolean",
+    dict: "object",
+    list: "array",
+}
+
+
+def _json_type(annotation: Any) -> dict[str, Any]:
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin in (typing.Union, types.UnionType):
+        options = [a for a in args if a is not type(None)]
+        if len(options) == 1:
+            return _json_type(options[0])
+        return {"anyOf": [_json_type(a) for a in options]}
+    if origin is Literal:
+        return {"enum": list(args)}
+    if origin in (list, tuple, set, frozenset) or annotation in (list, tuple):
+        schema: dict[str, Any] = {"type": "array"}
+        if args:
+            schema["items"] = _json_type(args[0])
+        return schema
+    if origin is dict:
+        return {"type": "object"}
+    if annotation in _PY_TO_JSON:
+        return {"type": _PY_TO_JSON[annotation]}
+    return {}
+
+
+def _docstring_parts(doc: str) -> tuple[str, dict[str, str]]:
+    """Split a Google-style docstring into its summary and per-argument descriptions."""
+    summary_lines: list[str] = []
+    params: dict[str, str] = {}
+    current: str | None = None
+    in_args = False
+    for raw in inspect.cleandoc(doc).splitlines():
+        line = raw.strip()
+        if re.fullmatch(r"(Args|Arguments|Parameters):", line):
+            in_args = True
+            continue
+        if in_args:
+            match = re.match(r"(\w+)\s*(\([^)]*\))?:\s*(.*)", line)
+            if match:
+                current = match.group(1)
+                params[current] = match.group(3)
+            elif current and line:
+                params[current] += " " + line
+            elif not line:
+                in_args = False
+            continue
+        summary_lines.append(line)
+    return " ".join(summary_lines).strip(), params
+
+
+def function_tool(
+    function: Callable[..., Any] | None = None,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    risk: Risk = "read",
+) -> Any:
+    """Make a Tool from a typed function; usable as ``@function_tool`` or with arguments."""
+
+    def build(fn: Callable[..., Any]) -> Tool:
+        summary, param_docs = _docstring_parts(fn.__doc__ or "")
+        hints = typing.get_type_hints(fn)
+        properties: dict[str, Any] = {}
+        required: list[str] = []
+        for pname, param in inspect.signature(fn).parameters.items():
+            schema = _json_type(hints.get(pname, str))
+            if pname in param_docs:
+                schema["description"] = param_docs[pname]
+            properties[pname] = schema
+            if param.default is inspect.Parameter.empty:
+                required.append(pname)
+        input_schema = {
+            "type": "object",
+            "properties": properties,
+            "required": required,
+            "additionalProperties": False,
+        }
+        return Tool(name or fn.__name__, description or summary, input_schema, fn, risk)
+
+    return build(function) if function is not None else build
+
+
+# --- running tools ----------------------------------------------------------------------------
+
+
+def decode_arguments(raw: Any) -> dict[str, Any]:
+    """Arguments as a dict, or ToolError with a message that tells the model what to fix."""
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw) if raw.strip() else {}
+        except json.JSONDecodeError as exc:
+            raise ToolError(
+                f"arguments are not valid JSON ({exc.msg} at position {exc.pos}); "
+                "send a JSON object that matches the tool's schema"
+            ) from None
+    if not isinstance(raw, dict):
+        raise ToolError(f"arguments must be a JSON object, got {type(raw).__name__}")
+    return raw
+
+
+def cap_text(text: str, limit: int) -> tuple[str, bool]:
+    if len(text) <= limit:
+        return text, False
+    head = text[: limit * 3 // 4]
+    tail = text[-(limit // 4) :]
+    omitted = len(text) - len(head) - len(tail)
+    return f"{head}\n[... {omitted} characters omitted ...]\n{tail}", True
+
+
+class ToolRegistry:
+    def __init__(
+        self,
+        tools: Iterable[Tool] = (),
+        *,
+        permissions: PermissionPolicy | None = None,
+        result_cap: int = DEFAULT_RESULT_CAP,
+        timeout: float = 60.0,
+    ) -> None:
+        self._tools: dict[str, Tool] = {}
+        self.permissions: PermissionPolicy = permissions or AllowAll()
+        self.result_cap = result_cap
+        self.timeout = timeout
+        for tool in tools:
+            self.add(tool)
+
+    def add(self, tool: Tool) -> None:
+        self._tools[tool.name] = tool
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    @property
+    def specs(self) -> tuple[ToolSpec, ...]:
+        return tuple(t.spec for t in self._tools.values())
+
+    async def execute(self, name: str, raw_args: Any) -> ToolResult:
+        """Run one call; every failure comes back as ``ok=False`` text, never as an exception."""
+        tool = self._tools.get(name)
+        if tool is None:
+            known = ", ".join(sorted(self._tools)) or "none"
+            return ToolResult(f"Error: unknown tool {name!r}. Available tools: {known}.", ok=False)
+        try:
+            args = decode_arguments(raw_args)
+            jsonschema.validate(args, tool.input_schema)
+            self.permissions.check(tool, args)
+            output = await asyncio.wait_for(
+                asyncio.to_thread(tool.function, **args), timeout=self.timeout
+            )
+        except jsonschema.ValidationError as exc:
+            where = "/".join(str(p) for p in exc.absolute_path) or "arguments"
+            return ToolResult(
+                f"Error: invalid arguments for {name} ({where}: {exc.message}). "
+                f"Expected schema: {json.dumps(tool.input_schema, ensure_ascii=False)}",
+                ok=False,
+            )
+        except TimeoutError:
+            return ToolResult(f"Error: {name} timed out after {self.timeout:g} s", ok=False)
+        except ToolError as exc:
+            return ToolResult(f"Error: {exc}", ok=False)
+        except Exception as exc:  # a tool that raises must never kill the loop
+            return ToolResult(f"Error: {name} raised {type(exc).__name__}: {exc}", ok=False)
+        text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+        capped, truncated = cap_text(text, self.result_cap)
+        return ToolResult(capped, ok=True, truncated=truncated)
