@@ -4,3 +4,5 @@ Subpackages: ``models`` (model adapters), ``tools`` (tools and the registry), ``
 (token accounting and compaction). Top-level modules: ``messages``, ``events``, ``agent``
 (the loop), ``cli``.
 """
+
+__version__ = "0.1.0"

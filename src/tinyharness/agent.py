@@ -1,0 +1,256 @@
+"""The agent loop: ask the model, run the tools it asks for, repeat until it stops.
+
+Everything else attaches around the loop: the context policy (token accounting and compaction)
+at the points lesson 6 names, the event bus for logs and progress, the tool registry for safe
+execution. Early exits are ``StopRun`` exceptions that carry their reason; after one, a last
+request that offers only the final answer gives the user an answer instead of nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import deque
+from dataclasses import dataclass, field
+
+from .context.base import ContextPolicy, Unmanaged
+from .context.validator import validate_messages
+from .errors import ContextLengthExceeded, ModelError, StopRun
+from .events import EventBus
+from .messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, messages_to_dicts
+from .models.base import Model, ModelRequest, ModelResponse, Usage
+from .tools.base import ToolRegistry
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You are a careful agent working in a workspace folder through tools. "
+    "Use the tools to read and change files; paths are relative to the workspace. "
+    "When you reach a key conclusion or learn something you must not forget, write it down "
+    "with the note tool (append) or update_notes (rewrite the whole notes file): the notes "
+    "survive when old conversation is summarized. When the task is done, answer directly."
+)
+NUDGE_AFTER = 3  # identical calls before the model is told it is repeating itself
+STOP_AFTER = 5  # identical calls before the run stops as stuck
+MAX_TOKENS_RETRIES = 2  # consecutive cut-off replies asked to continue before giving up
+
+
+@dataclass
+class Limits:
+    max_iterations: int = 50
+    token_budget: int | None = None  # total billed tokens (input + output) across all calls
+    max_output_tokens: int = 1024
+
+
+@dataclass
+class RunResult:
+    stop: str  # end_turn | max_iterations | token_budget | stuck | max_tokens | context_overflow | error
+    final: str
+    model_calls: int
+    compactions: int
+    messages: list[Message]
+    usage: Usage = field(default_factory=Usage)
+    detail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.stop == "end_turn"
+
+
+class Agent:
+    def __init__(
+        self,
+        model: Model,
+        tools: ToolRegistry,
+        *,
+        system: str = DEFAULT_SYSTEM_PROMPT,
+        context: ContextPolicy | None = None,
+        events: EventBus | None = None,
+        limits: Limits | None = None,
+        trace: bool = False,
+    ) -> None:
+        self.model = model
+        self.tools = tools
+        self.system = system
+        self.context: ContextPolicy = context or Unmanaged()
+        self.events = events or EventBus()
+        self.limits = limits or Limits()
+        self.trace = trace
+        self.messages: list[Message] = []
+        self.model_calls = 0
+        self.billed = Usage()
+        self._recent_calls: deque[str] = deque(maxlen=STOP_AFTER * 2)
+
+    def run(self, task: str) -> RunResult:
+        """Synchronous facade over ``arun``."""
+        return asyncio.run(self.arun(task))
+
+    async def arun(self, task: str) -> RunResult:
+        self.events.emit("run_start", task=task, model=self.model.name, tools=self.tools.names)
+        self._append(Message.user(task))
+        stop, detail, final = "end_turn", "", ""
+        try:
+            final = await self._loop()
+        except StopRun as exc:
+            stop, detail = exc.reason, exc.detail
+            self.events.emit("error", stop=stop, message=detail)
+            final = await self._final_answer()
+        except ModelError as exc:
+            stop, detail = "error", str(exc)
+            self.events.emit("error", stop=stop, message=detail, kind=type(exc).__name__)
+        result = RunResult(
+            stop, final, self.model_calls, self.context.compactions, self.messages, self.billed, detail
+        )
+        self.events.emit(
+            "run_end",
+            stop=stop,
+            final=final,
+            detail=detail,
+            model_calls=self.model_calls,
+            compactions=self.context.compactions,
+            usage={"input_tokens": self.billed.input_tokens, "output_tokens": self.billed.output_tokens},
+        )
+        return result
+
+    # --- the loop -----------------------------------------------------------------------------
+
+    async def _loop(self) -> str:
+        iterations = 0
+        cut_offs = 0
+        while True:
+            if iterations >= self.limits.max_iterations:
+                raise StopRun("max_iterations", f"stopped after {iterations} iterations (--max-iterations)")
+            iterations += 1
+            response = await self._agent_turn()
+            self._append(response.message)
+            calls = response.message.tool_uses
+            if response.stop_reason == "max_tokens":
+                cut_offs += 1
+                if cut_offs > MAX_TOKENS_RETRIES:
+                    raise StopRun("max_tokens", "the model's replies keep hitting the output limit")
+                self._append(self._cut_off_reply(calls))
+                continue
+            cut_offs = 0
+            if not calls:
+                return response.message.text
+            results = await asyncio.gather(*(self._run_tool(call) for call in calls))
+            nudge, stuck = self._repetition(calls)
+            self._append(Message("user", (*results, *nudge)))
+            if stuck:
+                raise StopRun("stuck", stuck)
+
+    async def _agent_turn(self) -> ModelResponse:
+        self.messages = await self.context.prepare(self.system, self.messages, self.call_model)
+        try:
+            return await self.call_model(self._request())
+        except ContextLengthExceeded:
+            self.messages = await self.context.recover(self.system, self.messages, self.call_model)
+            try:
+                return await self.call_model(self._request())
+            except ContextLengthExceeded as exc:
+                raise StopRun("context_overflow", f"still too long after compaction: {exc}") from None
+
+    def _request(self, *, final_only: bool = False) -> ModelRequest:
+        return ModelRequest(
+            messages=tuple(self.messages),
+            system=self.system,
+            tools=() if final_only else self.tools.specs,
+            purpose="agent",
+            max_tokens=self.limits.max_output_tokens,
+            final_only=final_only,
+        )
+
+    async def call_model(self, request: ModelRequest) -> ModelResponse:
+        """Every model request goes through here: validated, counted, budgeted, reported."""
+        validate_messages(request.messages)
+        budget = self.limits.token_budget
+        if budget is not None and self.billed.total >= budget and not request.final_only:
+            raise StopRun("token_budget", f"used {self.billed.total} of the {budget}-token budget")
+        self.model_calls += 1
+        response = await self.model.complete(request)
+        self.billed = Usage(
+            self.billed.input_tokens + response.usage.input_tokens,
+            self.billed.output_tokens + response.usage.output_tokens,
+        )
+        self.context.record_response(request, response)
+        event = {
+            "call": self.model_calls,
+            "purpose": request.purpose,
+            "stop_reason": response.stop_reason,
+            "usage": {
+                "input_tokens": response.usage.input_tokens,
+                "output_tokens": response.usage.output_tokens,
+            },
+            "tokens": self.context.tokens,
+            "messages": len(request.messages),
+        }
+        if self.trace:
+            event["request"] = {"system": request.system, "messages": messages_to_dicts(request.messages)}
+        self.events.emit("model_call", **event)
+        return response
+
+    async def _run_tool(self, call: ToolUseBlock) -> ToolResultBlock:
+        self.events.emit("tool_call", call_id=call.id, name=call.name, args=call.input)
+        result = await self.tools.execute(call.name, call.input)
+        self.events.emit(
+            "tool_result",
+            call_id=call.id,
+            name=call.name,
+            ok=result.ok,
+            chars=len(result.content),
+            truncated=result.truncated,
+        )
+        return ToolResultBlock(call.id, result.content, is_error=not result.ok)
+
+    def _append(self, message: Message) -> None:
+        self.messages.append(message)
+        self.context.record_appended([message])
+
+    # --- guards -------------------------------------------------------------------------------
+
+    def _cut_off_reply(self, calls: list[ToolUseBlock]) -> Message:
+        """Answer a reply cut by the output limit: its tool calls are not run (their arguments
+        may be incomplete) and the model is asked to go on more briefly."""
+        note = (
+            "Your last reply was cut off at the output token limit. "
+            "Continue, more briefly; tool calls in a cut-off reply were not run."
+        )
+        results = tuple(
+            ToolResultBlock(c.id, "Error: not run, the reply was cut off", is_error=True) for c in calls
+        )
+        return Message("user", (*results, TextBlock(note)))
+
+    def _repetition(self, calls: list[ToolUseBlock]) -> tuple[tuple[TextBlock, ...], str]:
+        """Track identical calls: a nudge for the model at NUDGE_AFTER repeats, and the reason
+        to stop as stuck at STOP_AFTER (empty while not stuck)."""
+        worst, worst_call = 0, calls[0]
+        for call in calls:
+            signature = call.name + json.dumps(call.input, sort_keys=True, default=str)
+            self._recent_calls.append(signature)
+            repeats = self._recent_calls.count(signature)
+            if repeats > worst:
+                worst, worst_call = repeats, call
+        name = worst_call.name
+        if worst >= STOP_AFTER:
+            return (), f"the model called {name} with the same arguments {worst} times"
+        if worst >= NUDGE_AFTER:
+            nudge = TextBlock(
+                f"Note: you have called {name} with these exact arguments {worst} times; the "
+                "result will not change. Use what you already have, try something different, "
+                "or give your final answer."
+            )
+            return (nudge,), ""
+        return (), ""
+
+    async def _final_answer(self) -> str:
+        """One last request with no tools, so a stopped run still answers the user."""
+        prompt = TextBlock("Stop here: no more tool calls. Give your final answer from what you know.")
+        if self.messages and self.messages[-1].role == "user":
+            self.messages[-1] = Message("user", (*self.messages[-1].content, prompt))
+        else:
+            self._append(Message("user", (prompt,)))
+        try:
+            response = await self.call_model(self._request(final_only=True))
+        except (ModelError, StopRun) as exc:
+            self.events.emit("error", stop="final_answer", message=str(exc))
+            return ""
+        self._append(response.message)
+        return response.message.text

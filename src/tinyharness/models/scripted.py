@@ -1,0 +1,115 @@
+"""The scripted model: replays a JSON file of responses, one per request, and records requests.
+
+File format (a public contract, see the README)::
+
+    {"responses": [{"stop_reason": "tool_use" | "end_turn" | "max_tokens",
+                    "content": [Anthropic-shaped blocks],
+                    "usage": {"input_tokens": int, "output_tokens": int},
+                    "purpose": "agent" | "compact" | "memory"   # optional
+                   }, ...]}
+
+Every request consumes the next response in order. When any response carries ``purpose``, each
+request takes the next response of its own purpose instead, so a script stays valid wherever a
+compaction happens to fall. Running out, or leaving responses unused, is a ``ScriptError``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+from ..errors import ScriptError
+from ..messages import Message, block_from_dict
+from .base import ModelRequest, ModelResponse, Usage
+
+_STOP_REASONS = ("tool_use", "end_turn", "max_tokens")
+_PURPOSES = ("agent", "compact", "memory")
+
+
+def _parse_response(index: int, data: Any) -> tuple[str | None, ModelResponse]:
+    where = f"response #{index + 1}"
+    if not isinstance(data, dict):
+        raise ScriptError(f"{where} must be an object, got {type(data).__name__}")
+    stop_reason = data.get("stop_reason")
+    if stop_reason not in _STOP_REASONS:
+        raise ScriptError(f"{where}: stop_reason must be one of {_STOP_REASONS}, got {stop_reason!r}")
+    purpose = data.get("purpose")
+    if purpose is not None and purpose not in _PURPOSES:
+        raise ScriptError(f"{where}: purpose must be one of {_PURPOSES}, got {purpose!r}")
+    content = data.get("content", [])
+    if not isinstance(content, list):
+        raise ScriptError(f"{where}: content must be a list of blocks")
+    try:
+        blocks = tuple(block_from_dict(b) for b in content)
+    except (KeyError, ValueError, TypeError, AttributeError) as exc:
+        raise ScriptError(f"{where}: bad content block ({exc})") from None
+    usage = data.get("usage", {})
+    try:
+        parsed_usage = Usage(int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0)))
+    except (TypeError, ValueError, AttributeError):
+        raise ScriptError(f"{where}: usage must hold integer input_tokens and output_tokens") from None
+    return purpose, ModelResponse(Message("assistant", blocks), stop_reason, parsed_usage)
+
+
+class ScriptedModel:
+    """A Model that answers from a script. ``requests`` records every request it received."""
+
+    def __init__(
+        self,
+        script: str | Path | dict[str, Any],
+        *,
+        name: str = "scripted",
+        context_window: int | None = None,
+    ) -> None:
+        self.name = name
+        self._window = context_window
+        self.source = str(script) if not isinstance(script, dict) else "<dict>"
+        data = script if isinstance(script, dict) else self._load(Path(script))
+        responses = data.get("responses") if isinstance(data, dict) else None
+        if not isinstance(responses, list):
+            raise ScriptError(f"{self.source}: expected an object with a 'responses' list")
+        parsed = [_parse_response(i, r) for i, r in enumerate(responses)]
+        self.by_purpose = any(purpose is not None for purpose, _ in parsed)
+        self._queues: dict[str | None, deque[ModelResponse]] = {}
+        for purpose, response in parsed:
+            key = (purpose or "agent") if self.by_purpose else None
+            self._queues.setdefault(key, deque()).append(response)
+        self.requests: list[ModelRequest] = []
+
+    @staticmethod
+    def _load(path: Path) -> Any:
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ScriptError(f"script file not found: {path}") from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ScriptError(f"{path}: not valid JSON ({exc})") from None
+
+    @property
+    def context_window(self) -> int | None:
+        return self._window
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        self.requests.append(request)
+        key = request.purpose if self.by_purpose else None
+        queue = self._queues.get(key)
+        if not queue:
+            which = f" with purpose {request.purpose!r}" if self.by_purpose else ""
+            raise ScriptError(
+                f"{self.source}: out of responses{which} at request #{len(self.requests)} "
+                f"(a {request.purpose} request); add responses to the script"
+            )
+        return queue.popleft()
+
+    def unused(self) -> int:
+        return sum(len(q) for q in self._queues.values())
+
+    async def aclose(self) -> None:
+        left = self.unused()
+        if left:
+            raise ScriptError(
+                f"{self.source}: {left} scripted response(s) left unused after "
+                f"{len(self.requests)} request(s); the run ended earlier than the script expects"
+            )

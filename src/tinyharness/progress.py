@@ -1,0 +1,66 @@
+"""What a person sees while a run goes on: one line per model call, tool call and compaction.
+
+On a terminal the current step is redrawn in place; elsewhere (CI, pipes) every step is a plain
+line. Compactions always get their own ``[compact]`` line (seed 000), with tokens before -> after.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TextIO
+
+from .events import Event
+
+_ARG_PREVIEW = 60
+
+
+def _short(value: object) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = text.replace("\n", " ")
+    return text if len(text) <= _ARG_PREVIEW else text[: _ARG_PREVIEW - 1] + "…"
+
+
+class ProgressPrinter:
+    def __init__(self, stream: TextIO | None = None, *, live: bool | None = None) -> None:
+        self.stream = stream or sys.stderr
+        self.live = self.stream.isatty() if live is None else live
+        self._pending = False  # a redrawable line is on screen
+
+    def emit(self, event: Event) -> None:
+        line = self._describe(event)
+        if line is None:
+            return
+        permanent = event["type"] in ("compaction", "error", "run_end") or not self.live
+        if self.live:
+            self.stream.write("\r\033[K" + line + ("\n" if permanent else ""))
+            self._pending = not permanent
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def _describe(self, event: Event) -> str | None:
+        kind = event["type"]
+        if kind == "model_call":
+            usage = event["usage"]
+            return (
+                f"[call {event['call']}] {event['purpose']} stop={event['stop_reason']} "
+                f"in={usage['input_tokens']} out={usage['output_tokens']} tokens={event['tokens']}"
+            )
+        if kind == "tool_call":
+            return f"[tool] {event['name']} {_short(event['args'])}"
+        if kind == "tool_result" and not event["ok"]:
+            return f"[tool] {event['name']} failed ({event['chars']} chars of error)"
+        if kind == "compaction":
+            return (
+                f"[compact] #{event['n']} {event['strategy']}: tokens {event['tokens_before']} -> "
+                f"{event['tokens_after']}, messages {event['messages_before']} -> {event['messages_after']}"
+            )
+        if kind == "error":
+            return f"[stop] {event.get('stop', 'error')}: {event.get('message', '')}"
+        if kind == "run_end":
+            return (
+                f"[done] stop={event['stop']} model_calls={event['model_calls']} "
+                f"compactions={event['compactions']}"
+            )
+        return None

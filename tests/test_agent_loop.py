@@ -1,0 +1,220 @@
+"""The agent loop on the scripted model: stops, errors the model can read, limits, guards."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from tinyharness.agent import NUDGE_AFTER, STOP_AFTER, Agent, Limits
+from tinyharness.errors import ScriptError
+from tinyharness.events import EventBus, ListSink
+from tinyharness.messages import ToolResultBlock
+from tinyharness.models.scripted import ScriptedModel
+from tinyharness.tools.base import ToolRegistry, function_tool
+
+
+def text(value: str, stop: str = "end_turn", usage: tuple[int, int] = (10, 5)) -> dict[str, Any]:
+    return {
+        "stop_reason": stop,
+        "content": [{"type": "text", "text": value}],
+        "usage": {"input_tokens": usage[0], "output_tokens": usage[1]},
+    }
+
+
+def calls(*uses: tuple[str, str, Any], usage: tuple[int, int] = (10, 5)) -> dict[str, Any]:
+    return {
+        "stop_reason": "tool_use",
+        "content": [{"type": "tool_use", "id": i, "name": n, "input": a} for i, n, a in uses],
+        "usage": {"input_tokens": usage[0], "output_tokens": usage[1]},
+    }
+
+
+ran: list[str] = []
+
+
+@function_tool
+def echo(word: str) -> str:
+    """Say a word back.
+
+    Args:
+        word: the word to repeat
+    """
+    ran.append(word)
+    return f"echo:{word}"
+
+
+@function_tool
+def explode() -> str:
+    """Always fails."""
+    raise RuntimeError("boom")
+
+
+def make_agent(responses: list[dict[str, Any]], **limits: Any) -> tuple[Agent, ScriptedModel, ListSink]:
+    ran.clear()
+    model = ScriptedModel({"responses": responses})
+    sink = ListSink()
+    agent = Agent(model, ToolRegistry([echo, explode]), events=EventBus([sink]), limits=Limits(**limits))
+    return agent, model, sink
+
+
+def last_results(model: ScriptedModel, request_index: int) -> list[ToolResultBlock]:
+    return model.requests[request_index].messages[-1].tool_results
+
+
+def test_end_turn_returns_the_text_and_reports_events() -> None:
+    agent, model, sink = make_agent([text("done", usage=(30, 7))])
+    result = agent.run("say done")
+    assert (result.stop, result.final, result.model_calls) == ("end_turn", "done", 1)
+    assert [e["type"] for e in sink.events] == ["run_start", "model_call", "run_end"]
+    call = sink.of_type("model_call")[0]
+    assert call["call"] == 1 and call["purpose"] == "agent" and call["stop_reason"] == "end_turn"
+    assert call["usage"] == {"input_tokens": 30, "output_tokens": 7}
+    assert call["tokens"] == 37
+    assert all(e["run_id"] == sink.events[0]["run_id"] for e in sink.events)
+    assert [e["seq"] for e in sink.events] == [1, 2, 3]
+    assert sink.of_type("run_end")[0]["stop"] == "end_turn"
+    asyncio.run(model.aclose())  # nothing left over
+
+
+def test_parallel_calls_in_one_turn_are_all_answered_in_order() -> None:
+    agent, model, sink = make_agent(
+        [calls(("a", "echo", {"word": "x"}), ("b", "echo", {"word": "y"})), text("ok")]
+    )
+    result = agent.run("echo twice")
+    assert result.ok and sorted(ran) == ["x", "y"]
+    results = last_results(model, 1)
+    assert [(r.tool_use_id, r.content, r.is_error) for r in results] == [
+        ("a", "echo:x", False),
+        ("b", "echo:y", False),
+    ]
+    assert sorted(e["call_id"] for e in sink.of_type("tool_result")) == ["a", "b"]
+
+
+def test_bad_calls_become_error_results_and_the_loop_goes_on() -> None:
+    agent, model, sink = make_agent(
+        [
+            calls(
+                ("u", "no_such_tool", {}),
+                ("j", "echo", '{"word": "unterminated'),
+                ("s", "echo", {"word": 3}),
+                ("r", "explode", {}),
+            ),
+            text("recovered"),
+        ]
+    )
+    result = agent.run("misbehave")
+    assert result.stop == "end_turn" and result.final == "recovered"
+    by_id = {r.tool_use_id: r for r in last_results(model, 1)}
+    assert all(r.is_error for r in by_id.values())
+    assert "unknown tool 'no_such_tool'" in by_id["u"].content and "echo" in by_id["u"].content
+    assert "not valid JSON" in by_id["j"].content
+    assert "invalid arguments" in by_id["s"].content and "word" in by_id["s"].content
+    assert "RuntimeError: boom" in by_id["r"].content
+    assert ran == []
+    assert [e["ok"] for e in sink.of_type("tool_result")] == [False] * 4
+
+
+def test_max_iterations_stops_with_a_final_answer_request_without_tools() -> None:
+    looping = [calls((f"c{i}", "echo", {"word": f"w{i}"})) for i in range(3)]
+    agent, model, sink = make_agent([*looping, text("best effort")], max_iterations=3)
+    result = agent.run("never ends")
+    assert result.stop == "max_iterations" and result.final == "best effort"
+    final_request = model.requests[-1]
+    assert final_request.final_only and final_request.tools == ()
+    assert "final answer" in final_request.messages[-1].text
+    assert sink.of_type("run_end")[0]["stop"] == "max_iterations"
+
+
+def test_token_budget_stops_the_run() -> None:
+    agent, model, _ = make_agent(
+        [calls(("a", "echo", {"word": "1"}), usage=(60, 50)), text("summary")], token_budget=100
+    )
+    result = agent.run("spend")
+    assert result.stop == "token_budget" and "100" in result.detail
+    assert result.final == "summary" and model.requests[-1].final_only
+
+
+def test_cut_off_tool_call_is_not_run_and_the_model_is_asked_to_continue() -> None:
+    cut = calls(("a", "echo", {"word": "half"}))
+    cut["stop_reason"] = "max_tokens"
+    agent, model, _ = make_agent([cut, text("finished")])
+    result = agent.run("long output")
+    assert result.ok and ran == []
+    reply = model.requests[1].messages[-1]
+    assert reply.tool_results[0].is_error and "cut off" in reply.text
+
+
+def test_repeated_cut_offs_stop_the_run() -> None:
+    agent, _, _ = make_agent([text("a", stop="max_tokens")] * 3 + [text("final")])
+    assert agent.run("x").stop == "max_tokens"
+
+
+def test_repeated_identical_calls_get_a_nudge_then_a_stop() -> None:
+    same = [calls((f"c{i}", "echo", {"word": "same"})) for i in range(STOP_AFTER)]
+    agent, model, _ = make_agent([*same, text("gave up")])
+    result = agent.run("loop")
+    assert result.stop == "stuck" and result.final == "gave up"
+    nudged = model.requests[NUDGE_AFTER].messages[-1]
+    assert "exact arguments" in nudged.text
+    assert "exact arguments" not in model.requests[NUDGE_AFTER - 1].messages[-1].text
+
+
+def test_running_out_of_script_is_a_clear_error_and_leftovers_are_reported() -> None:
+    agent, model, sink = make_agent([calls(("a", "echo", {"word": "x"}))])
+    result = agent.run("x")
+    assert result.stop == "error" and "out of responses" in result.detail
+    assert sink.of_type("error")[0]["kind"] == "ScriptError"
+    leftover = ScriptedModel({"responses": [text("a"), text("b")]})
+    asyncio.run(leftover.complete(make_agent([])[0]._request()))
+    with pytest.raises(ScriptError, match="1 scripted response"):
+        asyncio.run(leftover.aclose())
+
+
+def test_trace_adds_the_exact_request() -> None:
+    agent, _, sink = make_agent([text("hi")])
+    agent.trace = True
+    agent.run("hello")
+    request = sink.of_type("model_call")[0]["request"]
+    assert request["messages"] == [{"role": "user", "content": [{"type": "text", "text": "hello"}]}]
+    assert request["system"] == agent.system
+
+
+def test_purpose_tagged_scripts_serve_each_purpose_from_its_own_queue() -> None:
+    from tinyharness.messages import Message
+    from tinyharness.models.base import ModelRequest
+
+    model = ScriptedModel(
+        {
+            "responses": [
+                {**text("agent one"), "purpose": "agent"},
+                {**text("summary"), "purpose": "compact"},
+                {**text("agent two"), "purpose": "agent"},
+            ]
+        }
+    )
+    ask = (Message.user("q"),)
+    first = asyncio.run(model.complete(ModelRequest(ask)))
+    summary = asyncio.run(model.complete(ModelRequest(ask, purpose="compact")))
+    second = asyncio.run(model.complete(ModelRequest(ask)))
+    assert [first.message.text, summary.message.text, second.message.text] == [
+        "agent one",
+        "summary",
+        "agent two",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("script", "message"),
+    [
+        ({"responses": [{"stop_reason": "done"}]}, "stop_reason"),
+        ({"responses": [{"stop_reason": "end_turn", "content": [{"type": "video"}]}]}, "bad content"),
+        ({"responses": [{"stop_reason": "end_turn", "usage": {"input_tokens": "x"}}]}, "usage"),
+        ({"responses": [{"stop_reason": "end_turn", "purpose": "other"}]}, "purpose"),
+        ({"answers": []}, "responses"),
+    ],
+)
+def test_malformed_scripts_are_rejected_with_the_reason(script: dict[str, Any], message: str) -> None:
+    with pytest.raises(ScriptError, match=message):
+        ScriptedModel(script)
