@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
@@ -162,7 +163,7 @@ def test_repeated_identical_calls_get_a_nudge_then_a_stop() -> None:
 
 
 def test_running_out_of_script_is_a_clear_error_and_leftovers_are_reported() -> None:
-    agent, model, sink = make_agent([calls(("a", "echo", {"word": "x"}))])
+    agent, _model, sink = make_agent([calls(("a", "echo", {"word": "x"}))])
     result = agent.run("x")
     assert result.stop == "error" and "out of responses" in result.detail
     assert sink.of_type("error")[0]["kind"] == "ScriptError"
@@ -218,3 +219,42 @@ def test_purpose_tagged_scripts_serve_each_purpose_from_its_own_queue() -> None:
 def test_malformed_scripts_are_rejected_with_the_reason(script: dict[str, Any], message: str) -> None:
     with pytest.raises(ScriptError, match=message):
         ScriptedModel(script)
+
+
+class SnapshotCheckpointer:
+    def __init__(self) -> None:
+        self.snapshots: list[tuple[list[Any], dict[str, Any]]] = []
+
+    def save(self, messages: Any, state: dict[str, Any]) -> None:
+        self.snapshots.append((list(messages), json.loads(json.dumps(state))))
+
+
+def test_a_resumed_run_does_not_repeat_a_finished_tool_call() -> None:
+    turn = calls(("a", "echo", {"word": "first"}), ("b", "echo", {"word": "second"}))
+    agent, _, _ = make_agent([turn, text("done")])
+    checkpointer = SnapshotCheckpointer()
+    agent.checkpoint = checkpointer
+    agent.run("two calls")
+    # The commit made after exactly one of the two calls finished: a kill right there.
+    mid_turn = next(s for s in checkpointer.snapshots if len(s[1]["finished_results"]) == 1)
+    messages, state = mid_turn
+    finished = state["finished_results"][0]["tool_use_id"]
+    assert messages[-1].tool_uses and state["model_calls"] == 1
+
+    resumed, model, _ = make_agent([text("done after resume")])
+    result = resumed.run(None, history=messages, state=state)
+    assert result.ok and result.final == "done after resume"
+    assert ran == ["second" if finished == "a" else "first"]  # only the unfinished call ran
+    answered = model.requests[0].messages[-1].tool_results
+    assert sorted(r.tool_use_id for r in answered) == ["a", "b"]
+    assert result.model_calls == 2  # counted across the kill
+
+
+def test_every_step_is_committed() -> None:
+    agent, _, _ = make_agent([calls(("a", "echo", {"word": "x"})), text("done")])
+    checkpointer = SnapshotCheckpointer()
+    agent.checkpoint = checkpointer
+    agent.run("x")
+    lengths = [len(messages) for messages, _ in checkpointer.snapshots]
+    assert lengths[0] == 1 and lengths[-1] == 4
+    assert {2, 3, 4} <= set(lengths)  # after the reply, after the results, after the answer

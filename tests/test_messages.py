@@ -24,7 +24,9 @@ blocks = st.one_of(
     st.builds(TextBlock, st.text()),
     st.builds(ThinkingBlock, st.text(), st.text()),
     st.builds(ThinkingBlock, st.just(""), st.just(""), redacted=st.text()),
-    st.builds(ToolUseBlock, st.text(min_size=1), st.text(min_size=1), st.dictionaries(st.text(), st.integers())),
+    st.builds(
+        ToolUseBlock, st.text(min_size=1), st.text(min_size=1), st.dictionaries(st.text(), st.integers())
+    ),
     st.builds(ToolResultBlock, st.text(min_size=1), st.text(), st.booleans()),
 )
 
@@ -91,5 +93,8 @@ def test_jsonl_sink_writes_one_stamped_object_per_line(tmp_path) -> None:  # typ
     bus.emit("run_end", stop="end_turn")
     sink.close()
     lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-    assert [(e["type"], e["seq"], e["run_id"]) for e in lines] == [("run_start", 1, "r1"), ("run_end", 2, "r1")]
+    assert [(e["type"], e["seq"], e["run_id"]) for e in lines] == [
+        ("run_start", 1, "r1"),
+        ("run_end", 2, "r1"),
+    ]
     assert lines[0]["task"] == "日本語" and isinstance(lines[0]["ts"], float)

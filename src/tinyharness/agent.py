@@ -11,13 +11,23 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from .context.base import ContextPolicy, Unmanaged
 from .context.validator import validate_messages
 from .errors import ContextLengthExceeded, ModelError, StopRun
 from .events import EventBus
-from .messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, messages_to_dicts
+from .messages import (
+    Message,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    block_from_dict,
+    block_to_dict,
+    messages_to_dicts,
+)
 from .models.base import Model, ModelRequest, ModelResponse, Usage
 from .tools.base import ToolRegistry
 
@@ -38,6 +48,12 @@ class Limits:
     max_iterations: int = 50
     token_budget: int | None = None  # total billed tokens (input + output) across all calls
     max_output_tokens: int = 1024
+
+
+class Checkpointer(Protocol):
+    """Commits the history and loop state after every step, so a killed run can resume."""
+
+    def save(self, messages: Sequence[Message], state: dict[str, Any]) -> None: ...
 
 
 @dataclass
@@ -66,6 +82,7 @@ class Agent:
         events: EventBus | None = None,
         limits: Limits | None = None,
         trace: bool = False,
+        checkpoint: Checkpointer | None = None,
     ) -> None:
         self.model = model
         self.tools = tools
@@ -74,18 +91,33 @@ class Agent:
         self.events = events or EventBus()
         self.limits = limits or Limits()
         self.trace = trace
+        self.checkpoint = checkpoint
         self.messages: list[Message] = []
         self.model_calls = 0
+        self.iterations = 0
         self.billed = Usage()
         self._recent_calls: deque[str] = deque(maxlen=STOP_AFTER * 2)
+        self._finished_results: dict[str, ToolResultBlock] = {}  # of the turn being executed
 
-    def run(self, task: str) -> RunResult:
+    def run(self, task: str | None, **kwargs: Any) -> RunResult:
         """Synchronous facade over ``arun``."""
-        return asyncio.run(self.arun(task))
+        return asyncio.run(self.arun(task, **kwargs))
 
-    async def arun(self, task: str) -> RunResult:
-        self.events.emit("run_start", task=task, model=self.model.name, tools=self.tools.names)
-        self._append(Message.user(task))
+    async def arun(
+        self,
+        task: str | None,
+        *,
+        history: Sequence[Message] = (),
+        state: dict[str, Any] | None = None,
+        **run_info: Any,
+    ) -> RunResult:
+        """Run ``task``. ``history`` and ``state`` (from a checkpoint) continue an earlier
+        conversation or a killed run; with no new task the run resumes where it stopped,
+        running only the tool calls of the interrupted turn that had not finished."""
+        self.events.emit("run_start", task=task, model=self.model.name, tools=self.tools.names, **run_info)
+        self._restore(history, state or {})
+        if task is not None:
+            self._append(Message.user(task))
         stop, detail, final = "end_turn", "", ""
         try:
             final = await self._loop()
@@ -113,12 +145,15 @@ class Agent:
     # --- the loop -----------------------------------------------------------------------------
 
     async def _loop(self) -> str:
-        iterations = 0
         cut_offs = 0
+        if self.messages and self.messages[-1].role == "assistant" and self.messages[-1].tool_uses:
+            await self._run_tools(self.messages[-1].tool_uses)  # a turn interrupted by a kill
         while True:
-            if iterations >= self.limits.max_iterations:
-                raise StopRun("max_iterations", f"stopped after {iterations} iterations (--max-iterations)")
-            iterations += 1
+            if self.iterations >= self.limits.max_iterations:
+                raise StopRun(
+                    "max_iterations", f"stopped after {self.iterations} iterations (--max-iterations)"
+                )
+            self.iterations += 1
             response = await self._agent_turn()
             self._append(response.message)
             calls = response.message.tool_uses
@@ -131,18 +166,33 @@ class Agent:
             cut_offs = 0
             if not calls:
                 return response.message.text
-            results = await asyncio.gather(*(self._run_tool(call) for call in calls))
-            nudge, stuck = self._repetition(calls)
-            self._append(Message("user", (*results, *nudge)))
-            if stuck:
-                raise StopRun("stuck", stuck)
+            await self._run_tools(calls)
+
+    async def _run_tools(self, calls: list[ToolUseBlock]) -> None:
+        """Run one turn's calls in parallel, committing each result as it finishes, so a
+        resumed run never repeats a finished call."""
+
+        async def run_once(call: ToolUseBlock) -> ToolResultBlock:
+            if call.id not in self._finished_results:
+                self._finished_results[call.id] = await self._run_tool(call)
+                self._commit()
+            return self._finished_results[call.id]
+
+        results = await asyncio.gather(*(run_once(call) for call in calls))
+        self._finished_results = {}
+        nudge, stuck = self._repetition(calls)
+        self._append(Message("user", (*results, *nudge)))
+        if stuck:
+            raise StopRun("stuck", stuck)
 
     async def _agent_turn(self) -> ModelResponse:
         self.messages = await self.context.prepare(self.system, self.messages, self.call_model)
+        self._commit()
         try:
             return await self.call_model(self._request())
         except ContextLengthExceeded:
             self.messages = await self.context.recover(self.system, self.messages, self.call_model)
+            self._commit()
             try:
                 return await self.call_model(self._request())
             except ContextLengthExceeded as exc:
@@ -203,6 +253,35 @@ class Agent:
     def _append(self, message: Message) -> None:
         self.messages.append(message)
         self.context.record_appended([message])
+        self._commit()
+
+    # --- checkpoints --------------------------------------------------------------------------
+
+    def _commit(self) -> None:
+        if self.checkpoint is None:
+            return
+        state = {
+            "model_calls": self.model_calls,
+            "iterations": self.iterations,
+            "billed": [self.billed.input_tokens, self.billed.output_tokens],
+            "recent_calls": list(self._recent_calls),
+            "finished_results": [block_to_dict(b) for b in self._finished_results.values()],
+        }
+        self.checkpoint.save(self.messages, state)
+
+    def _restore(self, history: Sequence[Message], state: dict[str, Any]) -> None:
+        self.messages = list(history)
+        if history:
+            self.context.record_appended(history)
+        self.model_calls = int(state.get("model_calls", 0))
+        self.iterations = int(state.get("iterations", 0))
+        billed = state.get("billed", [0, 0])
+        self.billed = Usage(int(billed[0]), int(billed[1]))
+        self._recent_calls.extend(state.get("recent_calls", []))
+        for data in state.get("finished_results", []):
+            block = block_from_dict(data)
+            if isinstance(block, ToolResultBlock):
+                self._finished_results[block.tool_use_id] = block
 
     # --- guards -------------------------------------------------------------------------------
 
