@@ -221,7 +221,7 @@ class Agent:
             self.billed.output_tokens + response.usage.output_tokens,
         )
         self.context.record_response(request, response)
-        event = {
+        event: dict[str, Any] = {
             "call": self.model_calls,
             "purpose": request.purpose,
             "stop_reason": response.stop_reason,

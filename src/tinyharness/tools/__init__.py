@@ -1,2 +1,46 @@
 """Tools: plain typed functions, the registry that runs them, workspace confinement and
 permissions. May import ``models.base`` (for ToolSpec) and ``errors``."""
+
+from .base import (
+    DEFAULT_RESULT_CAP,
+    AllowAll,
+    PermissionDenied,
+    PermissionPolicy,
+    Risk,
+    Tool,
+    ToolError,
+    ToolRegistry,
+    ToolResult,
+    function_tool,
+)
+from .builtin import BUILTIN_TOOL_NAMES, builtin_tools
+from .calculator import calculator
+from .clock import current_time
+from .files import file_tools
+from .notes import NOTES_TOOL_NAMES, NotesFile
+from .permissions import Permissions, Rule
+from .workspace import Workspace, atomic_write_text
+
+__all__ = [
+    "BUILTIN_TOOL_NAMES",
+    "DEFAULT_RESULT_CAP",
+    "NOTES_TOOL_NAMES",
+    "AllowAll",
+    "NotesFile",
+    "PermissionDenied",
+    "PermissionPolicy",
+    "Permissions",
+    "Risk",
+    "Rule",
+    "Tool",
+    "ToolError",
+    "ToolRegistry",
+    "ToolResult",
+    "Workspace",
+    "atomic_write_text",
+    "builtin_tools",
+    "calculator",
+    "current_time",
+    "file_tools",
+    "function_tool",
+]

@@ -103,11 +103,17 @@ def _docstring_parts(doc: str) -> tuple[str, dict[str, str]]:
     summary_lines: list[str] = []
     params: dict[str, str] = {}
     current: str | None = None
-    in_args = False
+    in_args = in_other_section = False
     for raw in inspect.cleandoc(doc).splitlines():
         line = raw.strip()
         if re.fullmatch(r"(Args|Arguments|Parameters):", line):
-            in_args = True
+            in_args, in_other_section = True, False
+            continue
+        # Returns/Raises/... describe the Python side, not what the model needs to call it.
+        if re.fullmatch(r"(Returns|Raises|Yields|Examples?|Notes?):", line):
+            in_args, in_other_section = False, True
+            continue
+        if in_other_section:
             continue
         if in_args:
             match = re.match(r"(\w+)\s*(\([^)]*\))?:\s*(.*)", line)
@@ -120,7 +126,7 @@ def _docstring_parts(doc: str) -> tuple[str, dict[str, str]]:
                 in_args = False
             continue
         summary_lines.append(line)
-    return " ".join(summary_lines).strip(), params
+    return " ".join(line for line in summary_lines if line), params
 
 
 def function_tool(
@@ -160,6 +166,8 @@ def function_tool(
 
 def decode_arguments(raw: Any) -> dict[str, Any]:
     """Arguments as a dict, or ToolError with a message that tells the model what to fix."""
+    if raw is None:  # some servers send null for a call without arguments
+        return {}
     if isinstance(raw, str):
         try:
             raw = json.loads(raw) if raw.strip() else {}
@@ -173,13 +181,37 @@ def decode_arguments(raw: Any) -> dict[str, Any]:
     return raw
 
 
+def _drop_null_optionals(args: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    """Treat ``null`` for an optional argument as "not given"; small models often send it."""
+    required = set(schema.get("required", ()))
+    return {k: v for k, v in args.items() if v is not None or k in required}
+
+
 def cap_text(text: str, limit: int) -> tuple[str, bool]:
     if len(text) <= limit:
         return text, False
     head = text[: limit * 3 // 4]
-    tail = text[-(limit // 4) :]
+    tail = text[len(text) - limit // 4 :]  # not text[-0:], which would be the whole text
     omitted = len(text) - len(head) - len(tail)
     return f"{head}\n[... {omitted} characters omitted ...]\n{tail}", True
+
+
+def _as_text(output: Any) -> str:
+    if isinstance(output, str):
+        return output
+    # default=str: an unserialisable return value must not turn into an exception here
+    return json.dumps(output, ensure_ascii=False, default=str)
+
+
+class _ToolRaisedTimeout(Exception):
+    """A TimeoutError raised inside a tool, kept apart from the registry's own timeout."""
+
+
+def _call_tool(function: Callable[..., Any], args: dict[str, Any]) -> Any:
+    try:
+        return function(**args)
+    except TimeoutError as exc:
+        raise _ToolRaisedTimeout() from exc
 
 
 class ToolRegistry:
@@ -219,11 +251,13 @@ class ToolRegistry:
             known = ", ".join(sorted(self._tools)) or "none"
             return ToolResult(f"Error: unknown tool {name!r}. Available tools: {known}.", ok=False)
         try:
-            args = decode_arguments(raw_args)
+            args = _drop_null_optionals(decode_arguments(raw_args), tool.input_schema)
             jsonschema.validate(args, tool.input_schema)
             self.permissions.check(tool, args)
+            # On timeout the worker thread cannot be killed; it finishes in the background while
+            # the loop moves on with the error result.
             output = await asyncio.wait_for(
-                asyncio.to_thread(tool.function, **args), timeout=self.timeout
+                asyncio.to_thread(_call_tool, tool.function, args), timeout=self.timeout
             )
         except jsonschema.ValidationError as exc:
             where = "/".join(str(p) for p in exc.absolute_path) or "arguments"
@@ -234,10 +268,11 @@ class ToolRegistry:
             )
         except TimeoutError:
             return ToolResult(f"Error: {name} timed out after {self.timeout:g} s", ok=False)
+        except _ToolRaisedTimeout as exc:
+            return ToolResult(f"Error: {name} raised TimeoutError: {exc.__cause__}", ok=False)
         except ToolError as exc:
             return ToolResult(f"Error: {exc}", ok=False)
         except Exception as exc:  # a tool that raises must never kill the loop
             return ToolResult(f"Error: {name} raised {type(exc).__name__}: {exc}", ok=False)
-        text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
-        capped, truncated = cap_text(text, self.result_cap)
+        capped, truncated = cap_text(_as_text(output), self.result_cap)
         return ToolResult(capped, ok=True, truncated=truncated)

@@ -1,0 +1,54 @@
+"""The built-in tool set: file tools confined to a workspace, calculator, clock and notes,
+in one registry guarded by Permissions."""
+
+from __future__ import annotations
+
+import os
+
+from .base import DEFAULT_RESULT_CAP, ToolRegistry, function_tool
+from .calculator import calculator
+from .clock import current_time
+from .files import file_tools
+from .notes import DEFAULT_NOTES_NAME, NotesFile
+from .permissions import Permissions
+from .workspace import Workspace
+
+BUILTIN_TOOL_NAMES = (
+    "read_file",
+    "list_dir",
+    "grep",
+    "write_file",
+    "edit_file",
+    "calculator",
+    "current_time",
+    "note",
+    "update_notes",
+)
+
+
+def builtin_tools(
+    workspace: Workspace | str | os.PathLike[str],
+    *,
+    notes: NotesFile | None = None,
+    permissions: Permissions | None = None,
+    result_cap: int = DEFAULT_RESULT_CAP,
+    timeout: float = 60.0,
+) -> ToolRegistry:
+    """A registry with every built-in tool.
+
+    ``notes`` defaults to ``NOTES.md`` in the workspace. ``permissions`` defaults to
+    ``Permissions()``: reading is allowed, writing is refused until the caller allows it; the
+    policy is bound to the workspace so path rules also see real paths.
+    """
+    space = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
+    notes_file = notes if notes is not None else NotesFile(space.root / DEFAULT_NOTES_NAME)
+    policy = (permissions if permissions is not None else Permissions()).with_workspace(space)
+    registry = ToolRegistry(permissions=policy, result_cap=result_cap, timeout=timeout)
+    for tool in [
+        *file_tools(space, output_cap=result_cap),
+        function_tool(calculator),
+        function_tool(current_time),
+        *notes_file.tools(),
+    ]:
+        registry.add(tool)
+    return registry

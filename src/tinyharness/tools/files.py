@@ -1,0 +1,448 @@
+"""File tools bound to a Workspace: read_file, list_dir, grep, write_file, edit_file.
+
+Each tool is a closure over the workspace, so its signature is exactly what the model sees
+(``read_file(path, start_line?, end_line?)`` ...). Every path goes through
+``Workspace.resolve``; outputs stay under a size cap and say how to get the rest; binary files
+and undecodable text are reported plainly instead of flooding the context with garbage.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import stat
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, BinaryIO, TypeVar
+
+from .base import DEFAULT_RESULT_CAP, Tool, ToolError, function_tool
+from .workspace import Workspace, atomic_write_text
+
+BINARY_SNIFF_BYTES = 8192
+MAX_LINE_CHARS = 2000  # one minified line must not eat the whole read budget
+MAX_LIST_ENTRIES = 500
+MAX_GREP_MATCHES = 200
+MAX_GREP_FILES = 5000
+MAX_GREP_FILE_BYTES = 2_000_000
+MAX_GREP_SECONDS = 10.0
+MAX_GREP_LINE_CHARS = 300
+MAX_WRITE_CHARS = 5_000_000
+MAX_PATTERN_CHARS = 500
+SKIPPED_DIRS = frozenset({"node_modules", "__pycache__", "site-packages"})
+
+_T = TypeVar("_T")
+
+try:  # the private parser lets grep spot exponential patterns before running them
+    _re_parser: Any = importlib.import_module("re._parser")
+except ImportError:  # pragma: no cover - a future Python without it just skips the check
+    _re_parser = None
+
+
+def file_tools(workspace: Workspace, *, output_cap: int = DEFAULT_RESULT_CAP) -> list[Tool]:
+    """The five file tools, confined to ``workspace``. ``output_cap`` bounds read_file and
+    list_dir output so the registry's own cap never has to cut a listing in the middle."""
+    read_budget = max(200, output_cap - 500)  # room for the header and the continuation note
+
+    def read_file(path: str, start_line: int | None = None, end_line: int | None = None) -> str:
+        """Read a text file from the workspace, with line numbers.
+
+        Long files are returned in parts; the note at the end says which start_line to use
+        next. Binary files are refused.
+
+        Args:
+            path: File path relative to the workspace root, e.g. "src/app.py".
+            start_line: First line to read (1-based, inclusive). Default: 1.
+            end_line: Last line to read (1-based, inclusive). Default: as far as fits.
+        """
+        first = 1 if start_line is None else start_line
+        if first < 1:
+            raise ToolError("start_line must be 1 or more (lines are numbered from 1)")
+        if end_line is not None and end_line < first:
+            raise ToolError(f"end_line ({end_line}) must not be before start_line ({first})")
+        target = _existing_file(workspace, path)
+        return _read_lines(workspace.relative(target), target, first, end_line, read_budget)
+
+    def list_dir(path: str) -> str:
+        """List a folder of the workspace: sub-folders end with "/", files show their size.
+
+        Args:
+            path: Folder path relative to the workspace root; "." is the root itself.
+        """
+        target = workspace.resolve(path, must_exist=True)
+        if not target.is_dir():
+            raise ToolError(f"{workspace.relative(target)!r} is a file, not a folder; use read_file")
+        return _list_entries(workspace, target, read_budget)
+
+    def grep(pattern: str, path: str) -> str:
+        """Search text files for a regular expression (Python syntax).
+
+        Searches one file, or every text file under a folder (skipping hidden folders such as
+        .git or .venv, binary files and very large files). Output lines look like
+        "path:line: text".
+
+        Args:
+            pattern: Regular expression, e.g. "def \\w+\\(" or "TODO".
+            path: File or folder relative to the workspace root; "." searches everything.
+        """
+        regex = _compile_pattern(pattern)
+        target = workspace.resolve(path, must_exist=True)
+        return _grep(workspace, regex, target)
+
+    def write_file(path: str, content: str) -> str:
+        """Create or overwrite a text file in the workspace (parent folders are created).
+
+        Args:
+            path: File path relative to the workspace root.
+            content: The complete new content of the file.
+        """
+        if len(content) > MAX_WRITE_CHARS:
+            raise ToolError(f"content is {len(content)} characters; the limit is {MAX_WRITE_CHARS}")
+        target = workspace.resolve(path)
+        if target.is_dir():
+            raise ToolError(f"{workspace.relative(target)!r} is a folder; give a file path")
+        blocking = next((p for p in target.parents if p.exists() and not p.is_dir()), None)
+        if blocking is not None:
+            raise ToolError(f"{workspace.relative(blocking)!r} is a file, so it cannot hold other files")
+        existed = target.exists()
+        with workspace.write_lock:
+            _os_call(lambda: atomic_write_text(target, content), workspace.relative(target))
+        verb = "Overwrote" if existed else "Created"
+        lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
+        return f"{verb} {workspace.relative(target)} ({len(content)} characters, {lines} lines)"
+
+    def edit_file(path: str, old: str, new: str) -> str:
+        """Replace one exact piece of text in a file with new text.
+
+        The old text must occur exactly once in the file, including whitespace and indentation;
+        include a few surrounding lines if it is not unique. Read the file first.
+
+        Args:
+            path: File path relative to the workspace root.
+            old: The exact text to replace (must occur exactly once).
+            new: The text to put in its place.
+        """
+        if not old:
+            raise ToolError("old must not be empty; use write_file to create a file")
+        if old == new:
+            raise ToolError("old and new are the same; nothing would change")
+        target = _existing_file(workspace, path)
+        shown = workspace.relative(target)
+        with workspace.write_lock:
+            text = _read_text_strict(target, shown)
+            old, new = _match_line_endings(text, old, new)
+            count = text.count(old)
+            if count == 0:
+                raise ToolError(
+                    f"old text not found in {shown}; it must match exactly, including "
+                    "whitespace and indentation. Read the file again with read_file"
+                )
+            if count > 1:
+                raise ToolError(
+                    f"old text occurs {count} times in {shown}; include more surrounding "
+                    "lines so that it occurs exactly once"
+                )
+            where = text.index(old)
+            _os_call(lambda: atomic_write_text(target, text.replace(old, new, 1)), shown)
+        first_line = text.count("\n", 0, where) + 1
+        if not new:
+            return f"Edited {shown}: removed the text at line {first_line}"
+        last_line = first_line + new.count("\n") - (1 if new.endswith("\n") else 0)
+        return f"Edited {shown}: replaced 1 occurrence (now lines {first_line}-{last_line})"
+
+    return [
+        function_tool(read_file),
+        function_tool(list_dir),
+        function_tool(grep),
+        function_tool(write_file, risk="write"),
+        function_tool(edit_file, risk="write"),
+    ]
+
+
+# --- helpers ----------------------------------------------------------------------------------
+
+
+def _os_call(action: Callable[[], _T], shown: str) -> _T:
+    """Run a filesystem action; an OSError becomes a one-line ToolError without a traceback."""
+    try:
+        return action()
+    except OSError as exc:
+        raise ToolError(f"cannot access {shown}: {exc.strerror or exc}") from None
+
+
+def _existing_file(workspace: Workspace, path: str) -> Path:
+    target = workspace.resolve(path, must_exist=True)
+    if target.is_dir():
+        raise ToolError(f"{workspace.relative(target)!r} is a folder; use list_dir")
+    if not target.is_file():  # a FIFO or device would block the reading thread forever
+        raise ToolError(f"{workspace.relative(target)!r} is not a regular file")
+    return target
+
+
+def _compile_pattern(pattern: str) -> re.Pattern[str]:
+    if len(pattern) > MAX_PATTERN_CHARS:
+        raise ToolError(f"pattern is longer than {MAX_PATTERN_CHARS} characters")
+    try:
+        regex = re.compile(pattern)
+    except re.error as exc:
+        where = f" at position {exc.pos}" if exc.pos is not None else ""
+        raise ToolError(f"invalid regular expression {pattern!r}: {exc.msg}{where}") from None
+    except (OverflowError, RecursionError, ValueError) as exc:
+        raise ToolError(f"invalid regular expression {pattern!r}: {exc}") from None
+    if _has_nested_repeat(pattern):
+        raise ToolError(
+            f"pattern {pattern!r} repeats a repetition (like (a+)+ or (\\w+\\s?)*), which can "
+            "take exponential time; simplify it, e.g. drop the outer repetition"
+        )
+    return regex
+
+
+def _has_nested_repeat(pattern: str) -> bool:
+    """True if an unbounded repeat sits inside another repeat: the shape of catastrophic
+    backtracking. Python's re has no timeout, so such a pattern is refused up front."""
+    if _re_parser is None:  # pragma: no cover
+        return False
+    try:
+        parsed = _re_parser.parse(pattern)
+        return _repeat_inside_repeat(parsed, inside_repeat=False)
+    except Exception:  # pragma: no cover - private API changed; the time cap still applies
+        return False
+
+
+def _repeat_inside_repeat(node: Any, *, inside_repeat: bool) -> bool:
+    repeats = (_re_parser.MAX_REPEAT, _re_parser.MIN_REPEAT)
+    for op, argument in node:
+        if op in repeats:
+            _low, high, body = argument
+            unbounded = high == _re_parser.MAXREPEAT
+            if inside_repeat and unbounded:
+                return True
+            if _repeat_inside_repeat(body, inside_repeat=inside_repeat or high > 1):
+                return True
+            continue
+        for child in _subpatterns(argument):
+            if _repeat_inside_repeat(child, inside_repeat=inside_repeat):
+                return True
+    return False
+
+
+def _subpatterns(argument: Any) -> Iterator[Any]:
+    """Nested sub-patterns inside a parsed node's argument (groups, branches, lookarounds)."""
+    if isinstance(argument, _re_parser.SubPattern):
+        yield argument
+    elif isinstance(argument, (tuple, list)):
+        for item in argument:
+            yield from _subpatterns(item)
+
+
+def _looks_binary(sample: bytes) -> bool:
+    return b"\x00" in sample
+
+
+def _binary_error(shown: str, target: Path) -> ToolError:
+    size = _os_call(lambda: target.stat().st_size, shown)
+    return ToolError(f"{shown} is a binary file ({size} bytes); only text files can be read")
+
+
+def _read_text_strict(target: Path, shown: str) -> str:
+    data = _os_call(target.read_bytes, shown)
+    if _looks_binary(data[:BINARY_SNIFF_BYTES]):
+        raise _binary_error(shown, target)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ToolError(
+            f"{shown} is not valid UTF-8; edit_file only edits UTF-8 text (use write_file "
+            "to replace it entirely)"
+        ) from None
+
+
+def _match_line_endings(text: str, old: str, new: str) -> tuple[str, str]:
+    """Models write '\\n'; a file with Windows line endings needs '\\r\\n' to match."""
+    if "\r\n" in text and "\n" in old and "\r\n" not in old and old not in text:
+        return old.replace("\n", "\r\n"), new.replace("\r\n", "\n").replace("\n", "\r\n")
+    return old, new
+
+
+def _clip_line(line: str, limit: int = MAX_LINE_CHARS) -> str:
+    if len(line) <= limit:
+        return line
+    return f"{line[:limit]} [... line cut, {len(line)} characters in total]"
+
+
+def _read_lines(shown: str, target: Path, first: int, last: int | None, budget: int) -> str:
+    numbered: list[str] = []
+    used = 0
+    lossy = cut = stopped = False
+    line_number = 0
+    with _os_call(lambda: target.open("rb"), shown) as handle:
+        if _looks_binary(handle.read(BINARY_SNIFF_BYTES)):
+            raise _binary_error(shown, target)
+        handle.seek(0)
+        for raw in handle:
+            line_number += 1
+            if line_number < first:
+                continue
+            if last is not None and line_number > last:
+                stopped = True
+                break
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                text = raw.decode("utf-8", errors="replace")
+                lossy = True
+            if line_number == 1:
+                text = text.removeprefix("\ufeff")
+            entry = f"{line_number:>6}\t{_clip_line(text.rstrip(chr(13) + chr(10)))}"
+            if numbered and used + len(entry) + 1 > budget:
+                stopped = cut = True
+                break
+            numbered.append(entry)
+            used += len(entry) + 1
+        # The line that ended the loop was consumed, so it is already in line_number.
+        total = line_number + (_count_remaining_lines(handle) if stopped else 0)
+    if total == 0:
+        return f"{shown} is empty."
+    if first > total:
+        raise ToolError(f"start_line {first} is past the end of {shown}, which has {total} lines")
+    shown_last = first + len(numbered) - 1
+    parts = [f"{shown} (lines {first}-{shown_last} of {total})", *numbered]
+    if lossy:
+        parts.append("[note: the file is not valid UTF-8; undecodable bytes are shown as \ufffd]")
+    if cut:
+        parts.append(
+            f"[output cut at line {shown_last} to fit the size limit; continue with "
+            f"read_file(path={shown!r}, start_line={shown_last + 1})]"
+        )
+    return "\n".join(parts)
+
+
+def _count_remaining_lines(handle: BinaryIO) -> int:
+    """Lines left after the current position (a last line without a newline counts too)."""
+    count = 0
+    last_byte = b"\n"
+    while chunk := handle.read(1 << 20):
+        count += chunk.count(b"\n")
+        last_byte = chunk[-1:]
+    return count + (0 if last_byte == b"\n" else 1)
+
+
+def _list_entries(workspace: Workspace, folder: Path, budget: int) -> str:
+    shown = workspace.relative(folder)
+    names = sorted(_os_call(lambda: os.listdir(folder), shown))
+    lines: list[str] = []
+    used = 0
+    for name in names[:MAX_LIST_ENTRIES]:
+        line = _describe_entry(workspace, folder / name, name)
+        if used + len(line) + 1 > budget:
+            break
+        lines.append(line)
+        used += len(line) + 1
+    header = f"{shown}/ ({len(names)} entries)" if shown != "." else f"./ ({len(names)} entries)"
+    if not names:
+        return f"{header}\n(empty folder)"
+    if len(lines) < len(names):
+        lines.append(f"[... {len(names) - len(lines)} more entries not shown]")
+    return "\n".join([header, *lines])
+
+
+def _describe_entry(workspace: Workspace, entry: Path, name: str) -> str:
+    if entry.is_symlink():
+        real = Path(os.path.realpath(entry))
+        if not real.is_relative_to(workspace.root):
+            return f"{name}@ (link to outside the workspace; not accessible)"
+        if not real.exists():
+            return f"{name}@ (broken link)"
+        if real.is_dir():
+            return f"{name}/ (link to {workspace.relative(real)})"
+        return f"{name}  {_size(real)} (link to {workspace.relative(real)})"
+    if entry.is_dir():
+        return f"{name}/"
+    return f"{name}  {_size(entry)}"
+
+
+def _size(path: Path) -> str:
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return "(size unknown)"
+    if size < 1024:
+        return f"{size} B"
+    scaled = float(size)
+    for unit in ("KB", "MB", "GB"):
+        scaled /= 1024
+        if scaled < 1024 or unit == "GB":
+            break
+    return f"{scaled:.1f} {unit}"
+
+
+def _walk_text_files(workspace: Workspace, folder: Path) -> Iterator[Path]:
+    """Files under ``folder`` in a stable order, skipping hidden and vendored folders and links
+    that lead outside the workspace."""
+    for current, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS)
+        for name in sorted(files):
+            candidate = Path(current) / name
+            if candidate.is_symlink() and not Path(os.path.realpath(candidate)).is_relative_to(
+                workspace.root
+            ):
+                continue
+            yield candidate
+
+
+def _grep(workspace: Workspace, regex: re.Pattern[str], target: Path) -> str:
+    single_file = not target.is_dir()
+    files = iter([target]) if single_file else _walk_text_files(workspace, target)
+    deadline = time.monotonic() + MAX_GREP_SECONDS
+    matches: list[str] = []
+    searched = skipped = 0
+    stop_reason = ""
+    for file in files:
+        if searched >= MAX_GREP_FILES:
+            stop_reason = f"stopped after {MAX_GREP_FILES} files"
+            break
+        shown = workspace.relative(file)
+        try:
+            info = file.stat()
+            if not stat.S_ISREG(info.st_mode):  # reading a FIFO would block forever
+                if single_file:
+                    raise ToolError(f"{shown} is not a regular file")
+                skipped += 1
+                continue
+            if info.st_size > MAX_GREP_FILE_BYTES:
+                if single_file:
+                    raise ToolError(f"{shown} is larger than {MAX_GREP_FILE_BYTES} bytes")
+                skipped += 1
+                continue
+            data = file.read_bytes()
+        except OSError:
+            skipped += 1
+            continue
+        if _looks_binary(data[:BINARY_SNIFF_BYTES]):
+            if single_file:
+                raise _binary_error(shown, file)
+            skipped += 1
+            continue
+        searched += 1
+        text = data.decode("utf-8", errors="replace")
+        for number, line in enumerate(text.splitlines(), start=1):
+            # Only the head of a huge line is searched: it bounds the regex's work per line.
+            if regex.search(line[:MAX_LINE_CHARS]):
+                matches.append(f"{shown}:{number}: {_clip_line(line.strip(), MAX_GREP_LINE_CHARS)}")
+                if len(matches) >= MAX_GREP_MATCHES:
+                    stop_reason = f"stopped at {MAX_GREP_MATCHES} matches; narrow the pattern"
+                    break
+        if stop_reason:
+            break
+        if time.monotonic() > deadline:
+            stop_reason = f"stopped after {MAX_GREP_SECONDS:g} s; search a smaller folder"
+            break
+    summary = f"{len(matches)} matches in {searched} files searched"
+    if skipped:
+        summary += f", {skipped} binary, unreadable or very large files skipped"
+    if stop_reason:
+        summary += f" ({stop_reason})"
+    if not matches:
+        return f"No matches for {regex.pattern!r} in {workspace.relative(target)} ({summary})."
+    return "\n".join([*matches, f"[{summary}]"])

@@ -1,0 +1,172 @@
+"""Permissions: the one place that decides whether a tool call may run.
+
+Order of decision for a call:
+
+1. a deny rule that matches refuses it (deny wins over everything, at every level);
+2. read tools and exempt tools (the notes tools) run;
+3. an allow rule that matches, or the level switch (``allow_write`` / ``allow_execute``), lets it run;
+4. otherwise ``confirm`` (an interactive yes/no prompt) decides; without one it is refused.
+
+Rules are fnmatch patterns: ``write_file`` matches every call of that tool, and
+``write_file:docs/*`` or ``edit_file:*.py`` also match the call's path (``*`` crosses folders).
+Paths are compared in normalised form, and also as the real path inside the workspace when one
+is known, so ``./docs/a``, ``docs//a`` or a symlink into a denied folder cannot dodge a rule.
+"""
+
+from __future__ import annotations
+
+import copy
+import posixpath
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from typing import Any
+
+from ..errors import ConfigError
+from .base import PermissionDenied, Tool, ToolError
+from .notes import NOTES_TOOL_NAMES
+from .workspace import Workspace
+
+Confirm = Callable[[str], bool]
+# The argument a rule's pattern is matched against, in order of preference.
+SUBJECT_ARGUMENTS = ("path", "command")
+_PREVIEW_CHARS = 80
+
+
+@dataclass(frozen=True)
+class Rule:
+    """``tool`` or ``tool:subject`` as fnmatch patterns."""
+
+    tool: str
+    subject: str | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> Rule:
+        tool, has_subject, subject = text.strip().partition(":")
+        if not tool or (has_subject and not subject):
+            raise ConfigError(
+                f"bad permission rule {text!r}; use 'tool' or 'tool:pattern', e.g. 'write_file:docs/*'"
+            )
+        return cls(tool, subject if has_subject else None)
+
+    def matches(self, tool_name: str, subjects: Iterable[str]) -> bool:
+        if not fnmatchcase(tool_name, self.tool):
+            return False
+        if self.subject is None:
+            return True
+        return any(fnmatchcase(subject, self.subject) for subject in subjects)
+
+    def __str__(self) -> str:
+        return self.tool if self.subject is None else f"{self.tool}:{self.subject}"
+
+
+class Permissions:
+    """Implements ``PermissionPolicy``; ``allow`` and ``deny`` take rule strings or Rules."""
+
+    def __init__(
+        self,
+        *,
+        allow_write: bool = False,
+        allow_execute: bool = False,
+        allow: Iterable[Rule | str] = (),
+        deny: Iterable[Rule | str] = (),
+        confirm: Confirm | None = None,
+        exempt: Iterable[str] = NOTES_TOOL_NAMES,
+        workspace: Workspace | None = None,
+    ) -> None:
+        self.allow_write = allow_write
+        self.allow_execute = allow_execute
+        self.allow = _rules(allow)
+        self.deny = _rules(deny)
+        self.confirm = confirm
+        self.exempt = frozenset(exempt)
+        self.workspace = workspace
+
+    def __repr__(self) -> str:
+        allow = [str(rule) for rule in self.allow]
+        deny = [str(rule) for rule in self.deny]
+        return (
+            f"Permissions(allow_write={self.allow_write}, allow_execute={self.allow_execute}, "
+            f"allow={allow}, deny={deny}, confirm={'yes' if self.confirm else 'no'})"
+        )
+
+    def with_workspace(self, workspace: Workspace) -> Permissions:
+        """A copy that also matches rules against real paths inside ``workspace``."""
+        bound = copy.copy(self)
+        bound.workspace = workspace
+        return bound
+
+    def check(self, tool: Tool, args: dict[str, Any]) -> None:
+        subjects = self._subjects(args)
+        for rule in self.deny:
+            if rule.matches(tool.name, subjects):
+                raise PermissionDenied(
+                    f"permission denied: {_describe(tool.name, args)} matches deny rule '{rule}'"
+                )
+        if tool.risk == "read" or tool.name in self.exempt:
+            return
+        if any(rule.matches(tool.name, subjects) for rule in self.allow):
+            return
+        if (tool.risk == "write" and self.allow_write) or (tool.risk == "execute" and self.allow_execute):
+            return
+        if self.confirm is not None:
+            if self._ask(tool, args):
+                return
+            raise PermissionDenied(f"permission denied: the user declined {_describe(tool.name, args)}")
+        raise PermissionDenied(_refusal(tool))
+
+    def _ask(self, tool: Tool, args: dict[str, Any]) -> bool:
+        assert self.confirm is not None
+        try:
+            return bool(self.confirm(f"Allow {tool.risk} tool {_describe(tool.name, args)}?"))
+        except (EOFError, KeyboardInterrupt, OSError):  # no answer is a no
+            return False
+
+    def _subjects(self, args: Mapping[str, Any]) -> list[str]:
+        raw = next((args[key] for key in SUBJECT_ARGUMENTS if isinstance(args.get(key), str)), None)
+        if raw is None:
+            return []
+        subjects = [_normalise(raw)]
+        if self.workspace is not None:
+            try:
+                real = self.workspace.relative(self.workspace.resolve(raw))
+            except ToolError:
+                pass  # the tool itself refuses such a path with a better message
+            else:
+                subjects.append(real)
+        return subjects
+
+
+def _rules(rules: Iterable[Rule | str]) -> tuple[Rule, ...]:
+    if isinstance(rules, str):  # a lone string would otherwise be read letter by letter
+        rules = (rules,)
+    return tuple(rule if isinstance(rule, Rule) else Rule.parse(rule) for rule in rules)
+
+
+def _normalise(path: str) -> str:
+    cleaned = posixpath.normpath(path.replace("\\", "/"))
+    return "." if cleaned in ("", ".") else cleaned.removeprefix("./")
+
+
+def _describe(tool_name: str, args: Mapping[str, Any]) -> str:
+    """``write_file(path='a.txt', content=<120 characters>)``: enough to decide, never huge."""
+    parts = []
+    for key, value in args.items():
+        if isinstance(value, str) and (key not in SUBJECT_ARGUMENTS or len(value) > _PREVIEW_CHARS):
+            parts.append(f"{key}=<{len(value)} characters>")
+        else:
+            parts.append(f"{key}={value!r}")
+    return f"{tool_name}({', '.join(parts)})"
+
+
+def _refusal(tool: Tool) -> str:
+    if tool.risk == "execute":
+        return (
+            f"permission denied: {tool.name} runs commands, which is off by default; the user "
+            "must enable execute tools (allow_execute) or add an allow rule"
+        )
+    return (
+        f"permission denied: {tool.name} changes files and write permission is off; the user "
+        "must rerun with --allow-write (library: Permissions(allow_write=True)) or add an "
+        "allow rule. Do not retry this call"
+    )
