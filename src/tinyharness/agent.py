@@ -232,6 +232,9 @@ class Agent:
             "tokens": self.context.tokens,
             "messages": len(request.messages),
         }
+        prefix_share = getattr(self.context, "prefix_share", None)
+        if prefix_share is not None:
+            event["prefix_share"] = prefix_share
         if self.trace:
             event["request"] = {"system": request.system, "messages": messages_to_dicts(request.messages)}
         self.events.emit("model_call", **event)

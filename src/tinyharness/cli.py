@@ -11,15 +11,20 @@ import asyncio
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from . import __version__
+from . import __version__, runlog_cli
 from .agent import Agent, Limits, RunResult
-from .context.base import ContextPolicy, Unmanaged
+from .context.base import ContextPolicy
+from .context.manager import build_context
 from .errors import ConfigError, HarnessError
 from .events import EventBus, EventSink, JsonlSink
+from .messages import Message, messages_from_dicts, messages_to_dicts
 from .models.base import Model
 from .models.factory import load_model
 from .progress import ProgressPrinter
+from .runlog import RunLog, RunLogError, default_path
+from .tools.base import ToolRegistry
 from .tools.builtin import builtin_tools
 from .tools.notes import NotesFile
 from .tools.permissions import Permissions
@@ -71,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    run.add_argument("task", help="what the agent should do")
+    run.add_argument("task", nargs="?", help="what the agent should do (optional with --resume)")
     model = run.add_argument_group("model")
     model.add_argument("--model", default="local", help="model string (default: local; see below)")
     model.add_argument("--base-url", help="server URL for openai:/anthropic: models")
@@ -93,6 +98,19 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--events", help="write the event stream to this file as JSON Lines")
     where.add_argument("--trace", action="store_true", help="add each exact request to model_call events")
     where.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    where.add_argument("--log", metavar="PATH", help=f"run log database (default: {default_path()})")
+    where.add_argument("--no-log", action="store_true", help="do not record this run in the run log")
+
+    sessions = run.add_argument_group("sessions")
+    sessions.add_argument(
+        "--session", metavar="NAME", help="continue the conversation of this session (created if new)"
+    )
+    sessions.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the session's interrupted run from its last committed step "
+        "(default session: the latest run's)",
+    )
 
     limits = run.add_argument_group("limits and safety")
     limits.add_argument("--max-iterations", type=_positive_int, default=50, help="agent turns (default 50)")
@@ -101,6 +119,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--allow-write",
         action="store_true",
         help="let write_file/edit_file run without asking (otherwise asked on a terminal, refused elsewhere)",
+    )
+    limits.add_argument(
+        "--allow",
+        action="append",
+        default=[],
+        metavar="RULE",
+        help="let matching calls run without asking, e.g. 'write_file:docs/*' (repeatable)",
+    )
+    limits.add_argument(
+        "--deny",
+        action="append",
+        default=[],
+        metavar="RULE",
+        help="refuse matching calls, e.g. 'edit_file:*.lock'; wins over --allow (repeatable)",
     )
     limits.add_argument(
         "--no-memory", action="store_true", help="no long-term memory recall or extraction in this run"
@@ -115,6 +147,8 @@ def build_parser() -> argparse.ArgumentParser:
     context.add_argument("--counter", choices=["auto", "chars4", "exact"], default="auto")
     context.add_argument("--strategy", help="compaction strategy or pipeline a,b,c")
     context.add_argument("--compact-instructions", help="extra instructions for the summarizer")
+
+    runlog_cli.register(commands)
 
     notes = commands.add_parser("notes", help="print the notes file of a workspace")
     notes.add_argument("--workspace", default=".", help="workspace folder (default: .)")
@@ -132,53 +166,130 @@ def _confirm_on_terminal(question: str) -> bool:
     return sys.stdin.readline().strip().lower() in ("y", "yes")
 
 
-def build_context(args: argparse.Namespace, model: Model, events: EventBus) -> ContextPolicy:
-    return Unmanaged()
+def _context(args: argparse.Namespace, model: Model, events: EventBus, workspace: Path) -> ContextPolicy:
+    return build_context(
+        args.strategy,
+        window=args.context_window,
+        ratio=args.compact_ratio,
+        buffer=args.compact_buffer,
+        keep_recent=args.keep_recent,
+        accounting=args.accounting,
+        counter=args.counter,
+        notes_path=_notes_path(args, workspace),
+        workspace=workspace,
+        events=events,
+        compact_instructions=args.compact_instructions,
+        model_window=model.context_window,
+        exact_counter=getattr(model, "count_tokens", None),
+    )
+
+
+class SessionCheckpointer:
+    """Commits the agent's history and state to the run log after every step."""
+
+    def __init__(self, log: RunLog, session: str, events: EventBus) -> None:
+        self.log, self.session, self.events = log, session, events
+        self.step = 0
+
+    def save(self, messages: Sequence[Message], state: dict[str, Any]) -> None:
+        self.step += 1
+        self.log.save_checkpoint(
+            self.events.run_id, self.session, self.step, messages_to_dicts(messages), state
+        )
+
+
+def _session_start(args: argparse.Namespace, log: RunLog | None) -> tuple[str, list[Message], dict[str, Any]]:
+    """The session name, and the history and loop state this run starts from."""
+    if log is None:
+        if args.session or args.resume:
+            raise ConfigError("--session and --resume need the run log; drop --no-log")
+        return "", [], {}
+    session = args.session
+    if args.resume and not session:
+        latest = log.list_runs(1)
+        if not latest or not latest[0].session:
+            raise ConfigError("nothing to resume: the run log has no runs; start one with a task")
+        session = latest[0].session
+    checkpoint = log.load_checkpoint(session) if session else None
+    history = messages_from_dicts(checkpoint.messages) if checkpoint else []
+    interrupted = bool(history) and not (history[-1].role == "assistant" and not history[-1].tool_uses)
+    if args.resume:
+        if not interrupted:
+            raise ConfigError(f"session {session!r} has no interrupted run; give a task to continue it")
+        return session, history, checkpoint.state if checkpoint else {}
+    if interrupted:
+        raise ConfigError(f"session {session!r} has an interrupted run; finish it first with --resume")
+    return session or "", history, {}
 
 
 async def _run(args: argparse.Namespace) -> RunResult:
     workspace = Path(args.workspace).resolve()
     if not workspace.is_dir():
         raise ConfigError(f"workspace {args.workspace} is not a folder")
-    sinks: list[EventSink] = []
+    if args.task is None and not args.resume:
+        raise ConfigError("give a task, or --resume to continue an interrupted run")
+    log = None if args.no_log else RunLog(args.log or default_path())
     jsonl = JsonlSink(args.events) if args.events else None
-    if jsonl:
-        sinks.append(jsonl)
-    if not args.quiet:
-        sinks.append(ProgressPrinter())
-    events = EventBus(sinks)
+    model: Model | None = None
+    try:
+        session, history, state = _session_start(args, log)
+        sinks: list[EventSink] = [s for s in (log, jsonl) if s is not None]
+        if not args.quiet:
+            sinks.append(ProgressPrinter())
+        events = EventBus(sinks)
+        session = session or events.run_id
+        model = load_model(
+            args.model,
+            base_url=args.base_url,
+            tool_mode=args.tool_mode,
+            timeout=args.timeout,
+            max_retries=args.max_retries,
+            context_window=args.context_window,
+        )
+        context = _context(args, model, events, workspace)
+        agent = Agent(
+            model,
+            _tools(args, workspace, events),
+            context=context,
+            events=events,
+            limits=Limits(args.max_iterations, args.token_budget, args.max_output_tokens),
+            trace=args.trace,
+            checkpoint=SessionCheckpointer(log, session, events) if log else None,
+        )
+        task = None if args.resume else args.task
+        return await agent.arun(task, history=history, state=state, session=session, **_run_info(context))
+    finally:
+        try:
+            if model is not None:
+                await model.aclose()
+        finally:
+            for sink in (jsonl, log):
+                if sink is not None:
+                    sink.close()
+
+
+def _tools(args: argparse.Namespace, workspace: Path, events: EventBus) -> ToolRegistry:
     notes = NotesFile(
         _notes_path(args, workspace),
         on_write=lambda op, chars: events.emit("notes_write", op=op, chars=chars),
     )
     permissions = Permissions(
-        allow_write=args.allow_write, confirm=_confirm_on_terminal if sys.stdin.isatty() else None
+        allow_write=args.allow_write,
+        allow=args.allow,
+        deny=args.deny,
+        confirm=_confirm_on_terminal if sys.stdin.isatty() else None,
     )
-    tools = builtin_tools(workspace, notes=notes, permissions=permissions)
-    model = load_model(
-        args.model,
-        base_url=args.base_url,
-        tool_mode=args.tool_mode,
-        timeout=args.timeout,
-        max_retries=args.max_retries,
-        context_window=args.context_window,
-    )
-    try:
-        agent = Agent(
-            model,
-            tools,
-            context=build_context(args, model, events),
-            events=events,
-            limits=Limits(args.max_iterations, args.token_budget, args.max_output_tokens),
-            trace=args.trace,
-        )
-        return await agent.arun(args.task)
-    finally:
-        try:
-            await model.aclose()
-        finally:
-            if jsonl:
-                jsonl.close()
+    return builtin_tools(workspace, notes=notes, permissions=permissions)
+
+
+def _run_info(context: ContextPolicy) -> dict[str, Any]:
+    """Fields for the run_start event that the report draws (window and trigger line)."""
+    info: dict[str, Any] = {}
+    for name in ("context_window", "compact_at", "strategy"):
+        value = getattr(context, name, None)
+        if value is not None:
+            info[name] = value
+    return info
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -189,15 +300,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             text = NotesFile(_notes_path(args, workspace)).read()
             print(text if text else f"(no notes yet in {_notes_path(args, workspace)})")
             return 0
+        if args.command != "run":
+            code: int = args.handler(args)
+            return code
         result = asyncio.run(_run(args))
-    except ConfigError as exc:
+    except (ConfigError, RunLogError) as exc:
         print(f"tinyharness: {exc}", file=sys.stderr)
         return 2
     except HarnessError as exc:
         print(f"tinyharness: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print("tinyharness: interrupted", file=sys.stderr)
+        print("tinyharness: interrupted; continue with --resume", file=sys.stderr)
         return 1
     if result.final:
         print(result.final)

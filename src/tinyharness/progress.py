@@ -13,6 +13,7 @@ from typing import TextIO
 from .events import Event
 
 _ARG_PREVIEW = 60
+_PERMANENT = ("compaction", "compaction_fallback", "context_warning", "error", "run_end")
 
 
 def _short(value: object) -> str:
@@ -31,7 +32,10 @@ class ProgressPrinter:
         line = self._describe(event)
         if line is None:
             return
-        permanent = event["type"] in ("compaction", "error", "run_end") or not self.live
+        permanent = (
+            event["type"] in ("compaction", "compaction_fallback", "context_warning", "error", "run_end")
+            or not self.live
+        )
         if self.live:
             self.stream.write("\r\033[K" + line + ("\n" if permanent else ""))
             self._pending = not permanent
@@ -56,6 +60,8 @@ class ProgressPrinter:
                 f"[compact] #{event['n']} {event['strategy']}: tokens {event['tokens_before']} -> "
                 f"{event['tokens_after']}, messages {event['messages_before']} -> {event['messages_after']}"
             )
+        if kind in ("compaction_fallback", "context_warning"):
+            return f"[context] {event.get('message') or event.get('reason', '')}"
         if kind == "error":
             return f"[stop] {event.get('stop', 'error')}: {event.get('message', '')}"
         if kind == "run_end":

@@ -5,17 +5,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..errors import HarnessError
-from ..messages import Message, ToolResultBlock, ToolUseBlock
+from ..messages import Message, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from .rewrite import task_blocks
 
 
 class InvalidRequest(HarnessError):
     """A request would break the provider's rules; this is a harness bug, never sent."""
 
 
-def validate_messages(messages: Sequence[Message]) -> None:
+def validate_messages(messages: Sequence[Message], *, signed_thinking: bool = False) -> None:
     """Check the provider-neutral rules: the history starts with a user message, roles
     alternate, every tool_use is answered by a tool_result in the very next message, and no
-    tool_result refers to an id that was not asked for in the message before it."""
+    tool_result refers to an id that was not asked for in the message before it. Thinking
+    blocks sit only at the start of assistant messages; with ``signed_thinking`` (providers
+    that sign them, Anthropic) each must still carry its signature."""
     if not messages:
         raise InvalidRequest("a request needs at least one message")
     if messages[0].role != "user":
@@ -41,3 +44,40 @@ def validate_messages(messages: Sequence[Message]) -> None:
             missing = set(uses) - answered
             if missing:
                 raise InvalidRequest(f"tool calls {sorted(missing)} in message {index} have no result")
+    validate_thinking(messages, require_signed=signed_thinking)
+
+
+def validate_thinking(messages: Sequence[Message], *, require_signed: bool = True) -> None:
+    """Thinking blocks come from the model: only in assistant messages, before its text and tool
+    calls, and (for providers that sign them) carrying their signature or redacted data, since a
+    block that lost its signature is refused when sent back."""
+    for index, message in enumerate(messages):
+        seen_other = False
+        for block in message.content:
+            if not isinstance(block, ThinkingBlock):
+                seen_other = True
+                continue
+            if message.role != "assistant":
+                raise InvalidRequest(f"message {index} is a user message with a thinking block")
+            if seen_other:
+                raise InvalidRequest(f"message {index} has a thinking block after other content")
+            if require_signed and not block.signature and block.redacted is None:
+                raise InvalidRequest(f"message {index} has a thinking block without its signature")
+
+
+def check_compaction(before: Sequence[Message], after: Sequence[Message]) -> None:
+    """The invariants every compaction step keeps, beyond ``validate_messages``: the user's first
+    task message opens the new history unchanged, and every thinking block that survives is
+    byte-for-byte one the model sent (none edited, none invented)."""
+    validate_messages(after)
+    validate_thinking(after, require_signed=False)
+    if not before:
+        return
+    original = task_blocks(before[0])
+    if after[0].role != "user" or after[0].content[: len(original)] != original:
+        raise InvalidRequest("compaction lost or changed the first task message")
+    known = {b for m in before for b in m.content if isinstance(b, ThinkingBlock)}
+    for message in after:
+        for block in message.content:
+            if isinstance(block, ThinkingBlock) and block not in known:
+                raise InvalidRequest("compaction changed a thinking block")

@@ -1,0 +1,151 @@
+"""Token accounting: the counter the compaction trigger reads, in two modes.
+
+- ``context`` (default): tokens in the current window = the last agent request's reported input
+  + output, plus the estimate of what was appended since. When a provider reports no usage
+  (a scripted run without it, some local servers), the whole window is estimated instead.
+- ``cumulative`` (lesson 6): the sum of input + output over the agent calls of this window,
+  reset to 0 at compaction.
+
+Compaction and memory calls never count towards the agent counter (lesson-6 demo: call 4 is the
+compaction and the counter restarts after it).
+
+Counting is incremental. A ledger of the messages in the current window keeps each one's raw
+estimate (keyed by identity, the message held so its id cannot be reused); a turn costs the
+messages appended in that turn, never the whole history. Raw estimates are cached unscaled, so a
+new usage-correction ratio applies to everything at once without recounting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from ..messages import Message
+from ..models.base import ModelRequest, ModelResponse, ToolSpec, Usage
+from .tokens import CachedCounter, CalibratedCounter, TokenCounter, count_tools
+
+AccountingMode = Literal["context", "cumulative"]
+ACCOUNTING_MODES: tuple[AccountingMode, ...] = ("context", "cumulative")
+
+
+class Accountant:
+    def __init__(
+        self, counter: TokenCounter, mode: AccountingMode = "context", *, calibrate: bool = True
+    ) -> None:
+        if mode not in ACCOUNTING_MODES:
+            raise ValueError(f"accounting must be one of {ACCOUNTING_MODES}, got {mode!r}")
+        self.mode: AccountingMode = mode
+        self.raw = CachedCounter(counter)
+        self.calibration = CalibratedCounter(counter) if calibrate else None
+        self._ledger: dict[int, tuple[Message, int]] = {}
+        self._window_raw = 0  # raw estimate of every message in the window
+        self._pending_raw = 0  # raw estimate of messages appended since the last agent response
+        self._fixed_raw = 0  # raw estimate of the system prompt and tool definitions
+        self._fixed_key: tuple[str, tuple[ToolSpec, ...]] | None = None
+        self._usage: Usage | None = None  # last agent response's usage, None after a reset
+        self.cumulative = 0
+        self.agent_calls = 0
+
+    # --- reading ------------------------------------------------------------------------------
+
+    def scale(self, raw: int) -> int:
+        return self.calibration.scale(raw) if self.calibration else raw
+
+    @property
+    def tokens(self) -> int:
+        """The accounting counter the trigger reads."""
+        if self.mode == "cumulative":
+            return self.cumulative
+        if self._usage is not None and self._usage.input_tokens > 0:
+            return self._usage.total + self.scale(self._pending_raw)
+        return self.window_estimate
+
+    @property
+    def window_estimate(self) -> int:
+        """Estimated input tokens of the next request (system, tools and window), whatever the
+        mode: the hard guard that keeps requests inside the window uses it."""
+        return self.scale(self._fixed_raw + self._window_raw)
+
+    def estimate(self, messages: Sequence[Message]) -> int:
+        """Estimated input tokens of a request carrying ``messages`` (cached per message)."""
+        return self.scale(self._fixed_raw + self.raw.count_messages(messages))
+
+    def count_text(self, text: str) -> int:
+        return self.scale(self.raw.count_text(text))
+
+    def knows(self, message: Message) -> bool:
+        hit = self._ledger.get(id(message))
+        return hit is not None and hit[0] is message
+
+    # --- recording ----------------------------------------------------------------------------
+
+    def set_fixed(self, system: str, tools: Sequence[ToolSpec] = ()) -> None:
+        key = (system, tuple(tools))
+        if key == self._fixed_key:
+            return
+        self._fixed_key = key
+        self._fixed_raw = self.raw.count_text(system) + count_tools(self.raw, tools)
+
+    def absorb(self, messages: Sequence[Message]) -> list[Message]:
+        """Add messages not yet in the window; returns the ones that were new."""
+        fresh = []
+        for message in messages:
+            if self.knows(message):
+                continue
+            raw = self.raw.count_message(message)
+            self._ledger[id(message)] = (message, raw)
+            self._window_raw += raw
+            self._pending_raw += raw
+            fresh.append(message)
+        return fresh
+
+    def absorb_tail(self, messages: Sequence[Message]) -> list[Message]:
+        """Absorb the messages after the last one already known: O(appended), not O(history)."""
+        start = len(messages)
+        while start > 0 and not self.knows(messages[start - 1]):
+            start -= 1
+        return self.absorb(messages[start:])
+
+    def replace(self, old: Message, new: Message) -> None:
+        """A message of the window was rewritten in place (offload of a fresh tool result)."""
+        hit = self._ledger.pop(id(old), None)
+        if hit is None or hit[0] is not old:
+            return
+        self._window_raw -= hit[1]
+        self._pending_raw = max(0, self._pending_raw - hit[1])
+        self.absorb([new])
+
+    def record_response(self, request: ModelRequest, response: ModelResponse) -> None:
+        if request.purpose != "agent":
+            return  # compaction and memory calls are not the agent's window
+        self.set_fixed(request.system, request.tools)
+        self.absorb_tail(request.messages)
+        if self.calibration and response.usage.input_tokens > 0:
+            estimated = self._fixed_raw + self.raw.count_messages(request.messages)
+            self.calibration.observe(estimated, response.usage.input_tokens)
+        self.agent_calls += 1
+        self.cumulative += response.usage.total
+        self._usage = response.usage
+        self._pending_raw = 0
+        # The reply is about to be appended; its tokens are the reported output already.
+        self.absorb([response.message])
+        if response.usage.input_tokens > 0:
+            self._pending_raw = 0
+
+    def reset(self, messages: Sequence[Message]) -> None:
+        """A compaction replaced the window: recount it, restart the counter (lesson 6)."""
+        self._ledger.clear()
+        self._window_raw = 0
+        self.absorb(messages)
+        self._pending_raw = 0
+        self._usage = None
+        self.cumulative = 0
+
+    def floor_ratio(self, true_tokens_at_least: int) -> None:
+        """The provider refused the request as too long: the estimate was low by at least this
+        much, so the correction ratio is raised to match."""
+        if self.calibration is None:
+            return
+        raw = self._fixed_raw + self._window_raw
+        if raw > 0:
+            self.calibration.at_least(true_tokens_at_least / raw)
