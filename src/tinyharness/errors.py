@@ -35,3 +35,7 @@ class StopRun(HarnessError):
         super().__init__(detail)
         self.reason = reason
         self.detail = detail
+
+
+class InvalidScript(ScriptError, ConfigError):
+    """The scripted model's file is missing or malformed (bad configuration, exit code 2)."""

@@ -20,7 +20,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from ..errors import ScriptError
+from ..errors import InvalidScript, ScriptError
 from ..messages import Message, block_from_dict
 from .base import ModelRequest, ModelResponse, Usage
 
@@ -31,25 +31,25 @@ _PURPOSES = ("agent", "compact", "memory")
 def _parse_response(index: int, data: Any) -> tuple[str | None, ModelResponse]:
     where = f"response #{index + 1}"
     if not isinstance(data, dict):
-        raise ScriptError(f"{where} must be an object, got {type(data).__name__}")
+        raise InvalidScript(f"{where} must be an object, got {type(data).__name__}")
     stop_reason = data.get("stop_reason")
     if stop_reason not in _STOP_REASONS:
-        raise ScriptError(f"{where}: stop_reason must be one of {_STOP_REASONS}, got {stop_reason!r}")
+        raise InvalidScript(f"{where}: stop_reason must be one of {_STOP_REASONS}, got {stop_reason!r}")
     purpose = data.get("purpose")
     if purpose is not None and purpose not in _PURPOSES:
-        raise ScriptError(f"{where}: purpose must be one of {_PURPOSES}, got {purpose!r}")
+        raise InvalidScript(f"{where}: purpose must be one of {_PURPOSES}, got {purpose!r}")
     content = data.get("content", [])
     if not isinstance(content, list):
-        raise ScriptError(f"{where}: content must be a list of blocks")
+        raise InvalidScript(f"{where}: content must be a list of blocks")
     try:
         blocks = tuple(block_from_dict(b) for b in content)
     except (KeyError, ValueError, TypeError, AttributeError) as exc:
-        raise ScriptError(f"{where}: bad content block ({exc})") from None
+        raise InvalidScript(f"{where}: bad content block ({exc})") from None
     usage = data.get("usage", {})
     try:
         parsed_usage = Usage(int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0)))
     except (TypeError, ValueError, AttributeError):
-        raise ScriptError(f"{where}: usage must hold integer input_tokens and output_tokens") from None
+        raise InvalidScript(f"{where}: usage must hold integer input_tokens and output_tokens") from None
     return purpose, ModelResponse(Message("assistant", blocks), stop_reason, parsed_usage)
 
 
@@ -69,7 +69,7 @@ class ScriptedModel:
         data = script if isinstance(script, dict) else self._load(Path(script))
         responses = data.get("responses") if isinstance(data, dict) else None
         if not isinstance(responses, list):
-            raise ScriptError(f"{self.source}: expected an object with a 'responses' list")
+            raise InvalidScript(f"{self.source}: expected an object with a 'responses' list")
         parsed = [_parse_response(i, r) for i, r in enumerate(responses)]
         self.by_purpose = any(purpose is not None for purpose, _ in parsed)
         self._queues: dict[str | None, deque[ModelResponse]] = {}
@@ -83,9 +83,9 @@ class ScriptedModel:
         try:
             return json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
-            raise ScriptError(f"script file not found: {path}") from None
+            raise InvalidScript(f"script file not found: {path}") from None
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise ScriptError(f"{path}: not valid JSON ({exc})") from None
+            raise InvalidScript(f"{path}: not valid JSON ({exc})") from None
 
     @property
     def context_window(self) -> int | None:
