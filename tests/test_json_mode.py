@@ -1,0 +1,179 @@
+"""JSON tool mode: the action schema, the protocol text, text history, tolerant reply parsing."""
+
+from __future__ import annotations
+
+import json
+
+import jsonschema
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tinyharness.errors import ConfigError
+from tinyharness.messages import (
+    Message,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+from tinyharness.models import json_mode
+from tinyharness.models.base import ModelRequest, ToolSpec
+
+CALC = ToolSpec(
+    "calculator",
+    "Evaluate an arithmetic expression.",
+    {
+        "type": "object",
+        "properties": {"expression": {"type": "string"}},
+        "required": ["expression"],
+        "additionalProperties": False,
+    },
+)
+CLOCK = ToolSpec("current_time", "The current time.", {"type": "object", "properties": {}})
+
+
+def is_valid(instance: object, schema: dict[str, object]) -> bool:
+    return jsonschema.Draft202012Validator(schema).is_valid(instance)
+
+
+def test_action_schema_constrains_tool_names_and_their_arguments() -> None:
+    schema = json_mode.action_schema([CALC, CLOCK])
+    jsonschema.Draft202012Validator.check_schema(schema)
+    assert is_valid({"tool": "calculator", "arguments": {"expression": "1+2"}}, schema)
+    assert is_valid({"tool": "current_time", "arguments": {}}, schema)
+    assert is_valid({"final": "done"}, schema)
+    assert not is_valid({"tool": "calculator", "arguments": {"expr": "1+2"}}, schema)
+    assert not is_valid({"tool": "rm_rf", "arguments": {}}, schema)
+    assert not is_valid({"tool": "calculator"}, schema)
+    assert not is_valid({"final": "x", "tool": "calculator"}, schema)
+
+
+def test_final_only_schema_allows_only_a_final_answer() -> None:
+    schema = json_mode.action_schema([CALC], final_only=True)
+    assert is_valid({"final": "the answer"}, schema)
+    assert not is_valid({"tool": "calculator", "arguments": {"expression": "1"}}, schema)
+
+
+def test_plan_prepends_the_protocol_and_lists_every_tool() -> None:
+    request = ModelRequest((Message.user("hi"),), system="Be terse.", tools=(CALC, CLOCK))
+    plan = json_mode.plan_request(request)
+    assert plan.expects_action
+    assert plan.system.endswith("\n\nBe terse.")
+    assert '{"tool": "<tool name>", "arguments": {<arguments>}}' in plan.system
+    assert '{"final": "<answer>"}' in plan.system
+    for tool in (CALC, CLOCK):
+        assert f"- {tool.name}: {tool.description}" in plan.system
+    assert json.dumps(CALC.input_schema, sort_keys=True) in plan.system
+    assert plan.schema == json_mode.action_schema([CALC, CLOCK])
+
+
+def test_plan_without_tools_is_free_text_and_response_schema_wins() -> None:
+    plain = json_mode.plan_request(ModelRequest((Message.user("summarize"),), system="S"))
+    assert (plain.schema, plain.expects_action, plain.system) == (None, False, "S")
+    wanted = {"type": "object", "properties": {"facts": {"type": "array"}}}
+    structured = json_mode.plan_request(
+        ModelRequest((Message.user("x"),), tools=(CALC,), response_schema=wanted)
+    )
+    assert (structured.schema, structured.expects_action) == (wanted, False)
+
+
+@pytest.mark.parametrize("tools", [(CALC,), ()])
+def test_final_only_plan_says_tools_are_unavailable(tools: tuple[ToolSpec, ...]) -> None:
+    # Even without tools: a history of JSON actions would lead the model to write one more.
+    request = ModelRequest((Message.user("x"),), tools=tools, final_only=True)
+    plan = json_mode.plan_request(request)
+    assert "not available" in plan.system
+    assert "calculator" not in plan.system
+    assert plan.schema == json_mode.action_schema([], final_only=True)
+    assert plan.expects_action
+
+
+def test_history_becomes_text_actions_and_result_messages() -> None:
+    history = (
+        Message.user("What is 2+2?"),
+        Message(
+            "assistant",
+            (
+                ThinkingBlock("let me think", "sig"),
+                ToolUseBlock("call_1", "calculator", {"expression": "2+2"}),
+            ),
+        ),
+        Message("user", (ToolResultBlock("call_1", "4"),)),
+        Message("assistant", (ToolUseBlock("call_2", "calculator", "{bad json"),)),
+        Message("user", (ToolResultBlock("call_2", "invalid arguments", is_error=True),)),
+    )
+    text = json_mode.history_as_text(history)
+    assert [m.role for m in text] == ["user", "assistant", "user", "assistant", "user"]
+    assert all(len(m.content) == 1 and isinstance(m.content[0], TextBlock) for m in text)
+    assert json.loads(text[1].text) == {"tool": "calculator", "arguments": {"expression": "2+2"}}
+    assert "let me think" not in text[1].text
+    assert text[2].text == "Result of calculator (call_1):\n4"
+    assert json.loads(text[3].text)["arguments"] == "{bad json"
+    assert text[4].text == "Result of calculator (call_2) (error):\ninvalid arguments"
+
+
+def test_reply_with_a_tool_action_becomes_a_tool_use() -> None:
+    reply = '{\n  "tool": "calculator",\n  "arguments": {"expression": "17*23"}\n}'
+    blocks, stop = json_mode.parse_reply(reply, truncated=False, call_id="call_7")
+    assert blocks == (ToolUseBlock("call_7", "calculator", {"expression": "17*23"}),)
+    assert stop == "tool_use"
+
+
+def test_reply_with_a_final_answer_becomes_text() -> None:
+    blocks, stop = json_mode.parse_reply('{"final": "391"}', truncated=False, call_id="call_1")
+    assert (blocks, stop) == ((TextBlock("391"),), "end_turn")
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected_input"),
+    [
+        ('```json\n{"tool": "calculator", "arguments": {"expression": "1"}}\n```', {"expression": "1"}),
+        ('Sure! {"tool": "calculator", "arguments": {"expression": "1"}} done', {"expression": "1"}),
+        ('{"tool": "calculator", "arguments": "{\\"expression\\": \\"1\\"}"}', {"expression": "1"}),
+        ('{"tool": "calculator", "arguments": "not json"}', "not json"),
+        ('{"tool": "calculator"}', {}),
+    ],
+)
+def test_tolerant_parsing_of_tool_actions(reply: str, expected_input: object) -> None:
+    blocks, stop = json_mode.parse_reply(reply, truncated=False, call_id="call_1")
+    assert blocks == (ToolUseBlock("call_1", "calculator", expected_input),)
+    assert stop == "tool_use"
+
+
+def test_invalid_json_is_a_text_reply_never_an_exception() -> None:
+    cut = '{"tool": "calculator", "argum'
+    assert json_mode.parse_reply(cut, truncated=True, call_id="c") == ((TextBlock(cut),), "max_tokens")
+    prose = "I think the answer is 4."
+    assert json_mode.parse_reply(prose, truncated=False, call_id="c") == (
+        (TextBlock(prose),),
+        "end_turn",
+    )
+
+
+def test_a_final_answer_cut_by_max_tokens_keeps_its_text() -> None:
+    blocks, stop = json_mode.parse_reply('{\n  "final": "Paris is the cap\\u00e', truncated=True, call_id="c")
+    assert (blocks, stop) == ((TextBlock("Paris is the cap"),), "max_tokens")
+
+
+@given(st.text())
+def test_parse_reply_never_raises(reply: str) -> None:
+    blocks, stop = json_mode.parse_reply(reply, truncated=False, call_id="call_1")
+    assert stop in ("tool_use", "end_turn")
+    assert len(blocks) == 1
+
+
+def test_call_ids_stay_unique_across_history_and_process() -> None:
+    history = (
+        Message("assistant", (ToolUseBlock("call_4", "calculator", {}),)),
+        Message("assistant", (ToolUseBlock("toolu_x", "calculator", {}),)),
+    )
+    assert json_mode.next_call_id(history, 0) == ("call_5", 5)
+    assert json_mode.next_call_id(history, 9) == ("call_10", 10)
+    assert json_mode.next_call_id((), 0) == ("call_1", 1)
+
+
+def test_tool_mode_is_checked() -> None:
+    assert json_mode.check_tool_mode("json") == "json"
+    with pytest.raises(ConfigError, match="native, json"):
+        json_mode.check_tool_mode("xml")
