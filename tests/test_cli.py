@@ -68,8 +68,17 @@ def test_misbehaving_model_run_ends_normally_with_an_error_result_for_each(
     )
     events_path = tmp_path / "events.jsonl"
     code = main(
-        ["run", "--model", f"scripted:{script}", "--workspace", str(workspace), "--events", str(events_path)]
-        + ["--quiet", "what is this project?"]
+        [
+            "run",
+            "--model",
+            f"scripted:{script}",
+            "--workspace",
+            str(workspace),
+            "--events",
+            str(events_path),
+            "--quiet",
+            "what is this project?",
+        ]
     )
     out = capsys.readouterr()
     assert code == 0, out.err
@@ -77,7 +86,7 @@ def test_misbehaving_model_run_ends_normally_with_an_error_result_for_each(
     events = read_events(events_path)
     results = {e["call_id"]: e for e in events if e["type"] == "tool_result"}
     assert [results[i]["ok"] for i in ("t1", "t2", "t3", "t4", "t5")] == [False] * 4 + [True]
-    assert [e["type"] for e in events][0] == "run_start" and events[-1]["type"] == "run_end"
+    assert next(e["type"] for e in events) == "run_start" and events[-1]["type"] == "run_end"
     assert events[-1]["stop"] == "end_turn" and events[-1]["model_calls"] == 3
     assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
     for event in events:
@@ -90,8 +99,18 @@ def test_trace_writes_the_exact_request(tmp_path: Path, workspace: Path) -> None
     script = write_script(tmp_path / "s.json", [answer("hi")])
     events_path = tmp_path / "e.jsonl"
     main(
-        ["run", "--model", f"scripted:{script}", "--workspace", str(workspace)]
-        + ["--quiet", "--trace", "--events", str(events_path), "hello"]
+        [
+            "run",
+            "--model",
+            f"scripted:{script}",
+            "--workspace",
+            str(workspace),
+            "--quiet",
+            "--trace",
+            "--events",
+            str(events_path),
+            "hello",
+        ]
     )
     call = next(e for e in read_events(events_path) if e["type"] == "model_call")
     assert call["request"]["messages"][-1]["content"][0]["text"] == "hello"
@@ -125,8 +144,17 @@ def test_limits_exit_1_and_still_answer(
     loop = [tool_turn((f"c{i}", "list_dir", {"path": f"d{i}"})) for i in range(2)]
     script = write_script(tmp_path / "s.json", [*loop, answer("partial answer")])
     code = main(
-        ["run", "--model", f"scripted:{script}", "--workspace", str(workspace)]
-        + ["--quiet", "--max-iterations", "2", "loop"]
+        [
+            "run",
+            "--model",
+            f"scripted:{script}",
+            "--workspace",
+            str(workspace),
+            "--quiet",
+            "--max-iterations",
+            "2",
+            "loop",
+        ]
     )
     out = capsys.readouterr()
     assert code == 1

@@ -154,7 +154,7 @@ def test_read_file_caps_output_and_says_how_to_continue(root: Path) -> None:
 def test_read_file_clips_a_huge_single_line(tools: ToolRegistry, root: Path) -> None:
     (root / "min.js").write_text("x" * 50_000 + "\nsecond\n")
     content = ok(tools, "read_file", path="min.js")
-    assert "line cut, 50000 characters in total" in content
+    assert "line cut, 50000 bytes in total" in content
     assert "\tsecond" in content
     assert len(content) < 5000
 

@@ -55,17 +55,23 @@ def test_final_only_schema_allows_only_a_final_answer() -> None:
     assert not is_valid({"tool": "calculator", "arguments": {"expression": "1"}}, schema)
 
 
-def test_plan_prepends_the_protocol_and_lists_every_tool() -> None:
+def test_plan_appends_the_protocol_and_lists_every_tool_as_a_signature() -> None:
     request = ModelRequest((Message.user("hi"),), system="Be terse.", tools=(CALC, CLOCK))
     plan = json_mode.plan_request(request)
     assert plan.expects_action
-    assert plan.system.endswith("\n\nBe terse.")
+    assert plan.system.startswith("Be terse.\n\n")  # the protocol comes last: small models follow it
     assert '{"tool": "<tool name>", "arguments": {<arguments>}}' in plan.system
-    assert '{"final": "<answer>"}' in plan.system
-    for tool in (CALC, CLOCK):
-        assert f"- {tool.name}: {tool.description}" in plan.system
-    assert json.dumps(CALC.input_schema, sort_keys=True) in plan.system
+    assert '{"final": ...}' in plan.system
+    assert f"- calculator(expression: string): {CALC.description}" in plan.system
+    assert f"- {CLOCK.name}(): {CLOCK.description}" in plan.system
     assert plan.schema == json_mode.action_schema([CALC, CLOCK])
+
+
+def test_the_example_call_is_concrete_when_read_file_is_offered() -> None:
+    read = ToolSpec("read_file", "Read a file. Long details.", {"type": "object", "properties": {}})
+    plan = json_mode.plan_request(ModelRequest((Message.user("hi"),), tools=(read,)))
+    assert '{"tool": "read_file", "arguments": {"path": "README.md"}}' in plan.system
+    assert "- read_file(): Read a file." in plan.system and "Long details" not in plan.system
 
 
 def test_plan_without_tools_is_free_text_and_response_schema_wins() -> None:
@@ -108,9 +114,9 @@ def test_history_becomes_text_actions_and_result_messages() -> None:
     assert all(len(m.content) == 1 and isinstance(m.content[0], TextBlock) for m in text)
     assert json.loads(text[1].text) == {"tool": "calculator", "arguments": {"expression": "2+2"}}
     assert "let me think" not in text[1].text
-    assert text[2].text == "Result of calculator (call_1):\n4"
+    assert text[2].text == f"Result of calculator (call_1):\n4\n\n{json_mode.NEXT_ACTION_HINT}"
     assert json.loads(text[3].text)["arguments"] == "{bad json"
-    assert text[4].text == "Result of calculator (call_2) (error):\ninvalid arguments"
+    assert text[4].text.startswith("Result of calculator (call_2) (error):\ninvalid arguments\n\n")
 
 
 def test_reply_with_a_tool_action_becomes_a_tool_use() -> None:

@@ -283,7 +283,7 @@ def test_json_mode_sends_the_action_schema_and_text_history() -> None:
         "json_schema": {"name": "action", "schema": action_schema([CALC])},
     }
     system, *rest = body["messages"]
-    assert system["role"] == "system" and system["content"].endswith("Be exact.")
+    assert system["role"] == "system" and system["content"].startswith("Be exact.")
     assert "calculator" in system["content"]
     assert [m["role"] for m in rest] == ["user", "assistant", "user"]
     assert all(isinstance(m["content"], str) for m in rest)

@@ -9,6 +9,7 @@ request that offers only the final answer gives the user an answer instead of no
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 from collections import deque
 from collections.abc import Sequence
@@ -98,6 +99,8 @@ class Agent:
         self.billed = Usage()
         self._recent_calls: deque[str] = deque(maxlen=STOP_AFTER * 2)
         self._finished_results: dict[str, ToolResultBlock] = {}  # of the turn being executed
+        self._started: set[str] = set()  # calls of this turn that began running
+        self._interrupted: set[str] = set()  # started by a killed run, never finished
 
     def run(self, task: str | None, **kwargs: Any) -> RunResult:
         """Synchronous facade over ``arun``."""
@@ -160,6 +163,8 @@ class Agent:
             if response.stop_reason == "max_tokens":
                 cut_offs += 1
                 if cut_offs > MAX_TOKENS_RETRIES:
+                    if calls:  # answer the cut-off calls, or the final request would be invalid
+                        self._append(self._cut_off_reply(calls, ask_to_continue=False))
                     raise StopRun("max_tokens", "the model's replies keep hitting the output limit")
                 self._append(self._cut_off_reply(calls))
                 continue
@@ -174,12 +179,19 @@ class Agent:
 
         async def run_once(call: ToolUseBlock) -> ToolResultBlock:
             if call.id not in self._finished_results:
-                self._finished_results[call.id] = await self._run_tool(call)
+                recovered = await self._recover_tool(call) if call.id in self._interrupted else None
+                if recovered is None:
+                    self._started.add(call.id)
+                    self._commit()  # a kill from here on leaves the call "interrupted"
+                    recovered = await self._run_tool(call)
+                self._finished_results[call.id] = recovered
                 self._commit()
             return self._finished_results[call.id]
 
         results = await asyncio.gather(*(run_once(call) for call in calls))
         self._finished_results = {}
+        self._started = set()
+        self._interrupted = set()
         nudge, stuck = self._repetition(calls)
         self._append(Message("user", (*results, *nudge)))
         if stuck:
@@ -240,6 +252,17 @@ class Agent:
         self.events.emit("model_call", **event)
         return response
 
+    async def _recover_tool(self, call: ToolUseBlock) -> ToolResultBlock | None:
+        """A call a killed run started but did not finish: its result when the tool reports
+        its effect already in place (a note must not be appended twice), else None."""
+        result = await self.tools.recover(call.name, call.input)
+        if result is None:
+            return None
+        ids = {"call_id": call.id, "name": call.name}
+        self.events.emit("tool_call", **ids, args=call.input, recovered=True)
+        self.events.emit("tool_result", **ids, ok=True, chars=len(result.content), truncated=False)
+        return ToolResultBlock(call.id, result.content)
+
     async def _run_tool(self, call: ToolUseBlock) -> ToolResultBlock:
         self.events.emit("tool_call", call_id=call.id, name=call.name, args=call.input)
         result = await self.tools.execute(call.name, call.input)
@@ -269,6 +292,7 @@ class Agent:
             "billed": [self.billed.input_tokens, self.billed.output_tokens],
             "recent_calls": list(self._recent_calls),
             "finished_results": [block_to_dict(b) for b in self._finished_results.values()],
+            "started": sorted(self._started | self._interrupted),
         }
         self.checkpoint.save(self.messages, state)
 
@@ -285,10 +309,11 @@ class Agent:
             block = block_from_dict(data)
             if isinstance(block, ToolResultBlock):
                 self._finished_results[block.tool_use_id] = block
+        self._interrupted = {str(c) for c in state.get("started", [])} - set(self._finished_results)
 
     # --- guards -------------------------------------------------------------------------------
 
-    def _cut_off_reply(self, calls: list[ToolUseBlock]) -> Message:
+    def _cut_off_reply(self, calls: list[ToolUseBlock], *, ask_to_continue: bool = True) -> Message:
         """Answer a reply cut by the output limit: its tool calls are not run (their arguments
         may be incomplete) and the model is asked to go on more briefly."""
         note = (
@@ -298,14 +323,17 @@ class Agent:
         results = tuple(
             ToolResultBlock(c.id, "Error: not run, the reply was cut off", is_error=True) for c in calls
         )
-        return Message("user", (*results, TextBlock(note)))
+        return Message("user", (*results, TextBlock(note)) if ask_to_continue else results)
 
     def _repetition(self, calls: list[ToolUseBlock]) -> tuple[tuple[TextBlock, ...], str]:
         """Track identical calls: a nudge for the model at NUDGE_AFTER repeats, and the reason
         to stop as stuck at STOP_AFTER (empty while not stuck)."""
         worst, worst_call = 0, calls[0]
         for call in calls:
-            signature = call.name + json.dumps(call.input, sort_keys=True, default=str)
+            # A digest, not the arguments: the signatures are checkpointed, and arguments may
+            # hold secrets in a JSON-escaped form that redaction cannot see.
+            text = call.name + json.dumps(call.input, sort_keys=True, default=str)
+            signature = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
             self._recent_calls.append(signature)
             repeats = self._recent_calls.count(signature)
             if repeats > worst:
@@ -334,5 +362,11 @@ class Agent:
         except (ModelError, StopRun) as exc:
             self.events.emit("error", stop="final_answer", message=str(exc))
             return ""
-        self._append(response.message)
+        # No tools were offered, so tool calls in this reply are never run: drop them, or the
+        # history would end with calls that have no results (invalid for the next request, and
+        # a session resume would run them).
+        kept = tuple(b for b in response.message.content if not isinstance(b, ToolUseBlock))
+        if not any(isinstance(b, TextBlock) for b in kept):
+            kept = (*kept, TextBlock("(no final answer)"))
+        self._append(Message("assistant", kept))
         return response.message.text

@@ -28,6 +28,7 @@ from .tools.base import ToolRegistry
 from .tools.builtin import builtin_tools
 from .tools.notes import NotesFile
 from .tools.permissions import Permissions
+from .tools.shell import check_shell_options
 
 EXAMPLES = """\
 examples:
@@ -135,6 +136,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="refuse matching calls, e.g. 'edit_file:*.lock'; wins over --allow (repeatable)",
     )
     limits.add_argument(
+        "--shell",
+        action="store_true",
+        help="offer the shell tool (off by default); each command is asked on a terminal unless an "
+        "--allow rule matches it, e.g. --allow 'shell:pytest *'; --deny 'shell:rm *' refuses",
+    )
+    limits.add_argument(
+        "--yes",
+        action="store_true",
+        help="never ask: run the shell commands --allow rules match and refuse the rest "
+        "(needs --shell and an --allow rule for the shell)",
+    )
+    limits.add_argument(
         "--no-memory", action="store_true", help="no long-term memory recall or extraction in this run"
     )
 
@@ -228,6 +241,7 @@ async def _run(args: argparse.Namespace) -> RunResult:
         raise ConfigError(f"workspace {args.workspace} is not a folder")
     if args.task is None and not args.resume:
         raise ConfigError("give a task, or --resume to continue an interrupted run")
+    check_shell_options(shell=args.shell, yes=args.yes, allow=args.allow)
     log = None if args.no_log else RunLog(args.log or default_path())
     jsonl = JsonlSink(args.events) if args.events else None
     model: Model | None = None
@@ -277,9 +291,9 @@ def _tools(args: argparse.Namespace, workspace: Path, events: EventBus) -> ToolR
         allow_write=args.allow_write,
         allow=args.allow,
         deny=args.deny,
-        confirm=_confirm_on_terminal if sys.stdin.isatty() else None,
+        confirm=_confirm_on_terminal if sys.stdin.isatty() and not args.yes else None,
     )
-    return builtin_tools(workspace, notes=notes, permissions=permissions)
+    return builtin_tools(workspace, notes=notes, permissions=permissions, shell=args.shell)
 
 
 def _run_info(context: ContextPolicy) -> dict[str, Any]:

@@ -2,17 +2,49 @@
 
 An ``EventBus`` stamps events and hands them to sinks. Sinks implement ``EventSink``: the JSON
 Lines file of ``--events``, the progress line of the CLI, the run log, a test's list.
+
+Sinks that persist events (``JsonlSink`` here, the run log) write ``redacted_json(event)``: every
+string passes through ``tinyharness.redact`` first, so no secret reaches a log file in clear.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import time
 import uuid
 from pathlib import Path
 from typing import IO, Any, Protocol
 
+from .redact import redact
+
 Event = dict[str, Any]
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _clean(text: str) -> str:
+    """Redacted, and storable: a lone surrogate (legal in JSON, sent by some models) cannot be
+    encoded as UTF-8 and would make a file or database write fail, so it becomes U+FFFD."""
+    return redact(_LONE_SURROGATE.sub("\ufffd", text))
+
+
+def redact_value(value: Any) -> Any:
+    """A JSON-shaped value with every string (keys included) passed through the redactor."""
+    if isinstance(value, str):
+        return _clean(value)
+    if isinstance(value, dict):
+        return {_clean(str(k)): redact_value(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact_value(v) for v in value]
+    return value
+
+
+def redacted_json(value: Any) -> str:
+    """``value`` as one line of JSON with secrets redacted; what persisting sinks write."""
+    plain = json.loads(json.dumps(value, ensure_ascii=False, default=str))
+    return json.dumps(redact_value(plain), ensure_ascii=False)
 
 
 class EventSink(Protocol):
@@ -48,13 +80,14 @@ class ListSink:
 
 
 class JsonlSink:
-    """Appends each event as one line of JSON and flushes, so a killed run keeps its events."""
+    """Appends each event as one line of JSON and flushes, so a killed run keeps its events.
+    Secrets are redacted (``redacted_json``): the file is a log, and logs keep no secrets."""
 
     def __init__(self, path: str | Path) -> None:
         self._file: IO[str] = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
 
     def emit(self, event: Event) -> None:
-        self._file.write(json.dumps(event, ensure_ascii=False, default=str) + "\n")
+        self._file.write(redacted_json(event) + "\n")
         self._file.flush()
 
     def close(self) -> None:

@@ -11,12 +11,28 @@ import sys
 from typing import TextIO
 
 from .events import Event
+from .redact import redact
 
 _ARG_PREVIEW = 60
+_REDACT_SCAN = 4000  # characters of an argument preview scanned for secrets before cutting
 _PERMANENT = ("compaction", "compaction_fallback", "context_warning", "error", "run_end")
 
 
+def _clipped(value: object) -> object:
+    """``value`` with every string cut to ``_REDACT_SCAN`` characters and redacted. Strings are
+    redacted before JSON escaping, which would hide a secret's boundaries from the rules, and
+    before the preview cut, which could leave half a secret that no rule recognises."""
+    if isinstance(value, str):
+        return redact(value[:_REDACT_SCAN])
+    if isinstance(value, dict):
+        return {_clipped(str(k)): _clipped(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clipped(v) for v in value]
+    return value
+
+
 def _short(value: object) -> str:
+    value = _clipped(value)
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
     text = text.replace("\n", " ")
     return text if len(text) <= _ARG_PREVIEW else text[: _ARG_PREVIEW - 1] + "…"
@@ -32,6 +48,7 @@ class ProgressPrinter:
         line = self._describe(event)
         if line is None:
             return
+        line = redact(line)  # stderr is often a CI log: no secrets in clear there either
         permanent = (
             event["type"] in ("compaction", "compaction_fallback", "context_warning", "error", "run_end")
             or not self.live

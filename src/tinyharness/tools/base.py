@@ -8,9 +8,11 @@ an exception, a timeout) into an error result the model can read; it never raise
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import json
 import re
+import threading
 import types
 import typing
 from collections.abc import Callable, Iterable
@@ -33,6 +35,11 @@ class PermissionDenied(ToolError):
     """The permission policy refused a call."""
 
 
+# Given the arguments of a call that a killed run left unfinished, the result text when its
+# effect is already in place (so the resumed run must not apply it again), else None.
+Recover = Callable[[dict[str, Any]], "str | None"]
+
+
 @dataclass(frozen=True)
 class Tool:
     name: str
@@ -40,6 +47,7 @@ class Tool:
     input_schema: dict[str, Any]
     function: Callable[..., Any]
     risk: Risk = "read"
+    recover: Recover | None = None  # for tools whose effect must not be applied twice
 
     @property
     def spec(self) -> ToolSpec:
@@ -214,6 +222,34 @@ def _call_tool(function: Callable[..., Any], args: dict[str, Any]) -> Any:
         raise _ToolRaisedTimeout() from exc
 
 
+def _settle(future: asyncio.Future[Any], output: Any, error: BaseException | None) -> None:
+    if future.done():  # cancelled by the timeout
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(output)
+
+
+async def _in_daemon_thread(function: Callable[..., Any], args: dict[str, Any]) -> Any:
+    """``function(**args)`` in its own daemon thread, awaited without blocking the loop."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+
+    def work() -> None:
+        output: Any = None
+        error: BaseException | None = None
+        try:
+            output = _call_tool(function, args)
+        except BaseException as exc:
+            error = exc
+        with contextlib.suppress(RuntimeError):  # the loop closed while the tool hung
+            loop.call_soon_threadsafe(_settle, future, output, error)
+
+    threading.Thread(target=work, name=f"tool-{getattr(function, '__name__', 'call')}", daemon=True).start()
+    return await future
+
+
 class ToolRegistry:
     def __init__(
         self,
@@ -244,6 +280,19 @@ class ToolRegistry:
     def specs(self) -> tuple[ToolSpec, ...]:
         return tuple(t.spec for t in self._tools.values())
 
+    async def recover(self, name: str, raw_args: Any) -> ToolResult | None:
+        """For a call a killed run started but did not finish: its result when the tool says
+        the effect is already in place, None when the call should simply run (again)."""
+        tool = self._tools.get(name)
+        if tool is None or tool.recover is None:
+            return None
+        try:
+            args = decode_arguments(raw_args)
+            text = await asyncio.to_thread(tool.recover, args)
+        except Exception:  # cannot tell: run it, as without a hook
+            return None
+        return None if text is None else ToolResult(text)
+
     async def execute(self, name: str, raw_args: Any) -> ToolResult:
         """Run one call; every failure comes back as ``ok=False`` text, never as an exception."""
         tool = self._tools.get(name)
@@ -255,10 +304,9 @@ class ToolRegistry:
             jsonschema.validate(args, tool.input_schema)
             self.permissions.check(tool, args)
             # On timeout the worker thread cannot be killed; it finishes in the background while
-            # the loop moves on with the error result.
-            output = await asyncio.wait_for(
-                asyncio.to_thread(_call_tool, tool.function, args), timeout=self.timeout
-            )
+            # the loop moves on with the error result. It is a daemon thread, not the default
+            # executor, so neither asyncio.run's shutdown nor the process exit waits for it.
+            output = await asyncio.wait_for(_in_daemon_thread(tool.function, args), timeout=self.timeout)
         except jsonschema.ValidationError as exc:
             where = "/".join(str(p) for p in exc.absolute_path) or "arguments"
             return ToolResult(

@@ -11,6 +11,7 @@ from .clock import current_time
 from .files import file_tools
 from .notes import DEFAULT_NOTES_NAME, NotesFile
 from .permissions import Permissions
+from .shell import DEFAULT_SHELL_TIMEOUT, shell_tool
 from .workspace import Workspace
 
 BUILTIN_TOOL_NAMES = (
@@ -33,12 +34,15 @@ def builtin_tools(
     permissions: Permissions | None = None,
     result_cap: int = DEFAULT_RESULT_CAP,
     timeout: float = 60.0,
+    shell: bool = False,
 ) -> ToolRegistry:
     """A registry with every built-in tool.
 
     ``notes`` defaults to ``NOTES.md`` in the workspace. ``permissions`` defaults to
     ``Permissions()``: reading is allowed, writing is refused until the caller allows it; the
-    policy is bound to the workspace so path rules also see real paths.
+    policy is bound to the workspace so path rules also see real paths. ``shell=True`` adds the
+    ``shell`` tool (risk "execute", so still refused unless the permissions let it run), with a
+    time limit below the registry's so the command is killed, not abandoned.
     """
     space = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
     notes_file = notes if notes is not None else NotesFile(space.root / DEFAULT_NOTES_NAME)
@@ -51,4 +55,7 @@ def builtin_tools(
         *notes_file.tools(),
     ]:
         registry.add(tool)
+    if shell:
+        limit = max(1.0, min(DEFAULT_SHELL_TIMEOUT, timeout * 0.9))
+        registry.add(shell_tool(space, timeout=limit, output_cap=result_cap))
     return registry

@@ -14,6 +14,7 @@ import re
 import stat
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
@@ -22,6 +23,7 @@ from .workspace import Workspace, atomic_write_text
 
 BINARY_SNIFF_BYTES = 8192
 MAX_LINE_CHARS = 2000  # one minified line must not eat the whole read budget
+MAX_LINE_BYTES = MAX_LINE_CHARS * 4 + 4  # read of one line: enough for MAX_LINE_CHARS characters
 MAX_LIST_ENTRIES = 500
 MAX_GREP_MATCHES = 200
 MAX_GREP_FILES = 5000
@@ -151,12 +153,27 @@ def file_tools(workspace: Workspace, *, output_cap: int = DEFAULT_RESULT_CAP) ->
         last_line = first_line + new.count("\n") - (1 if new.endswith("\n") else 0)
         return f"Edited {shown}: replaced 1 occurrence (now lines {first_line}-{last_line})"
 
+    def edit_applied(args: dict[str, Any]) -> str | None:
+        """An interrupted edit_file whose old text is gone and new text is there was applied."""
+        old, new, path = args.get("old"), args.get("new"), args.get("path")
+        if not (isinstance(old, str) and isinstance(new, str) and isinstance(path, str)) or not old:
+            return None
+        try:
+            target = _existing_file(workspace, path)
+            text = _read_text_strict(target, path)
+        except ToolError:
+            return None
+        old, new = _match_line_endings(text, old, new)
+        if old in text or (new and new not in text):
+            return None
+        return f"Edited {workspace.relative(target)} (applied before the run was interrupted)"
+
     return [
         function_tool(read_file),
         function_tool(list_dir),
         function_tool(grep),
         function_tool(write_file, risk="write"),
-        function_tool(edit_file, risk="write"),
+        replace(function_tool(edit_file, risk="write"), recover=edit_applied),
     ]
 
 
@@ -265,10 +282,30 @@ def _match_line_endings(text: str, old: str, new: str) -> tuple[str, str]:
     return old, new
 
 
-def _clip_line(line: str, limit: int = MAX_LINE_CHARS) -> str:
-    if len(line) <= limit:
+def _clip_line(line: str, limit: int = MAX_LINE_CHARS, *, total: int | None = None) -> str:
+    """``line`` cut to ``limit`` characters; ``total`` is the byte length of a line that was
+    only partly read."""
+    if len(line) <= limit and total is None:
         return line
-    return f"{line[:limit]} [... line cut, {len(line)} characters in total]"
+    size = f"{total} bytes" if total is not None else f"{len(line)} characters"
+    return f"{line[:limit]} [... line cut, {size} in total]"
+
+
+def _bounded_lines(handle: BinaryIO, limit: int) -> Iterator[tuple[bytes, int | None]]:
+    """Each line's first ``limit`` bytes, and for a line cut there its whole length in bytes
+    without the newline (None for a line read whole): the rest of an over-long line (a 100 MB
+    minified file) is skipped in chunks, never held in memory."""
+    while raw := handle.readline(limit):
+        if raw.endswith(b"\n") or len(raw) < limit:
+            yield raw, None
+            continue
+        length = len(raw)
+        while rest := handle.readline(1 << 20):
+            length += len(rest)
+            if rest.endswith(b"\n"):
+                length -= 1
+                break
+        yield raw, length
 
 
 def _read_lines(shown: str, target: Path, first: int, last: int | None, budget: int) -> str:
@@ -280,7 +317,7 @@ def _read_lines(shown: str, target: Path, first: int, last: int | None, budget: 
         if _looks_binary(handle.read(BINARY_SNIFF_BYTES)):
             raise _binary_error(shown, target)
         handle.seek(0)
-        for raw in handle:
+        for raw, length in _bounded_lines(handle, MAX_LINE_BYTES):
             line_number += 1
             if line_number < first:
                 continue
@@ -291,10 +328,11 @@ def _read_lines(shown: str, target: Path, first: int, last: int | None, budget: 
                 text = raw.decode("utf-8")
             except UnicodeDecodeError:
                 text = raw.decode("utf-8", errors="replace")
-                lossy = True
+                lossy = lossy or length is None  # a cut line may end inside a character
             if line_number == 1:
                 text = text.removeprefix("\ufeff")
-            entry = f"{line_number:>6}\t{_clip_line(text.rstrip(chr(13) + chr(10)))}"
+            text = text.rstrip(chr(13) + chr(10))
+            entry = f"{line_number:>6}\t{_clip_line(text, total=length)}"
             if numbered and used + len(entry) + 1 > budget:
                 stopped = cut = True
                 break

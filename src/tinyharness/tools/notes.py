@@ -1,6 +1,8 @@
 """The notes file (external memory): ``note`` appends a line (seed 000), ``update_notes``
 overwrites the whole file (seed 001). Both write atomically, so a killed process leaves the old
-notes or the new ones, never half a file. The loop reads the notes back at compaction.
+notes or the new ones, never half a file. The loop reads the notes back at compaction. Secrets
+and personal data are redacted before anything is written (``tinyharness.redact``), and the tool
+result says so.
 """
 
 from __future__ import annotations
@@ -8,15 +10,25 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Callable
-from pathlib import Path
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ..redact import find_secrets, redact
 from .base import Tool, ToolError, function_tool
 from .workspace import atomic_write_text
 
 DEFAULT_NOTES_NAME = "NOTES.md"
 DEFAULT_MAX_NOTES_CHARS = 100_000
 NOTES_TOOL_NAMES = frozenset({"note", "update_notes"})
+_RECOVER_TAIL = 4000  # characters at the end of the notes searched for an interrupted note
 
 OnWrite = Callable[[str, int], object]  # any return value is ignored
 _log = logging.getLogger(__name__)
@@ -50,25 +62,27 @@ class NotesFile:
             return ""
 
     def append(self, text: str) -> str:
-        line = text.strip("\n")
+        line, redacted = _redacted(text.strip("\n"))
         if not line.strip():
             raise ToolError("the note is empty; pass the text to remember")
-        with self._lock:
-            current = self.read()
+        with self._lock, _interprocess_lock(self.path):
+            current = self._read_text_or_refuse()
             separator = "" if not current or current.endswith("\n") else "\n"
             updated = f"{current}{separator}{line}\n"
             self._check_size(updated, "append")
             self._write(updated)
         self._report("append", len(line) + 1)
-        return f"Noted in {self.path.name} ({len(updated)} characters in total)"
+        return f"Noted in {self.path.name} ({len(updated)} characters in total){redacted}"
 
     def overwrite(self, content: str) -> str:
+        content, redacted = _redacted(content)
         updated = content if not content or content.endswith("\n") else content + "\n"
-        with self._lock:
+        with self._lock, _interprocess_lock(self.path):
+            self._read_text_or_refuse()
             self._check_size(updated, "overwrite")
             self._write(updated)
         self._report("overwrite", len(updated))
-        return f"{self.path.name} updated ({len(updated)} characters)"
+        return f"{self.path.name} updated ({len(updated)} characters){redacted}"
 
     def tools(self) -> list[Tool]:
         """The ``note`` and ``update_notes`` tools, bound to this file."""
@@ -92,8 +106,41 @@ class NotesFile:
             return self.overwrite(content)
 
         # risk "write" is honest; Permissions exempts these names because they only touch
-        # the notes file.
-        return [function_tool(note, risk="write"), function_tool(update_notes, risk="write")]
+        # the notes file. update_notes is idempotent; a note must not be appended twice when a
+        # killed run is resumed.
+        note_tool = replace(function_tool(note, risk="write"), recover=self._already_noted)
+        return [note_tool, function_tool(update_notes, risk="write")]
+
+    def _already_noted(self, args: dict[str, Any]) -> str | None:
+        """For a ``note`` call a killed run left unfinished: its result if the line is already
+        near the end of the file (the append happened before the kill), else None."""
+        text = args.get("text")
+        if not isinstance(text, str):
+            return None
+        line, _ = _redacted(text.strip("\n"))
+        tail = self.read()[-(len(line) + _RECOVER_TAIL) :]
+        if line.strip() and f"{line}\n" in tail:
+            return f"Noted in {self.path.name} (written before the run was interrupted)"
+        return None
+
+    def _read_text_or_refuse(self) -> str:
+        """The current notes for a write; a file that is not UTF-8 text (binary, another
+        encoding, damaged) is refused rather than rewritten, so its bytes are never lost."""
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            return ""
+        except OSError as exc:
+            raise ToolError(f"cannot read {self.path.name}: {exc.strerror or exc}") from None
+        try:
+            if b"\x00" in data:
+                raise UnicodeDecodeError("utf-8", data, data.index(b"\x00"), len(data), "NUL byte")
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ToolError(
+                f"{self.path.name} is not UTF-8 text (binary or damaged); it is left as it is. "
+                "The user must fix or move it before notes can be written"
+            ) from None
 
     def _check_size(self, updated: str, op: str) -> None:
         if len(updated) <= self.max_chars:
@@ -116,3 +163,37 @@ class NotesFile:
             self.on_write(op, chars)
         except Exception:  # the write succeeded; a failing listener must not make it look failed
             _log.exception("notes on_write callback failed")
+
+
+def _redacted(text: str) -> tuple[str, str]:
+    """``text`` with secrets and personal data replaced by placeholders, and a short remark for
+    the model when something was replaced ("" otherwise)."""
+    clean = redact(text)
+    if clean == text:
+        return text, ""
+    kinds = sorted({finding.kind for finding in find_secrets(text)}) or ["secret"]
+    return clean, (
+        f". Redacted before writing ({', '.join(kinds)}): notes never keep secrets or personal "
+        "data; refer to them by description instead"
+    )
+
+
+@contextmanager
+def _interprocess_lock(path: Path) -> Iterator[None]:
+    """An exclusive lock so that two processes sharing a notes file do not lose each other's
+    appends (read-modify-write). It is taken on the notes' folder, not on the file, which
+    ``os.replace`` swaps for a new one at each write, and it leaves no lock file behind.
+    Advisory; where ``fcntl`` does not exist (Windows) only the in-process lock applies."""
+    if fcntl is None:
+        yield
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path.parent, os.O_RDONLY)
+    except OSError as exc:
+        raise ToolError(f"cannot lock the folder of {path.name}: {exc.strerror or exc}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock

@@ -11,12 +11,19 @@ Rules are fnmatch patterns: ``write_file`` matches every call of that tool, and
 ``write_file:docs/*`` or ``edit_file:*.py`` also match the call's path (``*`` crosses folders).
 Paths are compared in normalised form, and also as the real path inside the workspace when one
 is known, so ``./docs/a``, ``docs//a`` or a symlink into a denied folder cannot dodge a rule.
+
+A ``command`` argument (the shell tool) is not a path: rules see it with its whitespace
+collapsed. A deny rule also matches each simple command inside a compound one (``a; b``,
+``a && b``, ``a | b``, ``$(b)``...), so ``shell:rm *`` refuses ``ls; rm -rf x``. An allow rule
+matches only a simple command: ``shell:git status*`` never lets ``git status; curl ... | sh``
+run without asking.
 """
 
 from __future__ import annotations
 
 import copy
 import posixpath
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
@@ -98,14 +105,20 @@ class Permissions:
 
     def check(self, tool: Tool, args: dict[str, Any]) -> None:
         subjects = self._subjects(args)
+        command = args.get("command") if "path" not in args else None
+        deny_subjects, allow_subjects = subjects, subjects
+        if isinstance(command, str):
+            segments = command_segments(command)
+            deny_subjects = [*subjects, *segments]
+            allow_subjects = subjects if segments == subjects else []
         for rule in self.deny:
-            if rule.matches(tool.name, subjects):
+            if rule.matches(tool.name, deny_subjects):
                 raise PermissionDenied(
                     f"permission denied: {_describe(tool.name, args)} matches deny rule '{rule}'"
                 )
         if tool.risk == "read" or tool.name in self.exempt:
             return
-        if any(rule.matches(tool.name, subjects) for rule in self.allow):
+        if any(rule.matches(tool.name, allow_subjects) for rule in self.allow):
             return
         if (tool.risk == "write" and self.allow_write) or (tool.risk == "execute" and self.allow_execute):
             return
@@ -123,9 +136,12 @@ class Permissions:
             return False
 
     def _subjects(self, args: Mapping[str, Any]) -> list[str]:
-        raw = next((args[key] for key in SUBJECT_ARGUMENTS if isinstance(args.get(key), str)), None)
-        if raw is None:
+        key = next((key for key in SUBJECT_ARGUMENTS if isinstance(args.get(key), str)), None)
+        if key is None:
             return []
+        raw = args[key]
+        if key == "command":  # not a path: normpath would turn 'rm a/../..' into '..'
+            return [_collapse(raw)]
         subjects = [_normalise(raw)]
         if self.workspace is not None:
             try:
@@ -141,6 +157,24 @@ def _rules(rules: Iterable[Rule | str]) -> tuple[Rule, ...]:
     if isinstance(rules, str):  # a lone string would otherwise be read letter by letter
         rules = (rules,)
     return tuple(rule if isinstance(rule, Rule) else Rule.parse(rule) for rule in rules)
+
+
+# Shell operators that chain or nest commands, and redirections (which write files).
+_COMMAND_SPLIT = re.compile(r"\|\||&&|[;&|\n`()<>]|\$\(")
+
+
+def _collapse(command: str) -> str:
+    return " ".join(command.split())
+
+
+def command_segments(command: str) -> list[str]:
+    """The simple commands inside ``command``, whitespace collapsed: ``[command]`` itself when it
+    has no shell operators, redirections or substitutions. Splitting ignores quoting on purpose:
+    a quoted ``;`` makes an extra segment, which can only make a deny rule stricter."""
+    collapsed = _collapse(command)
+    parts = [_collapse(part) for part in _COMMAND_SPLIT.split(command)]
+    parts = [part for part in parts if part]
+    return [collapsed] if parts == [collapsed] else parts
 
 
 def _normalise(path: str) -> str:
