@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tinyharness.redact import find_secrets, is_luhn_valid, is_valid_cn_id, redact
@@ -126,13 +126,16 @@ def test_findings_do_not_overlap_and_are_ordered() -> None:
     assert all(a.end <= b.start for a, b in itertools.pairwise(findings))
 
 
+@settings(max_examples=400, deadline=None)
 @given(
     st.lists(
         st.sampled_from([s for _, s in CORPUS] + ["hello", "世界", " ", "\n", "=", ":", "密码是"]), max_size=8
     )
 )
 def test_redaction_is_idempotent_and_removes_planted_secrets(parts: list[str]) -> None:
-    text = " ".join(parts)
+    # Parts are joined with "; ": numbers that only a space separates are ambiguous (is
+    # "2671 6222 0212 3456" the end of a phone number and a card, or a card?).
+    text = "; ".join(parts)
     once = redact(text)
     assert redact(once) == once
     for _, secret in CORPUS:

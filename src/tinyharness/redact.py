@@ -85,7 +85,8 @@ _SECRET_VALUE = _NOT_PLACEHOLDER + r"""(?:"[^"\s]{3,}"|'[^'\s]{3,}'|[^\s"',;]{3,
 _RULES: tuple[_Rule, ...] = (
     _rule(
         "private_key",
-        r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+        r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?"
+        r"(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
         flags=re.DOTALL,
     ),
     _rule("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
@@ -126,7 +127,18 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _rule("email", r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b"),
     _rule("cn_id", _NO_ALNUM_BEFORE + r"\d{17}[0-9Xx]" + _NO_ALNUM_AFTER, check=is_valid_cn_id),
-    _rule("bank_card", _NO_DIGIT_BEFORE + r"\d(?:[ -]?\d){12,18}" + _NO_DIGIT_AFTER, check=_card_check),
+    # Card numbers: grouped 4-4-4-4-3, 4-4-4-4, 4-6-5 (Amex) or a plain run; each form is its own
+    # rule so a longer reading that fails Luhn does not hide a shorter one that passes.
+    _rule(
+        "bank_card",
+        _NO_DIGIT_BEFORE + r"\d{4}([ -])\d{4}\1\d{4}\1\d{4}\1\d{3}" + _NO_DIGIT_AFTER,
+        check=_card_check,
+    ),
+    _rule(
+        "bank_card", _NO_DIGIT_BEFORE + r"\d{4}([ -])\d{4}\1\d{4}\1\d{4}" + _NO_DIGIT_AFTER, check=_card_check
+    ),
+    _rule("bank_card", _NO_DIGIT_BEFORE + r"\d{4}([ -])\d{6}\1\d{5}" + _NO_DIGIT_AFTER, check=_card_check),
+    _rule("bank_card", _NO_DIGIT_BEFORE + r"\d{13,19}" + _NO_DIGIT_AFTER, check=_card_check),
     _rule("us_ssn", _NO_DIGIT_BEFORE + r"(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}" + _NO_DIGIT_AFTER),
     _rule("phone", _NO_DIGIT_BEFORE + r"(?:\+?86[ -]?)?1[3-9]\d[ -]?\d{4}[ -]?\d{4}" + _NO_DIGIT_AFTER),
     _rule("phone", _NO_DIGIT_BEFORE + r"0\d{2,3}-\d{7,8}" + _NO_DIGIT_AFTER),

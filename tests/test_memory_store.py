@@ -1,0 +1,256 @@
+"""MemoryStore contract, run on SQLite and on PostgreSQL + pgvector (see memory_conftest)."""
+
+from __future__ import annotations
+
+import itertools
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memory_conftest import *  # noqa: F403 - fixtures memory_store, memory_backend
+from memory_conftest import memory_open
+from tinyharness.memory import MemoryNotFound, Scope, SQLiteStore, content_hash, open_store
+from tinyharness.memory.base import MemoryStore
+from tinyharness.memory.text import index_text, query_terms, reciprocal_rank_fusion
+from tinyharness.memory.vector_index import VectorIndex
+
+ALICE = Scope(user="alice")
+
+
+def test_add_get_search_returns_the_relevant_memory(memory_store: MemoryStore) -> None:
+    tea = memory_store.add("用户喜欢喝绿茶，不喜欢咖啡", Scope("alice", "bot", "s1"), kind="preference")
+    memory_store.add("The deploy target is Kubernetes on GCP", ALICE)
+    memory_store.add("Bob likes espresso", Scope("bob"))
+    got = memory_store.get(tea.id)
+    assert got is not None and got.content == tea.content and got.kind == "preference"
+    assert got.scope == Scope("alice", "bot", "s1") and got.version == 1 and got.is_current
+    hits = memory_store.search("喝什么茶", ALICE, limit=3)
+    assert hits[0].item.id == tea.id
+    assert all(h.item.scope.user == "alice" for h in hits)
+    english = memory_store.search("where do we deploy?", ALICE, limit=1)
+    assert english[0].item.content.startswith("The deploy target")
+
+
+def test_scope_filters_users_agents_and_sessions(memory_store: MemoryStore) -> None:
+    memory_store.add("alpha fact", Scope("u1", "a1", "s1"))
+    memory_store.add("alpha fact two", Scope("u1", "a2", "s2"))
+    memory_store.add("alpha fact three", Scope("u2", "a1", "s1"))
+    assert memory_store.count(Scope("u1")) == 2
+    assert memory_store.count(Scope(agent="a1")) == 2
+    assert memory_store.count(Scope("u1", session="s2")) == 1
+    assert {h.item.scope.user for h in memory_store.search("alpha", Scope("u2"))} == {"u2"}
+    assert memory_store.search("alpha", Scope("nobody")) == []
+
+
+def test_update_keeps_the_old_version_linked(memory_store: MemoryStore) -> None:
+    first = memory_store.add("The user's editor is vim", ALICE)
+    second = memory_store.update(first.id, "The user's editor is helix", reason="switched editors")
+    old = memory_store.get(first.id)
+    assert old is not None and old.status == "superseded" and old.superseded_by == second.id
+    assert old.valid_to is not None and old.valid_to >= old.valid_from
+    assert second.previous_id == first.id and second.root_id == first.root_id and second.version == 2
+    assert [i.content for i in memory_store.history(second.id)] == [first.content, second.content]
+    assert [h.item.id for h in memory_store.search("editor", ALICE)] == [second.id]
+    with pytest.raises(MemoryNotFound):
+        memory_store.update(first.id, "again")
+
+
+def test_delete_closes_but_keeps_history(memory_store: MemoryStore) -> None:
+    item = memory_store.add("temporary constraint: no deploys on Friday", ALICE)
+    closed = memory_store.delete(item.id, reason="policy lifted")
+    assert closed.status == "deleted" and closed.reason == "policy lifted" and closed.valid_to is not None
+    assert memory_store.search("deploys Friday", ALICE) == []
+    assert memory_store.count(ALICE) == 0
+    assert [i.status for i in memory_store.list(ALICE, include_closed=True)] == ["deleted"]
+    assert memory_store.history(item.id)[0].id == item.id
+    with pytest.raises(MemoryNotFound):
+        memory_store.delete(item.id)
+
+
+def test_hash_catches_exact_duplicates_only_among_current(memory_store: MemoryStore) -> None:
+    item = memory_store.add("Prefers  dark mode", ALICE)
+    assert memory_store.find_by_hash(content_hash("prefers dark MODE"), ALICE) is not None
+    assert memory_store.find_by_hash(content_hash("prefers dark mode"), Scope("bob")) is None
+    memory_store.delete(item.id)
+    assert memory_store.find_by_hash(content_hash("prefers dark mode"), ALICE) is None
+
+
+def test_touch_records_use(memory_store: MemoryStore) -> None:
+    item = memory_store.add("likes tests", ALICE)
+    memory_store.touch([item.id, item.id])
+    got = memory_store.get(item.id)
+    assert got is not None and got.access_count == 2 and got.last_access_at >= item.last_access_at
+
+
+def test_list_is_newest_first_and_limited(memory_store: MemoryStore) -> None:
+    ids = [memory_store.add(f"fact number {i}", ALICE).id for i in range(5)]
+    listed = memory_store.list(ALICE, limit=3)
+    assert [i.id for i in listed] == ids[::-1][:3]
+
+
+def test_external_vectors_drive_vector_ranking(memory_backend: str, tmp_path: Path) -> None:
+    store = memory_open(memory_backend, tmp_path)
+    try:
+        rng = np.random.default_rng(1)
+        vectors = rng.normal(size=(20, 128)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        for i, vec in enumerate(vectors):
+            store.add(f"zzz item {i}", ALICE, vector=vec.tolist())
+        hits = store.search("", ALICE, limit=3, vector=vectors[7].tolist())
+        assert hits[0].item.content == "zzz item 7"
+        assert hits[0].similarity == pytest.approx(1.0, abs=1e-4)
+    finally:
+        if hasattr(store, "drop_tables"):
+            store.drop_tables()
+        store.close()
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    ops=st.lists(
+        st.tuples(
+            st.sampled_from(["add", "update", "delete"]), st.integers(0, 5), st.text(min_size=1, max_size=12)
+        ),
+        max_size=15,
+    )
+)
+def test_versioning_never_loses_a_version(
+    tmp_path_factory: pytest.TempPathFactory, ops: list[tuple[str, int, str]]
+) -> None:
+    store = SQLiteStore(tmp_path_factory.mktemp("v") / "m.db")
+    written: list[str] = []  # every id ever created
+    current: list[str] = []
+    for op, pick, text in ops:
+        if op == "add" or not current:
+            item = store.add(text, ALICE)
+            written.append(item.id)
+            current.append(item.id)
+        elif op == "update":
+            old = current.pop(pick % len(current))
+            new = store.update(old, text)
+            written.append(new.id)
+            current.append(new.id)
+        else:
+            store.delete(current.pop(pick % len(current)))
+    everything = store.list(ALICE, include_closed=True)
+    assert sorted(i.id for i in everything) == sorted(written)
+    assert sorted(i.id for i in store.list(ALICE)) == sorted(current)
+    for item in everything:
+        chain = store.history(item.id)
+        assert [v.version for v in chain] == list(range(1, len(chain) + 1))
+        assert sum(v.is_current for v in chain) <= 1
+        for older, newer in itertools.pairwise(chain):
+            assert older.superseded_by == newer.id and newer.previous_id == older.id
+    store.close()
+
+
+def test_another_process_sees_writes_and_search_follows(tmp_path: Path) -> None:
+    path = tmp_path / "shared.db"
+    store = SQLiteStore(path, vector_model="hashing")
+    from tinyharness.memory.embed import HashingEmbedder
+
+    store.embedder = HashingEmbedder(64)
+    store.add("first memory about rust", ALICE)
+    assert len(store.search("rust", ALICE)) == 1  # builds the vector index
+    code = (
+        "from tinyharness.memory import SQLiteStore, Scope, HashingEmbedder\n"
+        f"s = SQLiteStore({str(path)!r}, embedder=HashingEmbedder(64), vector_model='hashing')\n"
+        "s.add('second memory about rust', Scope('alice'))\n"
+        "old = s.list(Scope('alice'))[-1]\n"
+        "s.delete(old.id)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+    hits = store.search("rust", ALICE)
+    assert [h.item.content for h in hits] == ["second memory about rust"]
+    assert hits[0].vector_rank == 1  # the index picked up the other process's row
+    store.close()
+
+
+def test_open_store_picks_backend_by_url(tmp_path: Path) -> None:
+    store = open_store(tmp_path / "a.db", embedder="none")
+    assert isinstance(store, SQLiteStore) and store.embedder is None
+    store.add("full text only works", ALICE)
+    assert store.search("works", ALICE)[0].vector_rank is None
+    store.close()
+    other = open_store(f"sqlite:///{tmp_path}/b.db", embedder="none")
+    assert other.url.endswith("b.db")
+    other.close()
+
+
+def test_package_exports() -> None:
+    import tinyharness.memory as memory
+
+    assert all(hasattr(memory, name) for name in memory.__all__)
+    assert {"MemoryManager", "MemoryStore", "open_store", "memory_tools", "Scope"} <= set(memory.__all__)
+
+
+def test_text_helpers() -> None:
+    assert "绿 茶 绿茶" in index_text("绿茶")
+    assert query_terms("What did I ask before?") == ["ask"]
+    assert "问题" in query_terms("我问过什么问题")
+    fused = reciprocal_rank_fusion([["a", "b"], ["b", "c"]])
+    assert fused[0][0] == "b"
+
+
+@given(
+    n=st.integers(1, 60),
+    k=st.integers(1, 10),
+    seed=st.integers(0, 10_000),
+    removed=st.sets(st.integers(0, 59), max_size=20),
+)
+def test_vector_index_matches_brute_force(n: int, k: int, seed: int, removed: set[int]) -> None:
+    rng = np.random.default_rng(seed)
+    vectors = rng.normal(size=(n, 8)).astype(np.float32)
+    scopes = [Scope(f"u{i % 3}") for i in range(n)]
+    index = VectorIndex(8, capacity=4)
+    for i in range(n):
+        index.upsert(i, vectors[i], scopes[i])
+    for i in removed:
+        index.remove(i)
+    query = rng.normal(size=8).astype(np.float32)
+    got = index.search(query, Scope("u1"), k)
+    alive = [i for i in range(n) if i not in removed and scopes[i].user == "u1"]
+    expected = sorted(alive, key=lambda i: -float(vectors[i] @ query))[:k]
+    assert [key for key, _ in got] == expected or np.allclose(
+        [s for _, s in got], [float(vectors[i] @ query) for i in expected], atol=1e-5
+    )
+
+
+def test_context_is_searchable_below_content_and_kept_by_update(memory_store: MemoryStore) -> None:
+    in_context = memory_store.add("we talked about the weekend", ALICE, context="kayak trip on the lake")
+    in_content = memory_store.add("kayak trip booked for June", ALICE)
+    hits = memory_store.search("kayak trip", ALICE, limit=2)
+    assert [h.item.id for h in hits] == [in_content.id, in_context.id]
+    assert hits[1].item.context == "kayak trip on the lake" and hits[1].text_rank == 2
+    newer = memory_store.update(in_context.id, "we talked about the long weekend")
+    assert newer.context == "kayak trip on the lake"
+    assert in_context.id not in {h.item.id for h in memory_store.search("kayak", ALICE)}
+
+
+def test_vector_search_in_a_small_scope_of_a_big_store(memory_backend: str, tmp_path: Path) -> None:
+    store = memory_open(memory_backend, tmp_path)
+    try:
+        rng = np.random.default_rng(5)
+        target = rng.normal(size=128).astype(np.float32)
+        target /= np.linalg.norm(target)
+        crowd = target + 0.05 * rng.normal(size=(200, 128)).astype(np.float32)  # all close to the query
+        bulk = getattr(store, "add_many")  # noqa: B009 - both stores have it; the protocol does not
+        bulk(
+            [f"bob {i}" for i in range(200)],
+            Scope("bob"),
+            vectors=crowd / np.linalg.norm(crowd, axis=1)[:, None],
+        )
+        far = rng.normal(size=(3, 128)).astype(np.float32)
+        for i, vec in enumerate(far / np.linalg.norm(far, axis=1)[:, None]):
+            store.add(f"alice {i}", ALICE, vector=vec.tolist())
+        hits = store.search("", ALICE, limit=3, vector=target.tolist())
+        assert sorted(h.item.content for h in hits) == ["alice 0", "alice 1", "alice 2"]
+    finally:
+        if hasattr(store, "drop_tables"):
+            store.drop_tables()
+        store.close()
