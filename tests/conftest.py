@@ -1,5 +1,7 @@
-"""Session fixtures. ``local_server``: ONE real llama.cpp server (loopback only) shared by every
-test marked ``local_model``; skipped, with the reason, when the local model is not installed."""
+"""Shared fixtures. Every test gets a private data folder and long-term memory off unless it
+asks for a store, so no test touches the user's real run log or memories. ``local_server``:
+ONE real llama.cpp server (loopback only) shared by every test marked ``local_model``; skipped,
+with the reason, when the local model is not installed."""
 
 from __future__ import annotations
 
@@ -9,6 +11,13 @@ import pytest
 
 from tinyharness.errors import ConfigError
 from tinyharness.models.local import LocalServer
+
+
+@pytest.fixture(autouse=True)
+def private_data_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TINYHARNESS_HOME", str(tmp_path_factory.mktemp("home")))
+    monkeypatch.setenv("TINYHARNESS_MEMORY", "off")
+
 
 # Small, so a context-overflow test needs only a short prompt; large enough for JSON mode.
 LOCAL_TEST_N_CTX = 1024

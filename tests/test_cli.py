@@ -237,3 +237,39 @@ def test_resume_continues_an_interrupted_run_without_repeating_tools(
     assert (workspace / "NOTES.md").read_text(encoding="utf-8") == "step one done\n"  # not noted twice
     assert not [e for e in read_events(events_path) if e["type"] == "tool_call"]
     assert main([*base, "--model", f"scripted:{rest}", "--resume"]) == 2  # nothing left to resume
+
+
+def test_memories_of_one_run_are_recalled_in_a_later_session(tmp_path: Path, workspace: Path) -> None:
+    store = str(tmp_path / "memory.db")
+    fact = {"facts": [{"text": "The user prefers tabs over spaces for indentation", "kind": "preference"}]}
+    first = write_script(
+        tmp_path / "one.json",
+        [
+            {**answer("Noted: tabs."), "purpose": "agent"},
+            {**answer(json.dumps(fact)), "purpose": "memory"},
+        ],
+    )
+    base = ["run", "--workspace", str(workspace), "--quiet", "--memory", store]
+    events_one = tmp_path / "one.jsonl"
+    assert main([*base, "--model", f"scripted:{first}", "--events", str(events_one), "I like tabs."]) == 0
+    calls = [e for e in read_events(events_one) if e["type"] == "model_call"]
+    assert [c["purpose"] for c in calls] == ["agent", "memory"]
+    assert any(e["type"] == "memory_write" for e in read_events(events_one))
+
+    second = write_script(
+        tmp_path / "two.json",
+        [{**answer("Use tabs."), "purpose": "agent"}, {**answer('{"facts": []}'), "purpose": "memory"}],
+    )
+    events_two = tmp_path / "two.jsonl"
+    argv = [*base, "--model", f"scripted:{second}", "--trace", "--events", str(events_two)]
+    assert main([*argv, "How should I indent the indentation in my code?"]) == 0
+    request = next(e for e in read_events(events_two) if e["type"] == "model_call")["request"]
+    first_message = " ".join(b["text"] for b in request["messages"][0]["content"])
+    assert "prefers tabs over spaces" in first_message
+    assert "tabs" not in request["system"]  # recall goes after the stable prefix, not into it
+
+
+def test_no_memory_makes_no_memory_request(tmp_path: Path, workspace: Path) -> None:
+    script = write_script(tmp_path / "s.json", [answer("done")])
+    argv = ["run", "--workspace", str(workspace), "--quiet", "--memory", str(tmp_path / "m.db")]
+    assert main([*argv, "--no-memory", "--model", f"scripted:{script}", "task"]) == 0

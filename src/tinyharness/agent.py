@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from .context.base import ContextPolicy, Unmanaged
+from .context.base import ContextPolicy, ModelCaller, Unmanaged
 from .context.validator import validate_messages
 from .errors import ContextLengthExceeded, ModelError, StopRun
 from .events import EventBus
@@ -57,6 +57,16 @@ class Checkpointer(Protocol):
     def save(self, messages: Sequence[Message], state: dict[str, Any]) -> None: ...
 
 
+class LongTermMemory(Protocol):
+    """Memories recalled into a new task, and facts extracted at the end of a run."""
+
+    async def recall(self, task: str) -> str:
+        """A quoted block of relevant memories, or "" when none is relevant."""
+        ...
+
+    async def remember(self, messages: Sequence[Message], call_model: ModelCaller) -> None: ...
+
+
 @dataclass
 class RunResult:
     stop: str  # end_turn | max_iterations | token_budget | stuck | max_tokens | context_overflow | error
@@ -84,6 +94,7 @@ class Agent:
         limits: Limits | None = None,
         trace: bool = False,
         checkpoint: Checkpointer | None = None,
+        memory: LongTermMemory | None = None,
     ) -> None:
         self.model = model
         self.tools = tools
@@ -93,6 +104,7 @@ class Agent:
         self.limits = limits or Limits()
         self.trace = trace
         self.checkpoint = checkpoint
+        self.memory = memory
         self.messages: list[Message] = []
         self.model_calls = 0
         self.iterations = 0
@@ -119,10 +131,10 @@ class Agent:
         running only the tool calls of the interrupted turn that had not finished."""
         self.events.emit("run_start", task=task, model=self.model.name, tools=self.tools.names, **run_info)
         self._restore(history, state or {})
-        if task is not None:
-            self._append(Message.user(task))
         stop, detail, final = "end_turn", "", ""
         try:
+            if task is not None:
+                self._append(await self._task_message(task))
             final = await self._loop()
         except StopRun as exc:
             stop, detail = exc.reason, exc.detail
@@ -131,6 +143,8 @@ class Agent:
         except ModelError as exc:
             stop, detail = "error", str(exc)
             self.events.emit("error", stop=stop, message=detail, kind=type(exc).__name__)
+        if self.memory is not None and stop != "error":
+            await self._remember()
         result = RunResult(
             stop, final, self.model_calls, self.context.compactions, self.messages, self.billed, detail
         )
@@ -144,6 +158,19 @@ class Agent:
             usage={"input_tokens": self.billed.input_tokens, "output_tokens": self.billed.output_tokens},
         )
         return result
+
+    async def _task_message(self, task: str) -> Message:
+        """The task, after the block of recalled memories (the system prompt stays stable)."""
+        block = await self.memory.recall(task) if self.memory is not None else ""
+        return Message("user", (TextBlock(block), TextBlock(task))) if block else Message.user(task)
+
+    async def _remember(self) -> None:
+        """Extraction failures are reported, never fatal: the task's answer is already there."""
+        assert self.memory is not None
+        try:
+            await self.memory.remember(self.messages, self.call_model)
+        except (ModelError, StopRun) as exc:
+            self.events.emit("error", stop="memory", message=f"memory extraction failed: {exc}")
 
     # --- the loop -----------------------------------------------------------------------------
 

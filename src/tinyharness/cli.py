@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,6 +20,9 @@ from .context.base import ContextPolicy
 from .context.manager import build_context
 from .errors import ConfigError, HarnessError
 from .events import EventBus, EventSink, JsonlSink
+from .memory import MemoryManager, MemoryStore, Scope, ScopedMemory, memory_tools, open_store
+from .memory import cli as memory_cli
+from .memory.factory import default_store_url
 from .messages import Message, messages_from_dicts, messages_to_dicts
 from .models.base import Model
 from .models.factory import load_model
@@ -30,6 +34,7 @@ from .tools.notes import NotesFile
 from .tools.permissions import Permissions
 from .tools.shell import check_shell_options
 
+MEMORY_ENV = "TINYHARNESS_MEMORY"
 EXAMPLES = """\
 examples:
   tinyharness run "Read README.md and tell me in one sentence what this project is"
@@ -147,8 +152,27 @@ def build_parser() -> argparse.ArgumentParser:
         help="never ask: run the shell commands --allow rules match and refuse the rest "
         "(needs --shell and an --allow rule for the shell)",
     )
-    limits.add_argument(
+
+    memory = run.add_argument_group("long-term memory")
+    memory.add_argument(
+        "--memory",
+        metavar="URL",
+        default=os.environ.get(MEMORY_ENV),
+        help="memory store: a SQLite path or postgresql://... URL; 'off' disables "
+        f"(default: ${MEMORY_ENV}, else {default_store_url()})",
+    )
+    memory.add_argument(
         "--no-memory", action="store_true", help="no long-term memory recall or extraction in this run"
+    )
+    memory.add_argument(
+        "--memory-user",
+        default=os.environ.get("USER") or "default",
+        help="whose memories to recall and store (default: $USER)",
+    )
+    memory.add_argument(
+        "--memory-dir",
+        metavar="DIR",
+        help="offer the file-memory tool (view/create/str_replace/insert/delete/rename) on DIR",
     )
 
     context = run.add_argument_group("context management")
@@ -162,6 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
     context.add_argument("--compact-instructions", help="extra instructions for the summarizer")
 
     runlog_cli.register(commands)
+    memory_cli.register(commands)
 
     notes = commands.add_parser("notes", help="print the notes file of a workspace")
     notes.add_argument("--workspace", default=".", help="workspace folder (default: .)")
@@ -245,6 +270,7 @@ async def _run(args: argparse.Namespace) -> RunResult:
     log = None if args.no_log else RunLog(args.log or default_path())
     jsonl = JsonlSink(args.events) if args.events else None
     model: Model | None = None
+    opened: list[MemoryStore] = []
     try:
         session, history, state = _session_start(args, log)
         sinks: list[EventSink] = [s for s in (log, jsonl) if s is not None]
@@ -261,6 +287,9 @@ async def _run(args: argparse.Namespace) -> RunResult:
             context_window=args.context_window,
         )
         context = _context(args, model, events, workspace)
+        memory = _memory(args, events, session)
+        if memory is not None:
+            opened.append(memory.manager.store)
         agent = Agent(
             model,
             _tools(args, workspace, events),
@@ -269,6 +298,7 @@ async def _run(args: argparse.Namespace) -> RunResult:
             limits=Limits(args.max_iterations, args.token_budget, args.max_output_tokens),
             trace=args.trace,
             checkpoint=SessionCheckpointer(log, session, events) if log else None,
+            memory=memory,
         )
         task = None if args.resume else args.task
         return await agent.arun(task, history=history, state=state, session=session, **_run_info(context))
@@ -277,9 +307,9 @@ async def _run(args: argparse.Namespace) -> RunResult:
             if model is not None:
                 await model.aclose()
         finally:
-            for sink in (jsonl, log):
-                if sink is not None:
-                    sink.close()
+            for closable in (jsonl, log, *opened):
+                if closable is not None:
+                    closable.close()
 
 
 def _tools(args: argparse.Namespace, workspace: Path, events: EventBus) -> ToolRegistry:
@@ -293,7 +323,18 @@ def _tools(args: argparse.Namespace, workspace: Path, events: EventBus) -> ToolR
         deny=args.deny,
         confirm=_confirm_on_terminal if sys.stdin.isatty() and not args.yes else None,
     )
-    return builtin_tools(workspace, notes=notes, permissions=permissions, shell=args.shell)
+    registry = builtin_tools(workspace, notes=notes, permissions=permissions, shell=args.shell)
+    if args.memory_dir:
+        for tool in memory_tools(Path(args.memory_dir)):
+            registry.add(tool)
+    return registry
+
+
+def _memory(args: argparse.Namespace, events: EventBus, session: str) -> ScopedMemory | None:
+    if args.no_memory or (args.memory or "").lower() == "off":
+        return None
+    manager = MemoryManager(open_store(args.memory), events=events)
+    return ScopedMemory(manager, Scope(user=args.memory_user, agent="tinyharness", session=session))
 
 
 def _run_info(context: ContextPolicy) -> dict[str, Any]:
@@ -314,6 +355,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             text = NotesFile(_notes_path(args, workspace)).read()
             print(text if text else f"(no notes yet in {_notes_path(args, workspace)})")
             return 0
+        if args.command == "memory":
+            return memory_cli.handle(args)
         if args.command != "run":
             code: int = args.handler(args)
             return code

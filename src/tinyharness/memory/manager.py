@@ -424,3 +424,18 @@ def _redacted(item: MemoryItem) -> MemoryItem:
 
     clean = redact(item.content)
     return item if clean == item.content else replace(item, content=clean)
+
+
+class ScopedMemory:
+    """The agent loop's view of long-term memory: recall for a new task and extraction at
+    the end of a run, both within one scope (the loop's ``LongTermMemory`` protocol)."""
+
+    def __init__(self, manager: MemoryManager, scope: Scope) -> None:
+        self.manager = manager
+        self.scope = scope
+
+    async def recall(self, task: str) -> str:
+        return await self.manager.recall_block(task, self.scope)
+
+    async def remember(self, messages: Sequence[Message], call_model: CallModel) -> None:
+        await self.manager.extract_and_store(messages, self.scope, call_model)
