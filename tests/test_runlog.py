@@ -150,7 +150,7 @@ def test_new_log_gets_every_migration_once(db: Path) -> None:
         assert log.schema_version == runlog.SCHEMA_VERSION
     names = {r[0] for r in table(db, "SELECT name FROM sqlite_master WHERE type = 'table'")}
     for expected in ("runs", "events", "model_calls", "tool_calls", "compactions", "memory_ops",
-                     "notes_ops", "errors", "checkpoints"):  # fmt: skip
+                     "notes_ops", "errors", "checkpoints", "checkpoint_messages"):  # fmt: skip
         assert expected in names
     assert table(db, "PRAGMA application_id")[0][0] == runlog.APPLICATION_ID
     assert table(db, "PRAGMA journal_mode")[0][0] == "wal"
@@ -169,7 +169,7 @@ def test_migrations_run_once_and_upgrade_keeps_data(db: Path, monkeypatch: pytes
     monkeypatch.setattr(runlog, "SCHEMA_VERSION", len(runlog.MIGRATIONS))
     for _ in range(3):
         with RunLog(db) as log:
-            assert log.schema_version == 2
+            assert log.schema_version == len(runlog.MIGRATIONS)
     assert table(db, "SELECT count(*) FROM upgrade_marks") == [(1,)]  # applied exactly once
     assert table(db, "SELECT id, task FROM runs") == [("r1", "t")]
 
@@ -475,3 +475,14 @@ def test_list_sink_and_run_log_see_the_same_events(db: Path) -> None:
     with RunLog(db) as log:
         agent = scripted_run([sink, log], trace=False)
         assert [e["type"] for e in log.events(agent.events.run_id)] == [e["type"] for e in sink.events]
+
+
+def test_a_checkpoint_step_rewrites_only_the_messages_after_keep(db: Path) -> None:
+    one, two, three = ({"role": r, "content": [{"type": "text", "text": t}]} for r, t in
+                       (("user", "a"), ("assistant", "b"), ("user", "c")))  # fmt: skip
+    with RunLog(db) as log:
+        log.save_checkpoint("r1", "s", 1, [one, two], {"n": 1})
+        log.save_checkpoint("r1", "s", 2, [three], {"n": 2}, keep=2)
+        assert log.load_checkpoint("s") == ("r1", 2, [one, two, three], {"n": 2})
+        log.save_checkpoint("r1", "s", 3, [three], {"n": 3}, keep=0)  # a compaction rewrote it all
+        assert log.load_checkpoint("s") == ("r1", 3, [three], {"n": 3})

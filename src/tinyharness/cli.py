@@ -223,17 +223,30 @@ def _context(args: argparse.Namespace, model: Model, events: EventBus, workspace
 
 
 class SessionCheckpointer:
-    """Commits the agent's history and state to the run log after every step."""
+    """Commits the agent's history and state to the run log after every step. Messages are
+    immutable, so the ones already stored are recognised by identity and not written again."""
 
-    def __init__(self, log: RunLog, session: str, events: EventBus) -> None:
+    def __init__(self, log: RunLog, session: str, events: EventBus, stored: Sequence[Message]) -> None:
         self.log, self.session, self.events = log, session, events
+        self.stored: list[Message] = list(stored)
         self.step = 0
 
     def save(self, messages: Sequence[Message], state: dict[str, Any]) -> None:
+        keep = 0
+        for old, new in zip(self.stored, messages, strict=False):
+            if old is not new:
+                break
+            keep += 1
         self.step += 1
         self.log.save_checkpoint(
-            self.events.run_id, self.session, self.step, messages_to_dicts(messages), state
+            self.events.run_id,
+            self.session,
+            self.step,
+            messages_to_dicts(messages[keep:]),
+            state,
+            keep=keep,
         )
+        self.stored = list(messages)
 
 
 def _session_start(args: argparse.Namespace, log: RunLog | None) -> tuple[str, list[Message], dict[str, Any]]:
@@ -297,7 +310,7 @@ async def _run(args: argparse.Namespace) -> RunResult:
             events=events,
             limits=Limits(args.max_iterations, args.token_budget, args.max_output_tokens),
             trace=args.trace,
-            checkpoint=SessionCheckpointer(log, session, events) if log else None,
+            checkpoint=SessionCheckpointer(log, session, events, history) if log else None,
             memory=memory,
         )
         task = None if args.resume else args.task

@@ -106,6 +106,13 @@ MIGRATIONS: list[list[str]] = [
             messages TEXT NOT NULL, state TEXT NOT NULL, saved REAL NOT NULL
         )""",
     ],
+    # 2: checkpoint messages one row each, so a step writes (and redacts) only what changed.
+    [
+        """CREATE TABLE checkpoint_messages (
+            session TEXT NOT NULL, position INTEGER NOT NULL, message TEXT NOT NULL,
+            PRIMARY KEY (session, position)
+        )""",
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -470,31 +477,49 @@ class RunLog:
     # --- checkpoints ----------------------------------------------------------------------
 
     def save_checkpoint(
-        self, run_id: str, session: str, step: int, messages: list[dict[str, Any]], state: dict[str, Any]
+        self,
+        run_id: str,
+        session: str,
+        step: int,
+        messages: list[dict[str, Any]],
+        state: dict[str, Any],
+        *,
+        keep: int = 0,
     ) -> None:
-        """Replace the session's checkpoint in one transaction (all of it, or none of it)."""
+        """Replace the session's checkpoint in one transaction (all of it, or none of it).
+        ``keep`` leading messages of the stored checkpoint stay as they are and ``messages``
+        follow them, so a step costs what it added, not the length of the history."""
         try:
-            data = (_to_json(messages), _to_json(state))
+            rows = [(session, keep + i, _to_json(m)) for i, m in enumerate(messages)]
+            state_json = _to_json(state)
         except (TypeError, ValueError) as exc:
             raise RunLogError(f"checkpoint of session {session!r} is not JSON-serialisable: {exc}") from None
         try:
             with self._transaction():
                 self._db.execute(
+                    "DELETE FROM checkpoint_messages WHERE session = ? AND position >= ?", (session, keep)
+                )
+                self._db.executemany(
+                    "INSERT INTO checkpoint_messages (session, position, message) VALUES (?, ?, ?)", rows
+                )
+                self._db.execute(
                     """INSERT OR REPLACE INTO checkpoints (session, run_id, step, messages, state, saved)
-                       VALUES (?, ?, ?, ?, ?, ?)""",
-                    (session, run_id, step, *data, time.time()),
+                       VALUES (?, ?, ?, '[]', ?, ?)""",
+                    (session, run_id, step, state_json, time.time()),
                 )
         except sqlite3.Error as exc:
             raise RunLogError(f"cannot save checkpoint to {self.path}: {exc}") from None
 
     def load_checkpoint(self, session: str) -> Checkpoint | None:
         """The session's last committed checkpoint; unpacks as (run_id, step, messages, state)."""
-        row = self._query_one(
-            "SELECT run_id, step, messages, state FROM checkpoints WHERE session = ?", (session,)
-        )
+        row = self._query_one("SELECT run_id, step, state FROM checkpoints WHERE session = ?", (session,))
         if row is None:
             return None
-        return Checkpoint(row[0], int(row[1]), json.loads(row[2]), json.loads(row[3]))
+        stored = self._query(
+            "SELECT message FROM checkpoint_messages WHERE session = ? ORDER BY position", (session,)
+        )
+        messages = [json.loads(m) for (m,) in stored]
+        return Checkpoint(row[0], int(row[1]), messages, json.loads(row[2]))
 
     # --- reading --------------------------------------------------------------------------
 
