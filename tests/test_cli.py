@@ -285,7 +285,7 @@ def test_session_checkpointer_writes_only_what_changed() -> None:
     class RecordingLog:
         def save_checkpoint(
             self, run_id: str, session: str, step: int, messages: list, state: dict, *, keep: int
-        ) -> None:  # noqa: E501
+        ) -> None:
             saves.append((keep, len(messages)))
 
     history = [Message.user("old task"), Message.assistant("old answer")]
