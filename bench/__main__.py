@@ -1,0 +1,157 @@
+"""``python -m bench``: run every benchmark and write bench/RESULTS.md.
+
+    python -m bench                 # the full suite (about 15 minutes on 2 cores)
+    python -m bench --small         # the quick version of every part
+    python -m bench --only loop,e2e # some parts: loop, tokens, memory, e2e
+    python -m bench --output FILE   # write elsewhere (default: bench/RESULTS.md)
+
+Progress goes to stderr; each part's own tables are printed as it finishes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime
+import importlib
+import io
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from bench import HERE, load_line, machine_line, progress
+
+PARTS = ("loop", "tokens", "memory", "e2e")
+
+
+def _loop(small: bool) -> str:
+    from bench import loop_overhead
+
+    result = loop_overhead.run(small=small)
+    lines = [
+        "Harness CPU time per turn (model time excluded: an instant model and a no-op tool) against "
+        "history length, median over many turns; the window is far above the history, so no "
+        "compaction runs. Every row ran in this same process run.",
+        "",
+        loop_overhead.to_markdown(result),
+        "",
+    ]
+    lines += [f"- {line}" for line in loop_overhead.headlines(result)]
+    lines += [f"- {line}" for line in dominant(result)]
+    return "\n".join(lines)
+
+
+def dominant(result: object) -> list[str]:
+    """Which per-turn parts grow with the history, largest first, at the largest size."""
+    from bench.loop_overhead import ROWS, LoopResult
+
+    assert isinstance(result, LoopResult)
+    size = result.sizes[-1]
+    parts = ["prefix", "calibration", "ledger", "validate", "checkpoint"]
+    measured = [(result.get(p, size), p) for p in parts if result.get(p, size) is not None]
+    measured.sort(reverse=True)
+    lines = []
+    for value, part in measured:
+        growth = result.growth(part)
+        grows = f"grows {growth:,.0f}x from {result.sizes[0]:,} messages" if growth else ""
+        label = ROWS[part].lstrip("- ")
+        lines.append(f"{label}: {value:,.0f} µs at {size:,} messages; {grows}")
+    return lines
+
+
+def _tokens(small: bool) -> str:
+    from bench import context_bench
+
+    report = _quiet(lambda: context_bench.main(["--small"] if small else []))
+    legend = (
+        "Columns: stop reason, tokens billed (input + output of every call), peak tokens of one "
+        "agent request, requests over the window, model calls, compactions, share of the six task "
+        "constraints and of the notes' facts present in the first request after each compaction "
+        "(mean), mean repeated-prefix share of consecutive requests (prompt-cache friendliness)."
+    )
+    return f"{legend}\n\n```text\n{report}\n```"
+
+
+def _memory(small: bool) -> str:
+    try:
+        memory_bench = importlib.import_module("bench.memory_bench")
+    except Exception as exc:  # the memory engineer's module is optional here
+        return f"Pending: bench/memory_bench.py is not importable yet ({type(exc).__name__}: {exc})."
+    entry = getattr(memory_bench, "main", None)
+    if entry is None:
+        return "Pending: bench/memory_bench.py has no main() yet."
+    report = _quiet(lambda: entry(["--small"] if small else []))
+    return f"```text\n{report}\n```"
+
+
+def _e2e(small: bool) -> str:
+    from bench import e2e_local
+
+    result = e2e_local.run(small=small)
+    return f"Command: `{result.command}`\n\n{e2e_local.to_markdown(result)}"
+
+
+def _quiet(call: Callable[[], str]) -> str:
+    """Run a part that prints its own report; keep stdout for the summary, return the report."""
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        report = call()
+    return report if report else buffer.getvalue()
+
+
+SECTIONS: dict[str, tuple[str, str, Callable[[bool], str]]] = {
+    "loop": ("1. Loop overhead vs. history length", "python -m bench.loop_overhead", _loop),
+    "tokens": ("2. Token economy on a long task", "python bench/context_bench.py", _tokens),
+    "memory": ("3. Memory", "python bench/memory_bench.py", _memory),
+    "e2e": ("4. Real model, end to end", "python -m bench.e2e_local", _e2e),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--small", action="store_true", help="the quick version of every part")
+    parser.add_argument("--only", default=",".join(PARTS), help=f"comma list of {', '.join(PARTS)}")
+    parser.add_argument("--output", default=str(HERE / "RESULTS.md"), help="where to write the results")
+    args = parser.parse_args(argv)
+    parts = [p for p in args.only.split(",") if p]
+    unknown = sorted(set(parts) - set(PARTS))
+    if unknown:
+        parser.error(f"unknown part(s) {', '.join(unknown)}; choose from {', '.join(PARTS)}")
+    flag = " --small" if args.small else ""
+    command = "python -m bench" + flag + ("" if parts == list(PARTS) else f" --only {','.join(parts)}")
+    today = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    out = [
+        "# Benchmark results",
+        "",
+        f"Produced by `{command}` (`make bench` runs `python -m bench`) on {today}.",
+        "",
+        f"Machine: {machine_line()}.",
+        "",
+        f"At the start: {load_line()}.",
+    ]
+    body: list[str] = []
+    for part in parts:
+        title, alone, function = SECTIONS[part]
+        progress(f"{title} ...")
+        started = time.perf_counter()
+        text = function(args.small)
+        took = time.perf_counter() - started
+        progress(f"{title}: done in {took:.0f} s")
+        body += [
+            "",
+            f"## {title}",
+            "",
+            f"Command: `{command}` (alone: `{alone}{flag}`); took {took:.0f} s.",
+            "",
+        ]
+        body.append(text)
+        print(f"\n## {title}\n\n{text}", flush=True)
+    out.append(f"At the end: {load_line()}.")
+    out += body
+    Path(args.output).write_text("\n".join(out) + "\n", encoding="utf-8")
+    progress(f"wrote {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,65 @@
+"""The end-to-end benchmark: its bookkeeping on a made-up event stream, and (marked local_model)
+one small real run of the CLI on the local model."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def bench() -> ModuleType:
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    return importlib.import_module("bench.e2e_local")
+
+
+def test_model_time_is_the_gap_before_each_model_call(bench: ModuleType) -> None:
+    events = [
+        {"type": "run_start", "ts": 10.0},
+        {"type": "model_call", "ts": 12.5},
+        {"type": "tool_call", "ts": 12.6},
+        {"type": "tool_result", "ts": 12.7},
+        {"type": "model_call", "ts": 14.7},
+        {"type": "run_end", "ts": 14.8, "stop": "end_turn"},
+    ]
+    assert bench.model_seconds(events) == pytest.approx(4.5)
+    result = bench.E2EResult(files=2, window=4096, max_iterations=4, command="x", wall_s=6.0)
+    bench._fill_from_events(result, events, spawned=9.0)
+    assert result.startup_s == pytest.approx(1.0)
+    assert result.loop_s == pytest.approx(4.8)
+    assert result.model_calls == 2 and result.stop == "end_turn"
+    assert result.harness_loop_share == pytest.approx(0.3 / 4.8)
+    assert result.harness_wall_share == pytest.approx(1.5 / 6.0)
+
+
+def test_coverage_counts_paths_or_file_names(bench: ModuleType) -> None:
+    names = ["src/agent.py", "src/context/tokens.py", "src/cli.py"]
+    assert bench.covered(names, "- agent.py runs the loop\n- src/context/tokens.py counts") == 2
+
+
+def test_snapshot_copies_the_smallest_real_files(bench: ModuleType, tmp_path: Path) -> None:
+    names = bench.snapshot(tmp_path, 5)
+    assert len(names) == 5
+    assert all((tmp_path / name).stat().st_size > 500 for name in names)
+
+
+@pytest.mark.local_model
+def test_small_real_run(bench: ModuleType) -> None:
+    result = bench.run(small=True, timeout=90)
+    if result.skipped:
+        pytest.skip(result.skipped)
+    assert result.files == 5
+    assert result.exit_code in (0, 1), result.stop  # 1: a limit stopped it; a 135M model may loop
+    assert result.model_calls >= 1
+    assert 0 < result.model_s <= result.loop_s <= result.wall_s
+    assert 0 <= result.covered <= result.files
+    assert result.peak_rss_mib > 50
+    report = bench.to_markdown(result)
+    assert "files named in NOTES.md" in report and "harness share" in report
