@@ -72,8 +72,8 @@ ROWS: dict[str, str] = {
     "validate": "validate_messages (every request)",
     "agent": "tinyharness whole agent turn, library (no run log)",
     "agent_cli": "tinyharness whole agent turn, CLI default (run log + checkpoint every step)",
-    "checkpoint": "- one checkpoint save (SessionCheckpointer.save; 5 per turn with one tool call)",
-    "redact": "- of which redacted_json of the whole history (runlog -> events.redacted_json)",
+    "checkpoint": "- one checkpoint step (SessionCheckpointer.save of one new message; ~5 per turn)",
+    "redact": "- naive: redacted_json of the whole history at every step (the old checkpoint)",
     "naive": "seed 000 naive: estimate_tokens over all messages every turn",
     "langchain": "LangChain trim_messages + count_tokens_approximately every turn",
 }
@@ -267,7 +267,7 @@ def measure_agent(history: list[Message], turns: int, *, run_log: bool, warmup: 
             context=context,
             events=events,
             limits=Limits(max_iterations=warmup + turns + 5),
-            checkpoint=SessionCheckpointer(log, "bench", events) if log is not None else None,
+            checkpoint=SessionCheckpointer(log, "bench", events, history) if log is not None else None,
         )
         try:
             result = asyncio.run(agent.arun("Go on with the next files.", history=history))
@@ -281,13 +281,15 @@ def measure_agent(history: list[Message], turns: int, *, run_log: bool, warmup: 
 
 
 def measure_checkpoint(history: list[Message], reps: int) -> tuple[list[float], list[float]]:
-    """CPU seconds of one checkpoint save of the whole history, and of its redaction alone."""
+    """CPU seconds of one checkpoint step (the last message is new), and of redacting the
+    whole history, which is what every step cost before checkpoints became incremental."""
     saves, redactions = [], []
     with tempfile.TemporaryDirectory() as folder:
         log = RunLog(Path(folder) / "runs.db")
         try:
-            checkpointer = SessionCheckpointer(log, "bench", EventBus())
+            SessionCheckpointer(log, "bench", EventBus(), []).save(history[:-1], {})
             for _ in range(reps):
+                checkpointer = SessionCheckpointer(log, "bench", EventBus(), history[:-1])
                 start = time.process_time()
                 checkpointer.save(history, {"model_calls": 1})
                 saves.append(time.process_time() - start)
