@@ -92,8 +92,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="native tool calls, or schema-constrained JSON actions for models without them "
         "(default: json for local, native otherwise)",
     )
-    model.add_argument("--timeout", type=float, default=120.0, help="seconds per model request")
-    model.add_argument("--max-retries", type=int, default=3, help="retries on 429/5xx/timeouts")
+    model.add_argument("--timeout", type=float, default=120.0, help="seconds per model request (120)")
+    model.add_argument("--max-retries", type=int, default=3, help="retries on 429/5xx/timeouts (3)")
     model.add_argument(
         "--max-output-tokens", type=_positive_int, default=1024, help="output limit per request"
     )
@@ -180,9 +180,25 @@ def build_parser() -> argparse.ArgumentParser:
     context.add_argument("--compact-ratio", type=_ratio, help="compact at this share of the window")
     context.add_argument("--compact-buffer", type=_positive_int, help="compact this many tokens below it")
     context.add_argument("--keep-recent", type=_positive_int, help="rounds kept verbatim at compaction")
-    context.add_argument("--accounting", choices=["context", "cumulative"], default="context")
-    context.add_argument("--counter", choices=["auto", "chars4", "exact"], default="auto")
-    context.add_argument("--strategy", help="compaction strategy or pipeline a,b,c")
+    context.add_argument(
+        "--accounting",
+        choices=["context", "cumulative"],
+        default="context",
+        help="context: tokens in the current window (default); cumulative: the sum of input+output "
+        "of every call, reset at compaction (lesson 6)",
+    )
+    context.add_argument(
+        "--counter",
+        choices=["auto", "chars4", "exact"],
+        default="auto",
+        help="auto: an estimate (honest for CJK) corrected by reported usage (default); chars4: "
+        "characters/4 (seed 000); exact: a real tokenizer (the local server's, else o200k)",
+    )
+    context.add_argument(
+        "--strategy",
+        help="summarize, restart, clear-tool-results, sliding-window, offload or none, or a pipeline "
+        "a,b,c (default: offload,clear-tool-results,summarize,sliding-window)",
+    )
     context.add_argument("--compact-instructions", help="extra instructions for the summarizer")
 
     runlog_cli.register(commands)
