@@ -1,8 +1,56 @@
 """tinyharness: the layer that keeps long-running LLM agents stable.
 
-Subpackages: ``models`` (model adapters), ``tools`` (tools and the registry), ``context``
-(token accounting and compaction). Top-level modules: ``messages``, ``events``, ``agent``
-(the loop), ``cli``.
+Subpackages: ``models`` (the Model protocol and adapters), ``tools`` (tools, the registry,
+permissions), ``context`` (token accounting, compaction, the request validator), ``memory``
+(long-term memory). Top-level modules: ``messages``, ``events``, ``agent`` (the loop),
+``runlog``, ``report``, ``redact``, ``progress``, ``cli``. The names below are the public API.
 """
 
+from .agent import Agent, Limits, RunResult
+from .context.base import ContextPolicy
+from .context.manager import ContextManager, build_context
+from .errors import ConfigError, ContextLengthExceeded, HarnessError, ModelError, StopRun
+from .events import EventBus, EventSink, JsonlSink, ListSink
+from .messages import Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from .models.base import Model, ModelRequest, ModelResponse, ToolSpec, Usage
+from .models.factory import load_model
+from .models.scripted import ScriptedModel
+from .tools.base import Tool, ToolRegistry, function_tool
+from .tools.builtin import builtin_tools
+
 __version__ = "0.1.0"
+
+__all__ = [
+    "Agent",
+    "ConfigError",
+    "ContextLengthExceeded",
+    "ContextManager",
+    "ContextPolicy",
+    "EventBus",
+    "EventSink",
+    "HarnessError",
+    "JsonlSink",
+    "Limits",
+    "ListSink",
+    "Message",
+    "Model",
+    "ModelError",
+    "ModelRequest",
+    "ModelResponse",
+    "RunResult",
+    "ScriptedModel",
+    "StopRun",
+    "TextBlock",
+    "ThinkingBlock",
+    "Tool",
+    "ToolRegistry",
+    "ToolResultBlock",
+    "ToolSpec",
+    "ToolUseBlock",
+    "Usage",
+    "__version__",
+    "build_context",
+    "builtin_tools",
+    "function_tool",
+    "load_model",
+]
