@@ -210,3 +210,17 @@ def test_common_prefix_counts_whole_chunks_then_characters() -> None:
     assert common_prefix(["abc"], ["abc", "new"]) == 3
     assert common_prefix(["xbc"], ["abc"]) == 0
     assert common_prefix([], ["abc"]) == 0
+
+
+def test_the_figure_leaves_room_above_the_window_for_the_compaction_labels() -> None:
+    from tinyharness.report import LABEL_HEADROOM, _figure
+
+    report = build_report(_events())
+    assert report.window == 1000 and max(c.tokens or 0 for c in report.calls) < 1000
+    (axes,) = _figure(report).axes
+    bottom, top = axes.get_ylim()
+    assert bottom == 0 and top == pytest.approx(1000 * LABEL_HEADROOM)
+    # Each label sits 12 points below the top: above the window line, not on it.
+    window_y = axes.transData.transform((0, 1000))[1]
+    top_y = axes.transAxes.transform((0, 1))[1]
+    assert top_y - window_y > 12 * axes.figure.dpi / 72

@@ -249,3 +249,23 @@ def test_show_marks_an_unfinished_run(capsys: pytest.CaptureFixture[str], tmp_pa
     assert out.rstrip().endswith("(no run_end: the run is still going, or it was killed)")
     code, out, _ = run_cli(capsys, "runs", "--log", str(db))
     assert re.search(r"cut\s+.*\s+unfinished\s+0\s+0\s+t$", out.splitlines()[1])
+
+
+def test_show_marks_the_context_events_around_a_compaction() -> None:
+    def event(kind: str, **fields: object) -> dict[str, object]:
+        return {"type": kind, "seq": 1, "ts": 1.0, "run_id": "r", **fields}
+
+    lines = runlog_cli.transcript(
+        [
+            event("offload", index=3, chars_before=9000, chars_after=400),
+            event("compaction_fallback", strategy="summarize", reason="no reduction"),
+            event("compaction", n=1, strategy="sliding-window", tokens_before=1594, tokens_after=961),
+            event("context_warning", message="after compaction the window still holds ~1500 tokens"),
+        ]
+    )
+    assert lines[:4] == [
+        "    [context] offloaded message 3: 9000 -> 400 chars",
+        "    [context] summarize: no reduction",
+        "==== compaction #1 (sliding-window): tokens 1594 -> 961, messages None -> None ====",
+        "    [context] after compaction the window still holds ~1500 tokens",
+    ]

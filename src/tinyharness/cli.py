@@ -26,6 +26,7 @@ from .memory.factory import default_store_url
 from .messages import Message, messages_from_dicts, messages_to_dicts
 from .models.base import Model
 from .models.factory import load_model
+from .otel import OTelSink, otel_sink_from_env, provider_name
 from .progress import ProgressPrinter
 from .runlog import RunLog, RunLogError, default_path
 from .tools.base import ToolRegistry
@@ -106,6 +107,12 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     where.add_argument("--log", metavar="PATH", help=f"run log database (default: {default_path()})")
     where.add_argument("--no-log", action="store_true", help="do not record this run in the run log")
+    where.add_argument(
+        "--otel",
+        action="store_true",
+        help="record OpenTelemetry spans (GenAI conventions): to OTEL_EXPORTER_OTLP_ENDPOINT when set, "
+        "else printed on stderr (needs the otel extra)",
+    )
 
     sessions = run.add_argument_group("sessions")
     sessions.add_argument(
@@ -300,9 +307,13 @@ async def _run(args: argparse.Namespace) -> RunResult:
     jsonl = JsonlSink(args.events) if args.events else None
     model: Model | None = None
     opened: list[MemoryStore] = []
+    otel: OTelSink | None = None
     try:
         session, history, state = _session_start(args, log)
         sinks: list[EventSink] = [s for s in (log, jsonl) if s is not None]
+        if args.otel:
+            otel = otel_sink_from_env(provider=provider_name(args.model))
+            sinks.append(otel)
         if not args.quiet:
             sinks.append(ProgressPrinter())
         events = EventBus(sinks)
@@ -336,7 +347,7 @@ async def _run(args: argparse.Namespace) -> RunResult:
             if model is not None:
                 await model.aclose()
         finally:
-            for closable in (jsonl, log, *opened):
+            for closable in (otel, jsonl, log, *opened):
                 if closable is not None:
                     closable.close()
 

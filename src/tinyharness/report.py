@@ -26,6 +26,8 @@ from typing import Any
 
 from .events import Event
 
+LABEL_HEADROOM = 1.12  # the figure's y axis ends this far above its highest value
+
 
 @dataclass(frozen=True)
 class CallPoint:
@@ -439,7 +441,10 @@ def _figure(report: RunReport) -> Any:
     axes.set_xlabel("model call")
     axes.set_ylabel("tokens")
     axes.set_title(_title(report))
-    axes.set_ylim(bottom=0)
+    # Headroom above the highest line, so the compaction labels at the top never sit on the
+    # window line (the window is usually the highest value drawn).
+    top = max([*(c.tokens or 0 for c in report.calls), report.window or 0, report.compact_at or 0])
+    axes.set_ylim(bottom=0, top=top * LABEL_HEADROOM or None)
     axes.grid(alpha=0.3)
     axes.xaxis.set_major_locator(MaxNLocator(integer=True))
     if axes.get_legend_handles_labels()[0]:

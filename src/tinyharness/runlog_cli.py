@@ -202,6 +202,13 @@ def _describe(event: Event, replies: dict[int, str], results: dict[str, str]) ->
             f"==== compaction #{get('n')} ({get('strategy')}): tokens {get('tokens_before')} -> "
             f"{get('tokens_after')}, messages {get('messages_before')} -> {get('messages_after')} ===="
         ]
+    if kind == "compaction_fallback":
+        return [f"    [context] {get('strategy')}: {get('reason', '')}"]
+    if kind == "context_warning":
+        return [f"    [context] {get('message', '')}"]
+    if kind == "offload":
+        sizes = f"{get('chars_before')} -> {get('chars_after')} chars"
+        return [f"    [context] offloaded message {get('index')}: {sizes}"]
     if kind == "notes_write":
         return [f"    [notes] {get('op', 'write')} {get('chars', '?')} chars"]
     if kind in ("memory_write", "memory_recall"):

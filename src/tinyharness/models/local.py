@@ -89,7 +89,9 @@ class LocalServer:
         if n_ctx < 16:
             raise ConfigError(f"local model context must be at least 16 tokens, not {n_ctx}")
         self.requested_n_ctx = n_ctx
-        self.threads = threads or available_cores()
+        # One core is left to everything else: with as many llama.cpp threads as cores, a
+        # second busy process stalls its spinning thread pool (measured: minutes per call).
+        self.threads = threads or max(1, available_cores() - 1)
         self.startup_timeout = startup_timeout
         self.verbose = verbose
         self.api_key = secrets.token_urlsafe(24)  # keeps other local programs and web pages out
