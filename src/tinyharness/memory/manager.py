@@ -195,15 +195,13 @@ class MemoryManager:
         transcript = render_transcript(messages, self.transcript_chars)
         if not transcript.strip():
             return []
-        request = ModelRequest(
-            messages=(Message.user(f"Conversation:\n<conversation>\n{transcript}\n</conversation>"),),
-            system=EXTRACTION_SYSTEM,
-            purpose="memory",
-            max_tokens=800,
-            response_schema=EXTRACTION_SCHEMA,
+        reply = await _ask(
+            call_model,
+            f"Conversation:\n<conversation>\n{transcript}\n</conversation>",
+            EXTRACTION_SYSTEM,
+            EXTRACTION_SCHEMA,
         )
-        response = await call_model(request)
-        facts = parse_facts(response.message.text)
+        facts = parse_facts(reply)
         self._emit("memory_write", op="extract", facts=len(facts))
         return [Fact(redact(f.text), f.kind) for f in facts if redact(f.text).strip()]
 
@@ -227,15 +225,13 @@ class MemoryManager:
             f"[{i}] {json.dumps(m.content, ensure_ascii=False)}" for i, m in enumerate(similar, 1)
         )
         new = "\n".join(f"({i}) {json.dumps(f.text, ensure_ascii=False)}" for i, f in enumerate(facts, 1))
-        request = ModelRequest(
-            messages=(Message.user(f"Existing memories:\n{existing}\n\nNew facts:\n{new}"),),
-            system=CONSOLIDATION_SYSTEM,
-            purpose="memory",
-            max_tokens=800,
-            response_schema=CONSOLIDATION_SCHEMA,
+        reply = await _ask(
+            call_model,
+            f"Existing memories:\n{existing}\n\nNew facts:\n{new}",
+            CONSOLIDATION_SYSTEM,
+            CONSOLIDATION_SCHEMA,
         )
-        response = await call_model(request)
-        decisions = parse_operations(response.message.text)
+        decisions = parse_operations(reply)
         return await asyncio.to_thread(self._apply, decisions, facts, similar, scope)
 
     def _apply(
@@ -405,6 +401,19 @@ def parse_operations(text: str) -> list[dict[str, Any]] | None:
             op = str(entry.get("op", entry.get("event", ""))).lower()
             ops.append({**entry, "op": op})
     return ops
+
+
+async def _ask(call_model: CallModel, prompt: str, system: str, schema: dict[str, Any]) -> str:
+    """The text of the model's reply to one memory request (``prompt`` as the user's message)."""
+    request = ModelRequest(
+        messages=(Message.user(prompt),),
+        system=system,
+        purpose="memory",
+        max_tokens=800,
+        response_schema=schema,
+    )
+    response = await call_model(request)
+    return response.message.text
 
 
 def _int(value: Any) -> int | None:

@@ -11,31 +11,26 @@ Both are fused by reciprocal rank fusion as in the SQLite store. Needs ``psycopg
 from __future__ import annotations
 
 import builtins
-import json
 import math
 import struct
-import threading
 import time
-import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-import numpy as np
-
 from ..errors import ConfigError
-from .base import COLUMNS, MemoryItem, MemoryNotFound, Scope, SearchHit, Status, content_hash, item_from_row
+from .base import COLUMNS, MemoryItem, Scope, Status, item_from_row
 from .embed import Embedder, Vectors
+from .sqlbase import EXTERNAL_MODEL as EXTERNAL_MODEL  # re-exported
+from .sqlbase import SQLStoreBase
 from .text import (
     CONTEXT_WEIGHT,
     VECTOR_WEIGHT,
     common_term_cap,
     index_text,
     query_terms,
-    reciprocal_rank_fusion,
 )
 
-EXTERNAL_MODEL = "external"
 TS_CONFIG = "english"
 
 
@@ -87,13 +82,22 @@ def _schema(prefix: str) -> builtins.list[str]:
     ]
 
 
+def _with_text(row: dict[str, Any]) -> dict[str, Any]:
+    """A ``version_row`` plus the normalized text the ``tsv`` column is generated from."""
+    return row | {"body": index_text(row["content"]), "context_body": index_text(row["context"])}
+
+
 def _vector_text(vector: Vectors) -> str:
     return "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]"
 
 
-class PostgresStore:
+class PostgresStore(SQLStoreBase):
     """``MemoryStore`` on PostgreSQL + pgvector. ``table_prefix`` lets tests and several
     deployments share one database."""
+
+    _mark = "%s"
+    _order_tiebreak = "seq"
+    _lock_suffix = " FOR UPDATE"
 
     def __init__(
         self,
@@ -114,12 +118,9 @@ class PostgresStore:
         if not table_prefix.replace("_", "").isalnum():
             raise ConfigError(f"table prefix must be letters, digits and '_', got {table_prefix!r}")
         self.url = url
-        self.embedder = embedder
-        self.vector_model = vector_model or (embedder.name if embedder else EXTERNAL_MODEL)
-        self.candidates = candidates
-        self.vector_weight = vector_weight
+        self._init_common(embedder, vector_model, candidates, vector_weight)
         self._t = table_prefix
-        self._lock = threading.RLock()
+        self._table = f"{table_prefix}memories"
         try:
             self._conn: Any = psycopg.connect(url, autocommit=True)
         except psycopg.OperationalError as exc:
@@ -134,262 +135,47 @@ class PostgresStore:
         with self._lock, self._conn.transaction(), self._conn.cursor() as cur:
             yield cur
 
-    def _vector_for(self, content: str, vector: Sequence[float] | None) -> Vectors | None:
-        if vector is not None:
-            return np.asarray(vector, dtype=np.float32)
-        if self.embedder is not None:
-            return self.embedder.embed_documents([content])[0]
-        return None
+    _write = _tx  # every statement runs in a transaction
+    _read = _tx
 
-    def _insert(
-        self,
-        cur: Any,
-        *,
-        content: str,
-        scope: Scope,
-        kind: str,
-        metadata: dict[str, Any],
-        root_id: str | None,
-        version: int,
-        previous_id: str | None,
-        reason: str,
-        vector: Vectors | None,
-        access: tuple[float, int] | None = None,
-        context: str = "",
-    ) -> MemoryItem:
-        memory_id = uuid.uuid4().hex
-        now = time.time()
-        last_access, uses = access or (now, 0)
-        cur.execute(
-            f"INSERT INTO {self._t}memories (id, root_id, version, content, user_id, agent_id, session_id, "
-            "kind, "
-            "metadata, content_hash, valid_from, previous_id, reason, last_access_at, access_count, body, "
-            "context, context_body) "
-            f"VALUES ({', '.join(['%s'] * 18)}) RETURNING {COLUMNS}",
-            (
-                memory_id,
-                root_id or memory_id,
-                version,
-                content,
-                scope.user or "",
-                scope.agent or "",
-                scope.session or "",
-                kind,
-                json.dumps(metadata, ensure_ascii=False),
-                content_hash(content),
-                now,
-                previous_id,
-                reason,
-                last_access,
-                uses,
-                index_text(content),
-                context,
-                index_text(context),
-            ),
-        )
+    def _insert_version(self, cur: Any, row: dict[str, Any], vector: Vectors | None) -> MemoryItem:
+        row = _with_text(row)
+        cur.execute(self._insert_sql(row, f" RETURNING {COLUMNS}"), builtins.list(row.values()))
         item = item_from_row(cur.fetchone())
         if vector is not None:
             cur.execute(
                 f"INSERT INTO {self._t}memory_vectors (memory_id, model, embedding) VALUES (%s, %s, "
                 "%s::vector)",
-                (memory_id, self.vector_model, _vector_text(vector)),
+                (row["id"], self.vector_model, _vector_text(vector)),
             )
         return item
 
-    def _lock_current(self, cur: Any, memory_id: str) -> MemoryItem:
-        cur.execute(f"SELECT {COLUMNS} FROM {self._t}memories WHERE id = %s FOR UPDATE", (memory_id,))
-        row = cur.fetchone()
-        if row is None:
-            raise MemoryNotFound(f"no memory with id {memory_id!r}")
-        item = item_from_row(row)
-        if not item.is_current:
-            successor = f"; its successor is {item.superseded_by}" if item.superseded_by else ""
-            raise MemoryNotFound(f"memory {memory_id!r} is {item.status}{successor}")
-        return item
-
-    def _close(self, cur: Any, memory_id: str, status: Status, successor: str | None, reason: str) -> None:
+    def _close_version(
+        self, cur: Any, memory_id: str, status: Status, successor: str | None, reason: str
+    ) -> None:
         cur.execute(
             f"UPDATE {self._t}memories SET status = %s, valid_to = %s, superseded_by = %s, "
             "reason = CASE WHEN %s = '' THEN reason ELSE %s END WHERE id = %s",
             (status, time.time(), successor, reason, reason, memory_id),
         )
 
-    # --- MemoryStore ------------------------------------------------------------------------
+    def _insert_many(self, cur: Any, rows: builtins.list[dict[str, Any]], vectors: Vectors | None) -> None:
+        """With COPY (vectors in pgvector's binary format), then fresh statistics."""
+        rows = [_with_text(row) for row in rows]
+        if rows:
+            with cur.copy(f"COPY {self._t}memories ({', '.join(rows[0])}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(tuple(row.values()))
+        if vectors is not None:
+            with cur.copy(
+                f"COPY {self._t}memory_vectors (memory_id, model, embedding) FROM STDIN WITH (FORMAT BINARY)"
+            ) as copy:
+                copy.write(_binary_copy([row["id"] for row in rows], self.vector_model, vectors))
+        # Fresh statistics: without them the planner scans where an index would do.
+        cur.execute(f"ANALYZE {self._t}memories")
+        cur.execute(f"ANALYZE {self._t}memory_vectors")
 
-    def add(
-        self,
-        content: str,
-        scope: Scope,
-        *,
-        kind: str = "fact",
-        metadata: dict[str, Any] | None = None,
-        vector: Sequence[float] | None = None,
-        context: str = "",
-    ) -> MemoryItem:
-        vec = self._vector_for(content, vector)
-        with self._tx() as cur:
-            return self._insert(
-                cur,
-                context=context,
-                content=content,
-                scope=scope,
-                kind=kind,
-                metadata=dict(metadata or {}),
-                root_id=None,
-                version=1,
-                previous_id=None,
-                reason="",
-                vector=vec,
-            )
-
-    def add_many(
-        self,
-        contents: Sequence[str],
-        scope: Scope,
-        *,
-        vectors: Vectors | None = None,
-        kind: str = "fact",
-        contexts: Sequence[str] | None = None,
-    ) -> builtins.list[str]:
-        """Bulk insert with COPY (vectors in pgvector's binary format); returns the ids."""
-        if vectors is None and self.embedder is not None:
-            vectors = self.embedder.embed_documents(list(contents))
-        ids = [uuid.uuid4().hex for _ in contents]
-        now = time.time()
-        with self._tx() as cur:
-            columns = "id, root_id, version, content, user_id, agent_id, session_id, kind, content_hash, "
-            columns += "valid_from, last_access_at, body, context, context_body"
-            with cur.copy(f"COPY {self._t}memories ({columns}) FROM STDIN") as copy:
-                for index, (memory_id, content) in enumerate(zip(ids, contents, strict=True)):
-                    context = contexts[index] if contexts is not None else ""
-                    copy.write_row(
-                        (
-                            memory_id,
-                            memory_id,
-                            1,
-                            content,
-                            scope.user or "",
-                            scope.agent or "",
-                            scope.session or "",
-                            kind,
-                            content_hash(content),
-                            now,
-                            now,
-                            index_text(content),
-                            context,
-                            index_text(context),
-                        )
-                    )
-            if vectors is not None:
-                with cur.copy(
-                    f"COPY {self._t}memory_vectors (memory_id, model, embedding) FROM STDIN WITH (FORMAT "
-                    "BINARY)"
-                ) as copy:
-                    copy.write(_binary_copy(ids, self.vector_model, vectors))
-            # Fresh statistics: without them the planner scans where an index would do.
-            cur.execute(f"ANALYZE {self._t}memories")
-            cur.execute(f"ANALYZE {self._t}memory_vectors")
-        return ids
-
-    def get(self, memory_id: str) -> MemoryItem | None:
-        with self._tx() as cur:
-            cur.execute(f"SELECT {COLUMNS} FROM {self._t}memories WHERE id = %s", (memory_id,))
-            row = cur.fetchone()
-        return item_from_row(row) if row else None
-
-    def update(
-        self,
-        memory_id: str,
-        content: str,
-        *,
-        reason: str = "",
-        metadata: dict[str, Any] | None = None,
-        vector: Sequence[float] | None = None,
-        context: str | None = None,
-    ) -> MemoryItem:
-        vec = self._vector_for(content, vector)
-        with self._tx() as cur:
-            old = self._lock_current(cur, memory_id)
-            new = self._insert(
-                cur,
-                content=content,
-                scope=old.scope,
-                kind=old.kind,
-                metadata=dict(old.metadata if metadata is None else metadata),
-                root_id=old.root_id,
-                version=old.version + 1,
-                previous_id=old.id,
-                reason=reason,
-                vector=vec,
-                access=(old.last_access_at, old.access_count),
-                context=old.context if context is None else context,
-            )
-            self._close(cur, old.id, "superseded", new.id, "")
-            return new
-
-    def delete(self, memory_id: str, *, reason: str = "", status: Status = "deleted") -> MemoryItem:
-        if status not in ("deleted", "evicted"):
-            raise ValueError(f"delete closes a memory as 'deleted' or 'evicted', not {status!r}")
-        with self._tx() as cur:
-            self._lock_current(cur, memory_id)
-            self._close(cur, memory_id, status, None, reason)
-            cur.execute(f"SELECT {COLUMNS} FROM {self._t}memories WHERE id = %s", (memory_id,))
-            return item_from_row(cur.fetchone())
-
-    def history(self, memory_id: str) -> builtins.list[MemoryItem]:
-        with self._tx() as cur:
-            cur.execute(
-                f"SELECT {COLUMNS} FROM {self._t}memories WHERE root_id = "
-                f"(SELECT root_id FROM {self._t}memories WHERE id = %s) ORDER BY version",
-                (memory_id,),
-            )
-            rows = cur.fetchall()
-        return [item_from_row(r) for r in rows]
-
-    def list(
-        self, scope: Scope, *, include_closed: bool = False, limit: int | None = None
-    ) -> builtins.list[MemoryItem]:
-        where, params = _scope_sql(scope)
-        if not include_closed:
-            where.append("status = 'current'")
-        condition = " AND ".join(where) or "TRUE"
-        sql = f"SELECT {COLUMNS} FROM {self._t}memories WHERE {condition} ORDER BY valid_from DESC, seq DESC"
-        if limit is not None:
-            sql += f" LIMIT {int(limit)}"
-        with self._tx() as cur:
-            cur.execute(sql, params)
-            rows = cur.fetchall()
-        return [item_from_row(r) for r in rows]
-
-    def find_by_hash(self, digest: str, scope: Scope) -> MemoryItem | None:
-        where, params = _scope_sql(scope)
-        with self._tx() as cur:
-            cur.execute(
-                f"SELECT {COLUMNS} FROM {self._t}memories WHERE content_hash = %s AND status = 'current' AND "
-                f"{' AND '.join(where) or 'TRUE'} LIMIT 1",
-                [digest, *params],
-            )
-            row = cur.fetchone()
-        return item_from_row(row) if row else None
-
-    def count(self, scope: Scope) -> int:
-        where, params = _scope_sql(scope)
-        where.append("status = 'current'")
-        with self._tx() as cur:
-            cur.execute(f"SELECT count(*) FROM {self._t}memories WHERE {' AND '.join(where)}", params)
-            return int(cur.fetchone()[0])
-
-    def touch(self, memory_ids: Sequence[str]) -> None:
-        if not memory_ids:
-            return
-        now = time.time()
-        with self._tx() as cur:
-            cur.executemany(
-                f"UPDATE {self._t}memories SET last_access_at = %s, "
-                "access_count = access_count + 1 WHERE id = "
-                "%s",
-                [(now, memory_id) for memory_id in memory_ids],
-            )
+    # --- MemoryStore (the rest is SQLStoreBase's) ---------------------------------------------
 
     def drop_tables(self) -> None:
         """Remove this prefix's tables (tests)."""
@@ -406,7 +192,7 @@ class PostgresStore:
         terms = [t for t in (_tsquery_term(t) for t in query_terms(query)) if t]
         if not terms:
             return []
-        where, params = _scope_sql(scope)
+        where, params = self._scope_sql(scope)
         where.append("status = 'current'")
         scope_sql = " AND ".join(where)
         cur.execute(f"SELECT count(*) FROM {self._t}memories WHERE {scope_sql}", params)
@@ -454,7 +240,7 @@ class PostgresStore:
             [text, self.vector_model, dim, text, limit * 8],
         )
         found = [(r[0], float(r[1])) for r in cur.fetchall()]
-        where, params = _scope_sql(scope)
+        where, params = self._scope_sql(scope)
         where.append("status = 'current'")
         cur.execute(
             f"SELECT id FROM {self._t}memories WHERE id = ANY(%s) AND {' AND '.join(where)}",
@@ -464,7 +250,7 @@ class PostgresStore:
         kept = [hit for hit in found if hit[0] in allowed]
         if len(kept) >= limit or len(found) < limit * 8:
             return kept[:limit]
-        where, params = _scope_sql(scope, prefix="m.")
+        where, params = self._scope_sql(scope, prefix="m.")
         where.append("m.status = 'current'")
         cur.execute(
             f"SELECT m.id, 1 - (v.embedding <=> %s::vector) FROM {self._t}memory_vectors v "
@@ -475,38 +261,9 @@ class PostgresStore:
         )
         return [(r[0], float(r[1])) for r in cur.fetchall()]
 
-    def search(
-        self, query: str, scope: Scope, *, limit: int = 5, vector: Sequence[float] | None = None
-    ) -> builtins.list[SearchHit]:
-        depth = max(self.candidates, limit * 4)
-        qvec: Vectors | None = None
-        if vector is not None:
-            qvec = np.asarray(vector, dtype=np.float32)
-        elif self.embedder is not None and query.strip():
-            qvec = self.embedder.embed_query(query)
-        with self._tx() as cur:
-            text_rank = self._text_ranking(cur, query, scope, depth)
-            vector_hits = self._vector_ranking(cur, qvec, scope, depth) if qvec is not None else []
-            vector_rank = [key for key, _ in vector_hits]
-            fused = reciprocal_rank_fusion([text_rank, vector_rank], weights=[1.0, self.vector_weight])[
-                :limit
-            ]
-            if not fused:
-                return []
-            cur.execute(
-                f"SELECT {COLUMNS} FROM {self._t}memories WHERE id = ANY(%s)", ([key for key, _ in fused],)
-            )
-            rows = {r[0]: r for r in cur.fetchall()}
-        text_pos = {r: i + 1 for i, r in enumerate(text_rank)}
-        vec_pos = {r: i + 1 for i, r in enumerate(vector_rank)}
-        similarity = dict(vector_hits)
-        return [
-            SearchHit(
-                item_from_row(rows[key]), score, text_pos.get(key), vec_pos.get(key), similarity.get(key)
-            )
-            for key, score in fused
-            if key in rows
-        ]
+    def _rows_by_key(self, cur: Any, keys: builtins.list[str]) -> dict[str, Sequence[Any]]:
+        cur.execute(f"SELECT {COLUMNS} FROM {self._t}memories WHERE id = ANY(%s)", (keys,))
+        return {r[0]: r for r in cur.fetchall()}
 
 
 def _tsquery_term(term: str) -> str:
@@ -534,15 +291,3 @@ def _safe_url(url: str) -> str:
     from ..redact import redact
 
     return redact(url)
-
-
-def _scope_sql(
-    scope: Scope, *, exact: bool = False, prefix: str = ""
-) -> tuple[builtins.list[str], builtins.list[str]]:
-    where: builtins.list[str] = []
-    params: builtins.list[str] = []
-    for column, value in (("user_id", scope.user), ("agent_id", scope.agent), ("session_id", scope.session)):
-        if value is not None or exact:
-            where.append(f"{prefix}{column} = %s")
-            params.append(value or "")
-    return where, params

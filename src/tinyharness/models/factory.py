@@ -8,9 +8,15 @@ Adapters are imported when needed, so a scripted run never starts anything else.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..errors import ConfigError
 from .base import Model
 from .json_mode import ToolMode, check_tool_mode
+
+if TYPE_CHECKING:
+    from .anthropic_messages import AnthropicModel
+    from .openai_chat import OpenAIChatModel
 
 VALID_FORMS = (
     "openai:NAME",
@@ -40,22 +46,8 @@ def load_model(
         return _local(rest or None, mode or "json", timeout, max_retries, context_window)
     if kind in ("openai", "anthropic", "scripted") and not rest:
         raise ConfigError(f"model {spec!r} needs a name after '{kind}:'; {_forms()}")
-    if kind == "openai":
-        from .openai_chat import OpenAIChatModel
-
-        return OpenAIChatModel(
-            rest,
-            base_url=base_url,
-            api_key=api_key,
-            tool_mode=mode or "native",
-            timeout=timeout,
-            max_retries=max_retries,
-            context_window=context_window,
-        )
-    if kind == "anthropic":
-        from .anthropic_messages import AnthropicModel
-
-        return AnthropicModel(
+    if kind in ("openai", "anthropic"):
+        return _hosted_adapter(kind)(
             rest,
             base_url=base_url,
             api_key=api_key,
@@ -69,6 +61,17 @@ def load_model(
 
         return ScriptedModel(rest, context_window=context_window)
     raise ConfigError(f"unknown model {spec!r}; {_forms()}")
+
+
+def _hosted_adapter(kind: str) -> type[OpenAIChatModel] | type[AnthropicModel]:
+    """The adapter class for ``openai`` or ``anthropic``, imported only now (its SDK with it)."""
+    if kind == "openai":
+        from .openai_chat import OpenAIChatModel
+
+        return OpenAIChatModel
+    from .anthropic_messages import AnthropicModel
+
+    return AnthropicModel
 
 
 def _local(

@@ -1,0 +1,369 @@
+"""What the two SQL memory stores share, whatever the database underneath.
+
+``SQLStoreBase`` holds the backend-independent half of ``SQLiteStore`` and ``PostgresStore``: the
+versioning flow (``add``, ``update``, ``delete``: insert a version, close the one it supersedes),
+the reads that are plain SQL in both dialects (``get``, ``history``, ``list``, ``find_by_hash``,
+``count``, ``touch``), scope filters, the row a new version is written as, and the hybrid search
+(vector for the query, reciprocal rank fusion, hits). A subclass supplies the driver: its
+placeholder (``_mark``), table name, transactions (``_write``, ``_read``), and what it does
+differently on insert, close and ranking. Both drivers' handles answer ``execute(sql,
+params)`` with an object that has ``fetchone`` and ``fetchall``, and ``executemany``.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import threading
+import time
+import uuid
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from typing import Any
+
+import numpy as np
+
+from .base import COLUMNS, MemoryItem, MemoryNotFound, Scope, SearchHit, Status, content_hash, item_from_row
+from .embed import Embedder, Vectors
+from .text import reciprocal_rank_fusion
+
+EXTERNAL_MODEL = "external"
+
+
+def scope_sql(
+    scope: Scope, mark: str, *, exact: bool = False, prefix: str = ""
+) -> tuple[builtins.list[str], builtins.list[str]]:
+    """WHERE clauses for a scope with ``mark`` as the placeholder; ``exact`` also pins fields left
+    ``None`` to "not tied"."""
+    where: builtins.list[str] = []
+    params: builtins.list[str] = []
+    for column, value in (("user_id", scope.user), ("agent_id", scope.agent), ("session_id", scope.session)):
+        if value is not None or exact:
+            where.append(f"{prefix}{column} = {mark}")
+            params.append(value or "")
+    return where, params
+
+
+def version_row(
+    *,
+    memory_id: str,
+    content: str,
+    scope: Scope,
+    kind: str,
+    now: float,
+    metadata: dict[str, Any] | None = None,
+    root_id: str | None = None,
+    version: int = 1,
+    previous_id: str | None = None,
+    reason: str = "",
+    access: tuple[float, int] | None = None,
+    context: str = "",
+) -> dict[str, Any]:
+    """The columns of a new current version, by name (a store adds its own, e.g. ``seq``)."""
+    last_access, uses = access or (now, 0)
+    return {
+        "id": memory_id,
+        "root_id": root_id or memory_id,
+        "version": version,
+        "content": content,
+        "user_id": scope.user or "",
+        "agent_id": scope.agent or "",
+        "session_id": scope.session or "",
+        "kind": kind,
+        "metadata": json.dumps(metadata or {}, ensure_ascii=False),
+        "content_hash": content_hash(content),
+        "valid_from": now,
+        "previous_id": previous_id,
+        "reason": reason,
+        "last_access_at": last_access,
+        "access_count": uses,
+        "context": context,
+    }
+
+
+def check_current(item: MemoryItem | None, memory_id: str) -> MemoryItem:
+    """``item`` if it is a current version; MemoryNotFound (saying why) if not."""
+    if item is None:
+        raise MemoryNotFound(f"no memory with id {memory_id!r}")
+    if not item.is_current:
+        successor = f"; its successor is {item.superseded_by}" if item.superseded_by else ""
+        raise MemoryNotFound(f"memory {memory_id!r} is {item.status}{successor}")
+    return item
+
+
+class SQLStoreBase:
+    """The shared half of the SQL ``MemoryStore`` implementations (see the module docstring)."""
+
+    url: str
+    _table: str  # the memories table
+    _mark: str  # the driver's placeholder
+    _order_tiebreak: str  # the column that orders rows written at the same ``valid_from``
+    _lock_suffix: str = ""  # appended to the SELECT that reads a version before closing it
+
+    def _init_common(
+        self, embedder: Embedder | None, vector_model: str | None, candidates: int, vector_weight: float
+    ) -> None:
+        self.embedder = embedder
+        self.vector_model = vector_model or (embedder.name if embedder else EXTERNAL_MODEL)
+        self.candidates = candidates
+        self.vector_weight = vector_weight
+        self._lock = threading.RLock()
+
+    # --- what a subclass supplies ---------------------------------------------------------
+
+    def _write(self) -> AbstractContextManager[Any]:
+        """A write transaction; yields the handle to execute on."""
+        raise NotImplementedError
+
+    def _read(self) -> AbstractContextManager[Any]:
+        """A consistent read; yields the handle to execute on."""
+        raise NotImplementedError
+
+    def _insert_version(self, handle: Any, row: dict[str, Any], vector: Vectors | None) -> MemoryItem:
+        """Write the version ``row`` (from ``version_row``) with its vector; returns it as stored."""
+        raise NotImplementedError
+
+    def _insert_many(self, handle: Any, rows: builtins.list[dict[str, Any]], vectors: Vectors | None) -> None:
+        """Write new versions (from ``version_row``) with their vectors (one row each, if given)."""
+        raise NotImplementedError
+
+    def _close_version(
+        self, handle: Any, memory_id: str, status: Status, successor: str | None, reason: str
+    ) -> None:
+        raise NotImplementedError
+
+    def _text_ranking(self, handle: Any, query: str, scope: Scope, limit: int) -> builtins.list[Any]:
+        raise NotImplementedError
+
+    def _vector_ranking(
+        self, handle: Any, qvec: Vectors, scope: Scope, limit: int
+    ) -> builtins.list[tuple[Any, float]]:
+        raise NotImplementedError
+
+    def _rows_by_key(self, handle: Any, keys: builtins.list[str]) -> dict[str, Sequence[Any]]:
+        """The ``COLUMNS`` rows of these ranking keys (as strings), keyed the same way."""
+        raise NotImplementedError
+
+    # --- shared plumbing ------------------------------------------------------------------
+
+    def _scope_sql(
+        self, scope: Scope, *, exact: bool = False, prefix: str = ""
+    ) -> tuple[builtins.list[str], builtins.list[str]]:
+        return scope_sql(scope, self._mark, exact=exact, prefix=prefix)
+
+    def _vector_for(self, content: str, vector: Sequence[float] | None) -> Vectors | None:
+        if vector is not None:
+            return np.asarray(vector, dtype=np.float32)
+        if self.embedder is not None:
+            return self.embedder.embed_documents([content])[0]
+        return None
+
+    def _query_vector(self, query: str, vector: Sequence[float] | None) -> Vectors | None:
+        if vector is not None:
+            return np.asarray(vector, dtype=np.float32)
+        if self.embedder is not None and query.strip():
+            return self.embedder.embed_query(query)
+        return None
+
+    def _get_in(self, handle: Any, memory_id: str, suffix: str = "") -> MemoryItem | None:
+        row = handle.execute(
+            f"SELECT {COLUMNS} FROM {self._table} WHERE id = {self._mark}{suffix}", (memory_id,)
+        ).fetchone()
+        return item_from_row(row) if row else None
+
+    def _lock_current(self, handle: Any, memory_id: str) -> MemoryItem:
+        """The current version ``memory_id`` (locked where the backend locks rows)."""
+        return check_current(self._get_in(handle, memory_id, self._lock_suffix), memory_id)
+
+    def _insert_sql(self, row: dict[str, Any], returning: str = "") -> str:
+        marks = ", ".join([self._mark] * len(row))
+        return f"INSERT INTO {self._table} ({', '.join(row)}) VALUES ({marks}){returning}"
+
+    # --- MemoryStore ------------------------------------------------------------------------
+
+    def add(
+        self,
+        content: str,
+        scope: Scope,
+        *,
+        kind: str = "fact",
+        metadata: dict[str, Any] | None = None,
+        vector: Sequence[float] | None = None,
+        context: str = "",
+    ) -> MemoryItem:
+        vec = self._vector_for(content, vector)
+        with self._write() as handle:
+            row = version_row(
+                memory_id=uuid.uuid4().hex,
+                content=content,
+                scope=scope,
+                kind=kind,
+                now=time.time(),
+                metadata=metadata,
+                context=context,
+            )
+            return self._insert_version(handle, row, vec)
+
+    def add_many(
+        self,
+        contents: Sequence[str],
+        scope: Scope,
+        *,
+        vectors: Vectors | None = None,
+        kind: str = "fact",
+        contexts: Sequence[str] | None = None,
+    ) -> builtins.list[str]:
+        """Bulk insert in one transaction (ingest benchmarks, imports); returns the ids."""
+        if vectors is None and self.embedder is not None:
+            vectors = self.embedder.embed_documents(list(contents))
+        now = time.time()
+        rows = [
+            version_row(
+                memory_id=uuid.uuid4().hex,
+                content=content,
+                scope=scope,
+                kind=kind,
+                now=now,
+                context=contexts[index] if contexts is not None else "",
+            )
+            for index, content in enumerate(contents)
+        ]
+        with self._write() as handle:
+            self._insert_many(handle, rows, vectors)
+        return [row["id"] for row in rows]
+
+    def get(self, memory_id: str) -> MemoryItem | None:
+        with self._read() as handle:
+            return self._get_in(handle, memory_id)
+
+    def update(
+        self,
+        memory_id: str,
+        content: str,
+        *,
+        reason: str = "",
+        metadata: dict[str, Any] | None = None,
+        vector: Sequence[float] | None = None,
+        context: str | None = None,
+    ) -> MemoryItem:
+        vec = self._vector_for(content, vector)
+        with self._write() as handle:
+            old = self._lock_current(handle, memory_id)
+            row = version_row(
+                memory_id=uuid.uuid4().hex,
+                content=content,
+                scope=old.scope,
+                kind=old.kind,
+                now=time.time(),
+                metadata=old.metadata if metadata is None else metadata,
+                root_id=old.root_id,
+                version=old.version + 1,
+                previous_id=old.id,
+                reason=reason,
+                access=(old.last_access_at, old.access_count),
+                context=old.context if context is None else context,
+            )
+            new = self._insert_version(handle, row, vec)
+            self._close_version(handle, old.id, "superseded", new.id, "")
+            return new
+
+    def delete(self, memory_id: str, *, reason: str = "", status: Status = "deleted") -> MemoryItem:
+        if status not in ("deleted", "evicted"):
+            raise ValueError(f"delete closes a memory as 'deleted' or 'evicted', not {status!r}")
+        with self._write() as handle:
+            self._lock_current(handle, memory_id)
+            self._close_version(handle, memory_id, status, None, reason)
+            closed = self._get_in(handle, memory_id)
+            assert closed is not None
+            return closed
+
+    def history(self, memory_id: str) -> builtins.list[MemoryItem]:
+        t, m = self._table, self._mark
+        with self._read() as handle:
+            rows = handle.execute(
+                f"SELECT {COLUMNS} FROM {t} WHERE root_id = (SELECT root_id FROM {t} WHERE id = {m}) "
+                "ORDER BY version",
+                (memory_id,),
+            ).fetchall()
+        return [item_from_row(r) for r in rows]
+
+    def list(
+        self, scope: Scope, *, include_closed: bool = False, limit: int | None = None
+    ) -> builtins.list[MemoryItem]:
+        where, params = self._scope_sql(scope)
+        if not include_closed:
+            where.append("status = 'current'")
+        condition = " AND ".join(where) or "1 = 1"
+        sql = (
+            f"SELECT {COLUMNS} FROM {self._table} WHERE {condition} "
+            f"ORDER BY valid_from DESC, {self._order_tiebreak} DESC"
+        )
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        with self._read() as handle:
+            rows = handle.execute(sql, params).fetchall()
+        return [item_from_row(r) for r in rows]
+
+    def find_by_hash(self, digest: str, scope: Scope) -> MemoryItem | None:
+        where, params = self._scope_sql(scope)
+        where[:0] = [f"content_hash = {self._mark}", "status = 'current'"]
+        with self._read() as handle:
+            row = handle.execute(
+                f"SELECT {COLUMNS} FROM {self._table} WHERE {' AND '.join(where)} LIMIT 1", [digest, *params]
+            ).fetchone()
+        return item_from_row(row) if row else None
+
+    def count(self, scope: Scope) -> int:
+        where, params = self._scope_sql(scope)
+        where.append("status = 'current'")
+        with self._read() as handle:
+            return int(
+                handle.execute(
+                    f"SELECT count(*) FROM {self._table} WHERE {' AND '.join(where)}", params
+                ).fetchone()[0]
+            )
+
+    def touch(self, memory_ids: Sequence[str]) -> None:
+        if not memory_ids:
+            return
+        now = time.time()
+        m = self._mark
+        with self._write() as handle:
+            handle.executemany(
+                f"UPDATE {self._table} SET last_access_at = {m}, access_count = access_count + 1 "
+                f"WHERE id = {m}",
+                [(now, memory_id) for memory_id in memory_ids],
+            )
+
+    def search(
+        self, query: str, scope: Scope, *, limit: int = 5, vector: Sequence[float] | None = None
+    ) -> builtins.list[SearchHit]:
+        """Full-text and vector rankings (keys the backend picks), fused by reciprocal rank fusion
+        on the keys as strings."""
+        depth = max(self.candidates, limit * 4)
+        qvec = self._query_vector(query, vector)
+        with self._read() as handle:
+            text_rank = [str(key) for key in self._text_ranking(handle, query, scope, depth)]
+            vector_hits = [
+                (str(key), similarity)
+                for key, similarity in (
+                    self._vector_ranking(handle, qvec, scope, depth) if qvec is not None else []
+                )
+            ]
+            vector_rank = [key for key, _ in vector_hits]
+            fused = reciprocal_rank_fusion([text_rank, vector_rank], weights=[1.0, self.vector_weight])[
+                :limit
+            ]
+            if not fused:
+                return []
+            rows = self._rows_by_key(handle, [key for key, _ in fused])
+        text_pos = {key: i + 1 for i, key in enumerate(text_rank)}
+        vec_pos = {key: i + 1 for i, key in enumerate(vector_rank)}
+        similarity = dict(vector_hits)
+        return [
+            SearchHit(
+                item_from_row(rows[key]), score, text_pos.get(key), vec_pos.get(key), similarity.get(key)
+            )
+            for key, score in fused
+            if key in rows
+        ]
