@@ -67,7 +67,7 @@ CODE_LINE = "def handler(order, ledger):\n    return ledger.apply(order)  # keep
 ROWS: dict[str, str] = {
     "context": "tinyharness context path (prepare + record_response + record_appended)",
     "prefix": "- of which PrefixTracker.observe (prefix-share metric)",
-    "calibration": "- of which usage calibration (Accountant re-estimates the whole request)",
+    "calibration": "- of which usage calibration (Accountant counts what changed since the last request)",
     "ledger": "- of which the rest: incremental ledger + trigger check",
     "validate": "validate_messages (every request)",
     "agent": "tinyharness whole agent turn, library (no run log)",

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from .context.base import ContextPolicy, ModelCaller, Unmanaged
-from .context.validator import validate_messages
+from .context.validator import RequestValidator
 from .errors import ContextLengthExceeded, ModelError, StopRun
 from .events import EventBus
 from .messages import (
@@ -105,6 +105,7 @@ class Agent:
         self.trace = trace
         self.checkpoint = checkpoint
         self.memory = memory
+        self.validator = RequestValidator()
         self.messages: list[Message] = []
         self.model_calls = 0
         self.iterations = 0
@@ -249,7 +250,7 @@ class Agent:
 
     async def call_model(self, request: ModelRequest) -> ModelResponse:
         """Every model request goes through here: validated, counted, budgeted, reported."""
-        validate_messages(request.messages)
+        self.validator.check(request.messages, purpose=request.purpose)
         budget = self.limits.token_budget
         if budget is not None and self.billed.total >= budget and not request.final_only:
             raise StopRun("token_budget", f"used {self.billed.total} of the {budget}-token budget")

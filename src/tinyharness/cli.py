@@ -18,6 +18,7 @@ from . import __version__, runlog_cli
 from .agent import Agent, Limits, RunResult
 from .context.base import ContextPolicy
 from .context.manager import build_context
+from .context.prefix import identical_prefix
 from .errors import ConfigError, HarnessError
 from .events import EventBus, EventSink, JsonlSink
 from .memory import MemoryManager, MemoryStore, Scope, ScopedMemory, memory_tools, open_store
@@ -255,11 +256,7 @@ class SessionCheckpointer:
         self.step = 0
 
     def save(self, messages: Sequence[Message], state: dict[str, Any]) -> None:
-        keep = 0
-        for old, new in zip(self.stored, messages, strict=False):
-            if old is not new:
-                break
-            keep += 1
+        keep = identical_prefix(self.stored, messages)
         self.step += 1
         self.log.save_checkpoint(
             self.events.run_id,

@@ -11,8 +11,10 @@ compaction and the counter restarts after it).
 
 Counting is incremental. A ledger of the messages in the current window keeps each one's raw
 estimate (keyed by identity, the message held so its id cannot be reused); a turn costs the
-messages appended in that turn, never the whole history. Raw estimates are cached unscaled, so a
-new usage-correction ratio applies to everything at once without recounting.
+messages appended in that turn, never the whole history; so does the usage calibration, which
+reuses the previous request's estimate for the messages it shares with the new one. Raw
+estimates are cached unscaled, so a new usage-correction ratio applies to everything at once
+without recounting.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Literal
 
 from ..messages import Message
 from ..models.base import ModelRequest, ModelResponse, ToolSpec, Usage
+from .prefix import identical_prefix
 from .tokens import CachedCounter, CalibratedCounter, TokenCounter, count_tools
 
 AccountingMode = Literal["context", "cumulative"]
@@ -43,6 +46,10 @@ class Accountant:
         self._fixed_raw = 0  # raw estimate of the system prompt and tool definitions
         self._fixed_key: tuple[str, tuple[ToolSpec, ...]] | None = None
         self._usage: Usage | None = None  # last agent response's usage, None after a reset
+        # The last calibrated request's messages and their raw estimate, reused for the leading
+        # messages of the next request that are the same objects.
+        self._request: tuple[Message, ...] = ()
+        self._request_raw = 0
         self.cumulative = 0
         self.agent_calls = 0
 
@@ -121,7 +128,7 @@ class Accountant:
         self.set_fixed(request.system, request.tools)
         self.absorb_tail(request.messages)
         if self.calibration and response.usage.input_tokens > 0:
-            estimated = self._fixed_raw + self.raw.count_messages(request.messages)
+            estimated = self._fixed_raw + self._messages_raw(request.messages)
             self.calibration.observe(estimated, response.usage.input_tokens)
         self.agent_calls += 1
         self.cumulative += response.usage.total
@@ -132,6 +139,19 @@ class Accountant:
         if response.usage.input_tokens > 0:
             self._pending_raw = 0
 
+    def _messages_raw(self, messages: Sequence[Message]) -> int:
+        """``raw.count_messages(messages)``, counting only what changed since the last call:
+        the previous total, minus the messages after the common identity prefix, plus the new
+        ones (each count is cached per message and never changes)."""
+        current = tuple(messages)
+        keep = identical_prefix(self._request, current)
+        raw = self._request_raw
+        if keep < len(self._request):
+            raw -= self.raw.count_messages(self._request[keep:])
+        raw += self.raw.count_messages(current[keep:])
+        self._request, self._request_raw = current, raw
+        return raw
+
     def reset(self, messages: Sequence[Message]) -> None:
         """A compaction replaced the window: recount it, restart the counter (lesson 6)."""
         self._ledger.clear()
@@ -140,6 +160,7 @@ class Accountant:
         self._pending_raw = 0
         self._usage = None
         self.cumulative = 0
+        self._request, self._request_raw = (), 0  # the old window need not stay alive
 
     def floor_ratio(self, true_tokens_at_least: int) -> None:
         """The provider refused the request as too long: the estimate was low by at least this

@@ -4,13 +4,16 @@ Providers cache a request's longest prefix seen before; everything after the fir
 is billed in full. The measure works message by message: the system prompt and the leading
 messages shared with the previous request (the same objects, or equal ones) count as repeated,
 as does the common start of the first message that differs. Serialized sizes are cached per
-message, so a turn serializes only its new messages.
+message, and the leading messages that are the very objects of the previous request reuse its
+running total, so a turn costs its new messages (plus a pointer comparison per message).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from itertools import compress, count
+from operator import is_not
 
 from ..messages import Message, message_to_dict
 
@@ -18,6 +21,7 @@ from ..messages import Message, message_to_dict
 class PrefixTracker:
     def __init__(self) -> None:
         self._previous: tuple[str, tuple[Message, ...]] | None = None
+        self._previous_body = 0  # serialized size of the previous request's messages
         self._sizes: dict[int, tuple[Message, str]] = {}
         self.last_share: float | None = None
         self.shares: list[float] = []
@@ -30,28 +34,38 @@ class PrefixTracker:
         self._sizes[id(message)] = (message, text)
         return text
 
+    def _size(self, messages: Sequence[Message]) -> int:
+        return sum(len(self._text(m)) for m in messages)
+
     def observe(self, system: str, messages: Sequence[Message]) -> float:
         """Record one request; returns the share (0..1) of its bytes that repeat the previous
-        request's prefix (0 for the first request)."""
+        request's prefix (0 for the first request).
+
+        Incremental: the leading messages that are the very objects of the previous request
+        keep their sizes (the previous total minus the part that left), so a turn that only
+        appended costs the new messages; a rewritten list (compaction) costs what changed."""
         current = tuple(messages)
-        total = len(system) + sum(len(self._text(m)) for m in current)
+        old_system, old = self._previous if self._previous is not None else ("", ())
+        keep = identical_prefix(old, current)
+        kept = self._previous_body - self._size(old[keep:])  # == size of current[:keep]
+        body = kept + self._size(current[keep:])
+        total = len(system) + body
         shared = 0
         if self._previous is not None:
-            old_system, old = self._previous
             shared = _common(system, old_system)
             if shared == len(system):
-                for index, message in enumerate(current):
-                    if index >= len(old):
-                        break
-                    before = old[index]
+                shared += kept  # the identical prefix repeats in full
+                for index in range(keep, min(len(old), len(current))):
+                    before, message = old[index], current[index]
                     if before is message or before == message:
                         shared += len(self._text(message))
                         continue
                     shared += _common(self._text(message), self._text(before))
                     break
         self._previous = (system, current)
-        live = {id(m) for m in current}
-        if len(self._sizes) > 4 * max(len(live), 256):
+        self._previous_body = body
+        if len(self._sizes) > 4 * max(len(current), 256):
+            live = {id(m) for m in current}
             self._sizes = {k: v for k, v in self._sizes.items() if k in live}
         share = shared / total if total else 0.0
         self.last_share = share
@@ -61,6 +75,33 @@ class PrefixTracker:
     @property
     def mean_share(self) -> float:
         return sum(self.shares[1:]) / (len(self.shares) - 1) if len(self.shares) > 1 else 0.0
+
+
+def identical_prefix(old: Sequence[object], new: Sequence[object]) -> int:
+    """How many leading items of ``new`` are the very objects (``is``) at the same positions
+    of ``old``. Identity, not equality: an equal copy may serialize differently (1 vs 1.0).
+
+    The walk runs in C (``map(is_not)``), a few nanoseconds per item. The last answer for two
+    tuples is remembered (tuples are immutable, and the memo holds them so their ids stay
+    theirs): the validator, the prefix metric and the usage calibration all compare the same
+    two requests, and only the first of them walks."""
+    global _last_walk
+    memo = _last_walk
+    if memo[0] is old and memo[1] is new:
+        return memo[2]
+    limit = min(len(old), len(new))
+    if limit == 0 or old[0] is not new[0]:
+        keep = 0
+    elif not any(map(is_not, old, new)):  # the common case: the list only grew
+        keep = limit
+    else:
+        keep = next(compress(count(), map(is_not, old, new)))
+    if type(old) is tuple and type(new) is tuple:
+        _last_walk = (old, new, keep)
+    return keep
+
+
+_last_walk: tuple[object, object, int] = ((), (), 0)
 
 
 def _common(a: str, b: str) -> int:

@@ -20,6 +20,9 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 import jsonschema
+from jsonschema.exceptions import best_match
+from jsonschema.protocols import Validator
+from jsonschema.validators import validator_for
 
 from ..models.base import ToolSpec
 
@@ -250,6 +253,17 @@ async def _in_daemon_thread(function: Callable[..., Any], args: dict[str, Any]) 
     return await future
 
 
+def _schema_validator(schema: dict[str, Any]) -> Validator | None:
+    """A validator for ``schema``, built once; None if the schema itself is invalid (then every
+    call goes through ``jsonschema.validate``, which reports the SchemaError as before)."""
+    cls = validator_for(schema)
+    try:
+        cls.check_schema(schema)
+    except jsonschema.SchemaError:
+        return None
+    return cls(schema)
+
+
 class ToolRegistry:
     def __init__(
         self,
@@ -260,6 +274,10 @@ class ToolRegistry:
         timeout: float = 60.0,
     ) -> None:
         self._tools: dict[str, Tool] = {}
+        # One validator per tool, built when it is added: jsonschema.validate would check the
+        # schema and build a validator on every call. Kept with its tool, so a tool replaced by
+        # any means never meets another's validator.
+        self._validators: dict[str, tuple[Tool, Validator | None]] = {}
         self.permissions: PermissionPolicy = permissions or AllowAll()
         self.result_cap = result_cap
         self.timeout = timeout
@@ -268,6 +286,22 @@ class ToolRegistry:
 
     def add(self, tool: Tool) -> None:
         self._tools[tool.name] = tool
+        self._validators[tool.name] = (tool, _schema_validator(tool.input_schema))
+
+    def _check_arguments(self, tool: Tool, args: dict[str, Any]) -> None:
+        """``jsonschema.validate(args, tool.input_schema)``, with the tool's validator reused:
+        the same error (``best_match`` of all errors) or SchemaError."""
+        entry = self._validators.get(tool.name)
+        if entry is None or entry[0] is not tool:
+            entry = (tool, _schema_validator(tool.input_schema))
+            self._validators[tool.name] = entry
+        validator = entry[1]
+        if validator is None:
+            jsonschema.validate(args, tool.input_schema)
+            return
+        error = best_match(validator.iter_errors(args))
+        if error is not None:
+            raise error
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
@@ -301,7 +335,7 @@ class ToolRegistry:
             return ToolResult(f"Error: unknown tool {name!r}. Available tools: {known}.", ok=False)
         try:
             args = _drop_null_optionals(decode_arguments(raw_args), tool.input_schema)
-            jsonschema.validate(args, tool.input_schema)
+            self._check_arguments(tool, args)
             self.permissions.check(tool, args)
             # On timeout the worker thread cannot be killed; it finishes in the background while
             # the loop moves on with the error result. It is a daemon thread, not the default
