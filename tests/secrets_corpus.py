@@ -139,11 +139,6 @@ CORPUS: dict[str, tuple[str, str]] = {
     "us_ssn": ("078-05-1120", "078-05-1120"),
     "visa_card": ("4111 1111 1111 1111", "4111 1111 1111 1111"),
     "unionpay_card": (luhn("621700000000000000"), luhn("621700000000000000")),
-}
-
-# Kinds the redactor does not recognise yet (src/tinyharness/redact.py); tests mark them as
-# expected failures so they flip to passing when a rule is added.
-KNOWN_GAPS: dict[str, tuple[str, str]] = {
     "cn_passport": ("护照号码 E12345678", "E12345678"),
     "hk_id": ("香港身份证 A123456(3)", "A123456(3)"),
     "google_oauth_client_secret": (

@@ -171,9 +171,6 @@ def test_10000_nested_lists_as_raw_arguments(env: Path) -> None:
     assert code == 0 and results(events) == {"d1": False, "d2": False}
 
 
-@pytest.mark.xfail(
-    strict=True, reason="ScriptedModel._load does not catch RecursionError (models/scripted.py)"
-)
 def test_a_deeply_nested_script_file_is_a_configuration_error(
     env: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

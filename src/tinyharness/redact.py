@@ -112,6 +112,7 @@ _RULES: tuple[_Rule, ...] = (
     _rule("slack_token", _NO_ALNUM_BEFORE + r"xox[abposre]-[A-Za-z0-9-]{10,}"),
     _rule("slack_webhook", r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_-]{20,}"),
     _rule("google_api_key", _NO_ALNUM_BEFORE + r"AIza[0-9A-Za-z_-]{35}"),
+    _rule("google_oauth_secret", _NO_ALNUM_BEFORE + r"GOCSPX-[A-Za-z0-9_-]{20,}"),
     _rule("stripe_key", _NO_ALNUM_BEFORE + r"(?:sk|rk|pk)_(?:live|test)_[0-9A-Za-z]{16,}"),
     _rule("huggingface_token", _NO_ALNUM_BEFORE + r"hf_[A-Za-z0-9]{30,}"),
     _rule("npm_token", _NO_ALNUM_BEFORE + r"npm_[A-Za-z0-9]{36}"),
@@ -127,6 +128,10 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _rule("email", r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b"),
     _rule("cn_id", _NO_ALNUM_BEFORE + r"\d{17}[0-9Xx]" + _NO_ALNUM_AFTER, check=is_valid_cn_id),
+    # Mainland passports: E or G and 8 digits, or E, a letter and 7 digits (e-passports).
+    _rule("cn_passport", _NO_ALNUM_BEFORE + r"(?:[EG]\d{8}|E[A-HJ-NP-Z]\d{7})" + _NO_ALNUM_AFTER),
+    # Hong Kong identity cards: one or two letters, six digits, the check digit in brackets.
+    _rule("hk_id", _NO_ALNUM_BEFORE + r"[A-Z]{1,2}\d{6}\([0-9A]\)"),
     # Card numbers: grouped 4-4-4-4-3, 4-4-4-4, 4-6-5 (Amex) or a plain run; each form is its own
     # rule so a longer reading that fails Luhn does not hide a shorter one that passes.
     _rule(

@@ -86,6 +86,8 @@ class ScriptedModel:
             raise InvalidScript(f"script file not found: {path}") from None
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise InvalidScript(f"{path}: not valid JSON ({exc})") from None
+        except RecursionError:
+            raise InvalidScript(f"{path}: not valid JSON (nested too deeply)") from None
 
     @property
     def context_window(self) -> int | None:
