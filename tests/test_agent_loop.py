@@ -8,9 +8,10 @@ from typing import Any
 
 import pytest
 
-from tinyharness.agent import NUDGE_AFTER, STOP_AFTER, Agent, Limits
+from tinyharness.agent import Agent, Limits
 from tinyharness.errors import ScriptError
 from tinyharness.events import EventBus, ListSink
+from tinyharness.guards import NUDGE_AFTER, STOP_AFTER
 from tinyharness.messages import ToolResultBlock
 from tinyharness.models.scripted import ScriptedModel
 from tinyharness.tools.base import ToolRegistry, function_tool

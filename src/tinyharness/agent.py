@@ -9,9 +9,6 @@ request that offers only the final answer gives the user an answer instead of no
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
-from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -20,6 +17,7 @@ from .context.base import ContextPolicy, ModelCaller, Unmanaged
 from .context.validator import RequestValidator
 from .errors import ContextLengthExceeded, ModelError, StopRun
 from .events import EventBus
+from .guards import RepetitionGuard
 from .messages import (
     Message,
     TextBlock,
@@ -39,8 +37,6 @@ DEFAULT_SYSTEM_PROMPT = (
     "with the note tool (append) or update_notes (rewrite the whole notes file): the notes "
     "survive when old conversation is summarized. When the task is done, answer directly."
 )
-NUDGE_AFTER = 3  # identical calls before the model is told it is repeating itself
-STOP_AFTER = 5  # identical calls before the run stops as stuck
 MAX_TOKENS_RETRIES = 2  # consecutive cut-off replies asked to continue before giving up
 
 
@@ -110,7 +106,7 @@ class Agent:
         self.model_calls = 0
         self.iterations = 0
         self.billed = Usage()
-        self._recent_calls: deque[str] = deque(maxlen=STOP_AFTER * 2)
+        self.repetition = RepetitionGuard()
         self._finished_results: dict[str, ToolResultBlock] = {}  # of the turn being executed
         self._started: set[str] = set()  # calls of this turn that began running
         self._interrupted: set[str] = set()  # started by a killed run, never finished
@@ -220,7 +216,7 @@ class Agent:
         self._finished_results = {}
         self._started = set()
         self._interrupted = set()
-        nudge, stuck = self._repetition(calls)
+        nudge, stuck = self.repetition.observe(calls)
         self._append(Message("user", (*results, *nudge)))
         if stuck:
             raise StopRun("stuck", stuck)
@@ -318,7 +314,7 @@ class Agent:
             "model_calls": self.model_calls,
             "iterations": self.iterations,
             "billed": [self.billed.input_tokens, self.billed.output_tokens],
-            "recent_calls": list(self._recent_calls),
+            "recent_calls": list(self.repetition.recent),
             "finished_results": [block_to_dict(b) for b in self._finished_results.values()],
             "started": sorted(self._started | self._interrupted),
         }
@@ -332,7 +328,7 @@ class Agent:
         self.iterations = int(state.get("iterations", 0))
         billed = state.get("billed", [0, 0])
         self.billed = Usage(int(billed[0]), int(billed[1]))
-        self._recent_calls.extend(state.get("recent_calls", []))
+        self.repetition = RepetitionGuard(state.get("recent_calls", []))
         for data in state.get("finished_results", []):
             block = block_from_dict(data)
             if isinstance(block, ToolResultBlock):
@@ -352,31 +348,6 @@ class Agent:
             ToolResultBlock(c.id, "Error: not run, the reply was cut off", is_error=True) for c in calls
         )
         return Message("user", (*results, TextBlock(note)) if ask_to_continue else results)
-
-    def _repetition(self, calls: list[ToolUseBlock]) -> tuple[tuple[TextBlock, ...], str]:
-        """Track identical calls: a nudge for the model at NUDGE_AFTER repeats, and the reason
-        to stop as stuck at STOP_AFTER (empty while not stuck)."""
-        worst, worst_call = 0, calls[0]
-        for call in calls:
-            # A digest, not the arguments: the signatures are checkpointed, and arguments may
-            # hold secrets in a JSON-escaped form that redaction cannot see.
-            text = call.name + json.dumps(call.input, sort_keys=True, default=str)
-            signature = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-            self._recent_calls.append(signature)
-            repeats = self._recent_calls.count(signature)
-            if repeats > worst:
-                worst, worst_call = repeats, call
-        name = worst_call.name
-        if worst >= STOP_AFTER:
-            return (), f"the model called {name} with the same arguments {worst} times"
-        if worst >= NUDGE_AFTER:
-            nudge = TextBlock(
-                f"Note: you have called {name} with these exact arguments {worst} times; the "
-                "result will not change. Use what you already have, try something different, "
-                "or give your final answer."
-            )
-            return (nudge,), ""
-        return (), ""
 
     async def _final_answer(self) -> str:
         """One last request with no tools, so a stopped run still answers the user."""
