@@ -57,9 +57,13 @@ if [[ ! -f "$sharedir/extension/vector.control" ]]; then
         work="$(mktemp -d)"
         chmod 755 "$work"  # apt's download user must be able to write the source files here
         mkdir -p "$work/lists/partial"
-        cat >"$work/src.sources" <<'EOF'
+        # The machine's own Debian mirror, as its apt sources name it.
+        mirror="$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/*.sources 2>/dev/null || true)"
+        [[ -n "$mirror" ]] || mirror="$(awk '$1 == "deb" {print $2; exit}' /etc/apt/sources.list 2>/dev/null || true)"
+        [[ -n "$mirror" ]] || { log "no Debian mirror in the apt sources"; exit 1; }
+        cat >"$work/src.sources" <<EOF
 Types: deb-src
-URIs: http://deb.debian.org/debian
+URIs: $mirror
 Suites: trixie
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
