@@ -15,11 +15,19 @@ messages appended in that turn, never the whole history; so does the usage calib
 reuses the previous request's estimate for the messages it shares with the new one. Raw
 estimates are cached unscaled, so a new usage-correction ratio applies to everything at once
 without recounting.
+
+With usage correction on, an agent reply counts at the output tokens the API reported for it
+(clamped to the correction's bounds around its estimate), not at a scaled estimate. The ratio
+is fitted on whole requests, mostly system prompt and tool list, whose estimate can be far off (a
+local server in JSON tool mode sends a short tool list, not the schemas): scaled by it, a long
+reply can be undercounted several times over. That showed after a compaction, when the counter
+falls back from the reported usage to the estimate: a kept 1,024-token reply was estimated at
+~440, and the next request was 1,600 tokens where the counter said 961.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Literal
 
 from ..messages import Message
@@ -40,9 +48,14 @@ class Accountant:
         self.mode: AccountingMode = mode
         self.raw = CachedCounter(counter)
         self.calibration = CalibratedCounter(counter) if calibrate else None
-        self._ledger: dict[int, tuple[Message, int]] = {}
+        # Per message in the window: its raw estimate, or 0 and its known tokens (see _cost).
+        self._ledger: dict[int, tuple[Message, int, int]] = {}
         self._window_raw = 0  # raw estimate of every message in the window
+        self._window_known = 0  # tokens of the window's replies, as the API reported them
         self._pending_raw = 0  # raw estimate of messages appended since the last agent response
+        self._pending_known = 0
+        # Agent replies and their reported output tokens, kept across compactions.
+        self._known: dict[int, tuple[Message, int]] = {}
         self._fixed_raw = 0  # raw estimate of the system prompt and tool definitions
         self._fixed_key: tuple[str, tuple[ToolSpec, ...]] | None = None
         self._usage: Usage | None = None  # last agent response's usage, None after a reset
@@ -64,18 +77,19 @@ class Accountant:
         if self.mode == "cumulative":
             return self.cumulative
         if self._usage is not None and self._usage.input_tokens > 0:
-            return self._usage.total + self.scale(self._pending_raw)
+            return self._usage.total + self.scale(self._pending_raw) + self._pending_known
         return self.window_estimate
 
     @property
     def window_estimate(self) -> int:
         """Estimated input tokens of the next request (system, tools and window), whatever the
         mode: the hard guard that keeps requests inside the window uses it."""
-        return self.scale(self._fixed_raw + self._window_raw)
+        return self.scale(self._fixed_raw + self._window_raw) + self._window_known
 
     def estimate(self, messages: Sequence[Message]) -> int:
         """Estimated input tokens of a request carrying ``messages`` (cached per message)."""
-        return self.scale(self._fixed_raw + self.raw.count_messages(messages))
+        raw, known = self._sum(messages)
+        return self.scale(self._fixed_raw + raw) + known
 
     def count_text(self, text: str) -> int:
         return self.scale(self.raw.count_text(text))
@@ -99,10 +113,12 @@ class Accountant:
         for message in messages:
             if self.knows(message):
                 continue
-            raw = self.raw.count_message(message)
-            self._ledger[id(message)] = (message, raw)
+            raw, known = self._cost(message)
+            self._ledger[id(message)] = (message, raw, known)
             self._window_raw += raw
+            self._window_known += known
             self._pending_raw += raw
+            self._pending_known += known
             fresh.append(message)
         return fresh
 
@@ -119,7 +135,9 @@ class Accountant:
         if hit is None or hit[0] is not old:
             return
         self._window_raw -= hit[1]
+        self._window_known -= hit[2]
         self._pending_raw = max(0, self._pending_raw - hit[1])
+        self._pending_known = max(0, self._pending_known - hit[2])
         self.absorb([new])
 
     def record_response(self, request: ModelRequest, response: ModelResponse) -> None:
@@ -133,11 +151,37 @@ class Accountant:
         self.agent_calls += 1
         self.cumulative += response.usage.total
         self._usage = response.usage
-        self._pending_raw = 0
+        self._pending_raw = self._pending_known = 0
         # The reply is about to be appended; its tokens are the reported output already.
+        if self.calibration and response.usage.output_tokens > 0:
+            self._know(response.message, response.usage.output_tokens)
         self.absorb([response.message])
         if response.usage.input_tokens > 0:
-            self._pending_raw = 0
+            self._pending_raw = self._pending_known = 0
+
+    def _know(self, message: Message, output_tokens: int) -> None:
+        """Count ``message`` at the output tokens reported for it, within the bounds the usage
+        correction allows around its estimate (reasoning tokens that are never sent back must
+        not make a short reply look huge)."""
+        raw = self.raw.count_message(message)
+        low, high = round(raw * CalibratedCounter.LOWEST), round(raw * CalibratedCounter.HIGHEST)
+        self._known[id(message)] = (message, min(high, max(low, output_tokens)))
+
+    def _cost(self, message: Message) -> tuple[int, int]:
+        """(raw estimate, known tokens) of a message: a reply whose output tokens were reported
+        counts at those, unscaled; any other message at its raw estimate."""
+        hit = self._known.get(id(message))
+        if hit is not None and hit[0] is message:
+            return 0, hit[1]
+        return self.raw.count_message(message), 0
+
+    def _sum(self, messages: Iterable[Message]) -> tuple[int, int]:
+        raw = known = 0
+        for message in messages:
+            r, k = self._cost(message)
+            raw += r
+            known += k
+        return raw, known
 
     def _messages_raw(self, messages: Sequence[Message]) -> int:
         """``raw.count_messages(messages)``, counting only what changed since the last call:
@@ -155,9 +199,12 @@ class Accountant:
     def reset(self, messages: Sequence[Message]) -> None:
         """A compaction replaced the window: recount it, restart the counter (lesson 6)."""
         self._ledger.clear()
-        self._window_raw = 0
+        self._window_raw = self._window_known = 0
+        # Replies known by their reported size keep it; the dropped ones are forgotten.
+        kept = {id(m) for m in messages}
+        self._known = {key: hit for key, hit in self._known.items() if key in kept}
         self.absorb(messages)
-        self._pending_raw = 0
+        self._pending_raw = self._pending_known = 0
         self._usage = None
         self.cumulative = 0
         self._request, self._request_raw = (), 0  # the old window need not stay alive
@@ -168,5 +215,5 @@ class Accountant:
         if self.calibration is None:
             return
         raw = self._fixed_raw + self._window_raw
-        if raw > 0:
-            self.calibration.at_least(true_tokens_at_least / raw)
+        if raw > 0 and true_tokens_at_least > self._window_known:
+            self.calibration.at_least((true_tokens_at_least - self._window_known) / raw)
