@@ -295,3 +295,34 @@ def test_session_checkpointer_writes_only_what_changed() -> None:
     checkpointer.save([*grown, Message.assistant("reply")], {})
     checkpointer.save([Message.user("summary")], {})  # compaction replaced the window
     assert saves == [(2, 1), (3, 1), (0, 1)]
+
+
+def test_a_memory_written_by_one_process_is_recalled_by_another(tmp_path: Path, workspace: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    store = str(tmp_path / "shared-memory.db")
+    fact = {"facts": [{"text": "The deploy target is the staging cluster", "kind": "fact"}]}
+    script = write_script(
+        tmp_path / "one.json",
+        [{**answer("Noted."), "purpose": "agent"}, {**answer(json.dumps(fact)), "purpose": "memory"}],
+    )
+    argv = [sys.executable, "-m", "tinyharness", "run", "--model", f"scripted:{script}"]
+    argv += ["--workspace", str(workspace), "--quiet", "--memory", store, "We deploy to staging."]
+    env = {**os.environ, "TINYHARNESS_MEMORY": "off"}  # --memory on the command line wins
+    first = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stderr
+
+    second = write_script(
+        tmp_path / "two.json",
+        [{**answer("Staging."), "purpose": "agent"}, {**answer('{"facts": []}'), "purpose": "memory"}],
+    )
+    events = tmp_path / "two.jsonl"
+    base = ["run", "--workspace", str(workspace), "--quiet", "--memory", store, "--trace"]
+    assert (
+        main([*base, "--model", f"scripted:{second}", "--events", str(events), "Where is the deploy target?"])
+        == 0
+    )
+    request = next(e for e in read_events(events) if e["type"] == "model_call")["request"]
+    assert "staging cluster" in request["messages"][0]["content"][0]["text"]
