@@ -326,3 +326,20 @@ def test_a_memory_written_by_one_process_is_recalled_by_another(tmp_path: Path, 
     )
     request = next(e for e in read_events(events) if e["type"] == "model_call")["request"]
     assert "staging cluster" in request["messages"][0]["content"][0]["text"]
+
+
+def test_the_packaged_local_model_runs_without_memory_unless_a_store_is_named(tmp_path: Path) -> None:
+    from tinyharness.cli import _memory, build_parser
+    from tinyharness.events import EventBus
+
+    args = build_parser().parse_args(["run", "--memory-user", "u", "task"])
+    args.memory = None  # no store named (the test environment sets TINYHARNESS_MEMORY=off)
+    assert args.model == "local" and _memory(args, EventBus(), "s") is None
+    args.memory = str(tmp_path / "m.db")
+    named = _memory(args, EventBus(), "s")
+    assert named is not None and named.scope.user == "u"
+    named.manager.store.close()
+    args.memory, args.model = None, "openai:gpt-4o-mini"
+    other = _memory(args, EventBus(), "s")  # any other model: the default store
+    assert other is not None
+    other.manager.store.close()

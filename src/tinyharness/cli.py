@@ -167,7 +167,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="URL",
         default=os.environ.get(MEMORY_ENV),
         help="memory store: a SQLite path or postgresql://... URL; 'off' disables "
-        f"(default: ${MEMORY_ENV}, else {default_store_url()})",
+        f"(default: ${MEMORY_ENV}, else {default_store_url()}; with the default 'local' model, "
+        "memory is on only when a store is given)",
     )
     memory.add_argument(
         "--no-memory", action="store_true", help="no long-term memory recall or extraction in this run"
@@ -369,6 +370,10 @@ def _tools(args: argparse.Namespace, workspace: Path, events: EventBus) -> ToolR
 
 def _memory(args: argparse.Namespace, events: EventBus, session: str) -> ScopedMemory | None:
     if args.no_memory or (args.memory or "").lower() == "off":
+        return None
+    if args.memory is None and args.model == "local":
+        # Measured: the packaged 135M model extracts junk "facts", and recalling them derailed
+        # its next run (2 calls and an answer became a stuck loop). Ask for a store to use it.
         return None
     manager = MemoryManager(open_store(args.memory), events=events)
     return ScopedMemory(manager, Scope(user=args.memory_user, agent="tinyharness", session=session))
