@@ -9,7 +9,6 @@ import sqlite3
 import subprocess
 import sys
 import threading
-from collections.abc import Sequence
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ import pytest
 
 from tinyharness import runlog
 from tinyharness.agent import Agent
+from tinyharness.context.base import Unmanaged
 from tinyharness.events import EventBus, JsonlSink, ListSink
 from tinyharness.messages import Message
 from tinyharness.models.base import ModelRequest
@@ -61,28 +61,18 @@ def answer(text: str, tokens: int, purpose: str = "agent") -> dict[str, Any]:
     }
 
 
-class CompactAt:
+class CompactAt(Unmanaged):
     """A minimal context policy for tests: summarises the whole history when the window reaches
     ``limit`` tokens, through a compact-purpose model call, and reports a compaction event."""
 
     def __init__(self, bus: EventBus, limit: int) -> None:
+        super().__init__()
         self.bus, self.limit = bus, limit
-        self._tokens = self._compactions = 0
-
-    @property
-    def tokens(self) -> int:
-        return self._tokens
+        self._compactions = 0
 
     @property
     def compactions(self) -> int:
         return self._compactions
-
-    def record_response(self, request: ModelRequest, response: Any) -> None:
-        if request.purpose == "agent":
-            self._tokens = response.usage.total
-
-    def record_appended(self, messages: Sequence[Message]) -> None:
-        return None
 
     async def prepare(self, system: str, messages: list[Message], call_model: Any) -> list[Message]:
         if self._tokens < self.limit:

@@ -6,7 +6,6 @@ import argparse
 import asyncio
 import re
 import sqlite3
-from collections.abc import Sequence
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ import pytest
 
 from tinyharness import runlog, runlog_cli
 from tinyharness.agent import Agent
+from tinyharness.context.base import Unmanaged
 from tinyharness.events import EventBus, JsonlSink
 from tinyharness.messages import Message
 from tinyharness.models.base import ModelRequest
@@ -37,26 +37,16 @@ def fetch(name: str) -> str:
     return f"{name} = 42 (token {SECRET})" if name == "token" else f"{name} = 42"
 
 
-class Summarise:
+class Summarise(Unmanaged):
     """Compacts once the window reaches 200 tokens, via a compact-purpose call."""
 
     def __init__(self, bus: EventBus) -> None:
-        self.bus, self._tokens, self._n = bus, 0, 0
-
-    @property
-    def tokens(self) -> int:
-        return self._tokens
+        super().__init__()
+        self.bus, self._n = bus, 0
 
     @property
     def compactions(self) -> int:
         return self._n
-
-    def record_response(self, request: ModelRequest, response: Any) -> None:
-        if request.purpose == "agent":
-            self._tokens = response.usage.total
-
-    def record_appended(self, messages: Sequence[Message]) -> None:
-        return None
 
     async def prepare(self, system: str, messages: list[Message], call_model: Any) -> list[Message]:
         if self._tokens < 200:
@@ -66,9 +56,6 @@ class Summarise:
         self.bus.emit("compaction", n=self._n, strategy="summarize", tokens_before=before,
                       tokens_after=50, messages_before=len(messages), messages_after=1)  # fmt: skip
         return [Message.user(f"{messages[0].text}\nSummary: {reply.message.text}")]
-
-    async def recover(self, system: str, messages: list[Message], call_model: Any) -> list[Message]:
-        return messages
 
 
 def _use(call_id: str, name: str, tokens: int) -> dict[str, Any]:

@@ -42,7 +42,8 @@ class ContextPolicy(Protocol):
 
 
 class Unmanaged:
-    """Counts tokens in the window from usage and never compacts (``--strategy none``)."""
+    """Counts tokens in the window from usage and never compacts: the agent's policy when it
+    is given none (the CLI's ``--strategy none`` uses a ContextManager with no steps)."""
 
     def __init__(self) -> None:
         self._tokens = 0
