@@ -17,7 +17,6 @@ May import: ``errors``, ``events``, ``redact``. Nothing else of the package.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import threading
 import time
@@ -30,6 +29,7 @@ from typing import Any, ClassVar, NamedTuple
 from .errors import HarnessError
 from .events import Event, redacted_json
 from .events import redact_value as redact_value  # re-exported: the redaction the log applies
+from .paths import data_home
 from .redact import redact as _redact_text
 
 APPLICATION_ID = 0x74696E68  # "tinh": marks a SQLite file as a tinyharness run log
@@ -120,11 +120,7 @@ SCHEMA_VERSION = len(MIGRATIONS)
 def default_path() -> Path:
     """$TINYHARNESS_HOME/runs.db, else $XDG_DATA_HOME/tinyharness/runs.db, else
     ~/.local/share/tinyharness/runs.db."""
-    home = os.environ.get("TINYHARNESS_HOME")
-    if home:
-        return Path(home) / DEFAULT_FILE
-    data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(data) / "tinyharness" / DEFAULT_FILE
+    return data_home() / DEFAULT_FILE
 
 
 # --- query results ----------------------------------------------------------------------------

@@ -3,20 +3,12 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
+from ..paths import HOME_ENV, data_home
 from .base import MemoryStore
 from .embed import Embedder, load_embedder
 
-HOME_ENV = "TINYHARNESS_HOME"
-
-
-def data_home() -> Path:
-    """TINYHARNESS_HOME, else $XDG_DATA_HOME/tinyharness, else ~/.local/share/tinyharness."""
-    if os.environ.get(HOME_ENV):
-        return Path(os.environ[HOME_ENV])
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "tinyharness"
+__all__ = ["HOME_ENV", "data_home", "default_store_url", "open_store"]
 
 
 def default_store_url() -> str:
