@@ -5,7 +5,9 @@ from __future__ import annotations
 import itertools
 import subprocess
 import sys
+import uuid
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -254,3 +256,75 @@ def test_vector_search_in_a_small_scope_of_a_big_store(memory_backend: str, tmp_
         if hasattr(store, "drop_tables"):
             store.drop_tables()
         store.close()
+
+
+def test_a_query_of_common_terms_ranks_memories_holding_all_of_them(
+    memory_backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Terms found in many memories say little alone, and ranking every row they match is what
+    made full-text search slow at 100k memories: only memories holding all of them are ranked,
+    and only the newest MAX_TERM_ROWS of those."""
+    store = memory_open(memory_backend, tmp_path)
+    try:
+        bulk = getattr(store, "add_many")  # noqa: B009 - both stores have it; the protocol does not
+        bulk([f"project alpha{i}" for i in range(60)], ALICE)
+        bulk([f"deadline beta{i}" for i in range(60)], ALICE)
+        both = store.add("project deadline gamma", ALICE)
+        by_text = [h.item.id for h in store.search("project deadline", ALICE, limit=5) if h.text_rank]
+        assert by_text == [both.id]
+
+        module = sys.modules[type(store).__module__]
+        monkeypatch.setattr(module, "MAX_TERM_ROWS", 10)
+        newest = {f"deadline beta{i}" for i in range(51, 60)} | {"project deadline gamma"}
+        hits = store.search("deadline", ALICE, limit=20)
+        assert {h.item.content for h in hits if h.text_rank} <= newest
+        assert len([h for h in hits if h.text_rank]) == 10
+    finally:
+        if hasattr(store, "drop_tables"):
+            store.drop_tables()
+        store.close()
+
+
+def test_postgres_vector_search_walks_an_hnsw_index_and_agrees_with_exact(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Below HNSW_MIN_ROWS vectors there is no index (exact scan); a store that has more gets it
+    at the next bulk insert or open, the planner uses it, and its top 10 match the exact ones."""
+    from tinyharness.memory import pg_store
+
+    prefix = f"t{uuid.uuid4().hex[:10]}_"
+    first: Any = memory_open("postgres", tmp_path, prefix=prefix)
+    store: Any = None
+    try:
+        rng = np.random.default_rng(9)
+        vectors = rng.normal(size=(3000, 128)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        first.add_many([f"m{i}" for i in range(3000)], ALICE, vectors=vectors)
+
+        def hnsw_indexes(pg: Any) -> list[str]:
+            with pg._read() as cur:
+                cur.execute(
+                    "SELECT indexdef FROM pg_indexes WHERE tablename = %s", (f"{prefix}memory_vectors",)
+                )
+                return [r[0] for r in cur.fetchall() if "USING hnsw" in r[0]]
+
+        assert hnsw_indexes(first) == []  # 3000 < HNSW_MIN_ROWS
+        monkeypatch.setattr(pg_store, "HNSW_MIN_ROWS", 2000)
+        store = memory_open("postgres", tmp_path, prefix=prefix)
+        assert len(hnsw_indexes(store)) == 1 and "vector(128)" in hnsw_indexes(store)[0]
+
+        query = vectors[42] + 0.3 * rng.normal(size=128).astype(np.float32)
+        query /= np.linalg.norm(query)
+        exact = {f"m{i}" for i in np.argsort(-(vectors @ query))[:10]}
+        nearest, params = store._nearest_sql(128, ALICE)
+        text = "[" + ",".join(map(str, query.tolist())) + "]"
+        with store._read() as cur:
+            cur.execute(f"EXPLAIN {nearest} LIMIT 10", [text, *params, text])
+            assert "vectors_hnsw_" in "\n".join(r[0] for r in cur.fetchall())
+        hits = {h.item.content for h in store.search("", ALICE, limit=10, vector=query.tolist())}
+        assert len(hits & exact) >= 9
+    finally:
+        first.drop_tables()
+        first.close()
+        if store is not None:
+            store.close()

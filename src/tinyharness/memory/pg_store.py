@@ -4,13 +4,15 @@ Chosen by a ``postgresql://`` URL. Many processes and machines can share one sto
 is one transaction, and an update or delete first locks the version it closes (``FOR UPDATE``), so
 two writers cannot both supersede the same version. Full-text ranking weights each query term by
 its inverse document frequency (``ts_rank`` alone has no IDF, which makes OR-queries rank common
-words as high as rare ones); the vector ranking is an exact cosine scan with pgvector's ``<=>``.
-Both are fused by reciprocal rank fusion as in the SQLite store. Needs ``psycopg`` (3).
+words as high as rare ones); the vector ranking walks an HNSW index (pgvector's iterative scan, so
+the scope filter still leaves enough rows), exact where the index gives too few. Both are fused by
+reciprocal rank fusion as in the SQLite store. Needs ``psycopg`` (3).
 """
 
 from __future__ import annotations
 
 import builtins
+import hashlib
 import math
 import struct
 import time
@@ -25,6 +27,7 @@ from .sqlbase import EXTERNAL_MODEL as EXTERNAL_MODEL  # re-exported
 from .sqlbase import SQLStoreBase
 from .text import (
     CONTEXT_WEIGHT,
+    MAX_TERM_ROWS,
     VECTOR_WEIGHT,
     common_term_cap,
     index_text,
@@ -32,6 +35,8 @@ from .text import (
 )
 
 TS_CONFIG = "english"
+HNSW_MIN_ROWS = 5000  # vectors of one model before they get an HNSW index
+HNSW_EF_SEARCH = 100  # candidates the HNSW scan keeps (pgvector's default is 40)
 
 
 def _schema(prefix: str) -> builtins.list[str]:
@@ -129,6 +134,13 @@ class PostgresStore(SQLStoreBase):
             cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self._t + "schema",))
             for statement in _schema(self._t):
                 cur.execute(statement)
+            # A store grown by single inserts gets its vector index at the next open.
+            cur.execute(
+                f"SELECT vector_dims(embedding) FROM {self._t}memory_vectors WHERE model = %s LIMIT 1",
+                (self.vector_model,),
+            )
+            if (row := cur.fetchone()) is not None:
+                self._index_vectors_when_many(cur, int(row[0]))
 
     @contextmanager
     def _tx(self) -> Iterator[Any]:
@@ -174,6 +186,8 @@ class PostgresStore(SQLStoreBase):
         # Fresh statistics: without them the planner scans where an index would do.
         cur.execute(f"ANALYZE {self._t}memories")
         cur.execute(f"ANALYZE {self._t}memory_vectors")
+        if vectors is not None:
+            self._index_vectors_when_many(cur, int(vectors.shape[1]))
 
     # --- MemoryStore (the rest is SQLStoreBase's) ---------------------------------------------
 
@@ -211,6 +225,7 @@ class PostgresStore(SQLStoreBase):
             if nodes and frequency:
                 idf = math.log(1 + (total - frequency + 0.5) / (frequency + 0.5))
                 (common if frequency > cap else weights).append((term, idf))
+        all_common = not weights
         weights = weights or common
         if not weights:
             return []
@@ -219,47 +234,92 @@ class PostgresStore(SQLStoreBase):
         )
         rank_weights = [CONTEXT_WEIGHT, 0.2, 0.4, 1.0]  # labels D (context), C, B, A (content)
         score_params: builtins.list[Any] = [v for term, idf in weights for v in (idf, rank_weights, term)]
-        cur.execute(
-            f"SELECT id FROM {self._t}memories WHERE {scope_sql} AND tsv @@ to_tsquery('{TS_CONFIG}', %s) "
-            f"ORDER BY {score} DESC, seq LIMIT %s",
-            [*params, " | ".join(t for t, _ in weights), *score_params, limit],
+        matched = f"{scope_sql} AND tsv @@ to_tsquery('{TS_CONFIG}', %s)"
+        sql = (
+            f"SELECT id FROM {self._t}memories WHERE {matched} AND seq >= %s "
+            f"ORDER BY {score} DESC, seq LIMIT %s"
         )
-        return [r[0] for r in cur.fetchall()]
+        # Only common terms: memories holding all of them (else any), newest MAX_TERM_ROWS only.
+        matches = [" & ".join(t for t, _ in weights), " | ".join(t for t, _ in weights)]
+        for match in matches if all_common else matches[1:]:
+            floor = 0
+            if all_common:
+                cur.execute(
+                    f"SELECT seq FROM {self._t}memories WHERE {matched} ORDER BY seq DESC OFFSET %s LIMIT 1",
+                    [*params, match, MAX_TERM_ROWS - 1],
+                )
+                floor = (cur.fetchone() or (0,))[0]
+            cur.execute(sql, [*params, match, floor, *score_params, limit])
+            found = [r[0] for r in cur.fetchall()]
+            if found:
+                return found
+        return []
 
     def _vector_ranking(
         self, cur: Any, qvec: Vectors, scope: Scope, limit: int
     ) -> builtins.list[tuple[str, float]]:
-        """Exact cosine ranking. First over the vectors table alone (a plain scan, no join), then
-        the scope and status filter on the few found; when the filter leaves too few (a scope
-        that holds a small part of the store), the filtered scan with a join."""
+        """Nearest vectors in scope by the HNSW index (an iterative scan: pgvector keeps walking the
+        graph until ``limit`` rows pass the scope filter); the exact scan when the index gives too
+        few, which happens when the scope is a small part of a large store."""
         text = _vector_text(qvec)
-        dim = int(qvec.shape[0])
+        nearest, params = self._nearest_sql(int(qvec.shape[0]), scope)
+        cur.execute(f"SET LOCAL hnsw.ef_search = {max(HNSW_EF_SEARCH, limit)}")
+        cur.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        # relaxed_order may return near-ties out of order: sorted again over the few found.
         cur.execute(
-            f"SELECT memory_id, 1 - (embedding <=> %s::vector) AS similarity FROM {self._t}memory_vectors "
-            "WHERE model = %s AND vector_dims(embedding) = %s ORDER BY embedding <=> %s::vector LIMIT %s",
-            [text, self.vector_model, dim, text, limit * 8],
+            f"WITH hits AS MATERIALIZED ({nearest} LIMIT %s) SELECT id, 1 - distance FROM hits "
+            "ORDER BY distance, id",
+            [text, *params, text, limit],
         )
         found = [(r[0], float(r[1])) for r in cur.fetchall()]
-        where, params = self._scope_sql(scope)
-        where.append("status = 'current'")
-        cur.execute(
-            f"SELECT id FROM {self._t}memories WHERE id = ANY(%s) AND {' AND '.join(where)}",
-            [[key for key, _ in found], *params],
-        )
-        allowed = {r[0] for r in cur.fetchall()}
-        kept = [hit for hit in found if hit[0] in allowed]
-        if len(kept) >= limit or len(found) < limit * 8:
-            return kept[:limit]
+        if len(found) >= limit:
+            return found
+        cur.execute("SET LOCAL enable_indexscan = off")  # exact: every vector in scope
+        cur.execute(f"{nearest}, m.seq LIMIT %s", [text, *params, text, limit])
+        exact = [(r[0], 1 - float(r[1])) for r in cur.fetchall()]
+        cur.execute("RESET enable_indexscan")
+        return exact
+
+    def _nearest_sql(self, dim: int, scope: Scope) -> tuple[str, builtins.list[str]]:
+        """SELECT id, distance of the vectors in scope, nearest first (the query vector is the
+        first and last parameter, ``params`` go between), and its scope parameters."""
+        typed = f"v.embedding::vector({dim})"
         where, params = self._scope_sql(scope, prefix="m.")
-        where.append("m.status = 'current'")
-        cur.execute(
-            f"SELECT m.id, 1 - (v.embedding <=> %s::vector) FROM {self._t}memory_vectors v "
-            f"JOIN {self._t}memories m ON m.id = v.memory_id "
-            "WHERE v.model = %s AND vector_dims(v.embedding) = %s "
-            f"AND {' AND '.join(where)} ORDER BY v.embedding <=> %s::vector, m.seq LIMIT %s",
-            [text, self.vector_model, dim, *params, text, limit],
+        where += ["m.status = 'current'", *self._vector_filter(dim)]
+        sql = (
+            f"SELECT m.id, {typed} <=> %s::vector({dim}) AS distance FROM {self._t}memory_vectors v "
+            f"JOIN {self._t}memories m ON m.id = v.memory_id WHERE {' AND '.join(where)} "
+            f"ORDER BY {typed} <=> %s::vector({dim})"
         )
-        return [(r[0], float(r[1])) for r in cur.fetchall()]
+        return sql, params
+
+    def _vector_filter(self, dim: int) -> builtins.list[str]:
+        """The partial index's predicate, spelled with literals so the planner can match it."""
+        model = "'" + self.vector_model.replace("'", "''") + "'"
+        return [f"v.model = {model}", f"vector_dims(v.embedding) = {dim}"]
+
+    def _index_vectors_when_many(self, cur: Any, dim: int) -> None:
+        """Build the HNSW index (cosine) over this model's ``dim``-sized vectors once there are
+        HNSW_MIN_ROWS of them; single inserts keep it up to date from then on. Below that an
+        exact scan is as fast, and building after a bulk load is ~6x faster than inserting
+        into the graph row by row. The column takes vectors of any size, so the index is on a
+        cast, one per model and size."""
+        name = f"{self._t}vectors_hnsw_{hashlib.sha1(f'{self.vector_model}/{dim}'.encode()).hexdigest()[:12]}"
+        cur.execute("SELECT to_regclass(%s) IS NOT NULL", (name,))
+        if cur.fetchone()[0]:
+            return
+        predicate = " AND ".join(self._vector_filter(dim)).replace("v.", "")
+        cur.execute(
+            f"SELECT count(*) FROM (SELECT 1 FROM {self._t}memory_vectors WHERE {predicate} LIMIT %s) s",
+            (HNSW_MIN_ROWS,),
+        )
+        if cur.fetchone()[0] < HNSW_MIN_ROWS:
+            return
+        cur.execute("SET LOCAL maintenance_work_mem = '1GB'")  # the graph is built in memory
+        cur.execute(
+            f"CREATE INDEX IF NOT EXISTS {name} ON {self._t}memory_vectors USING hnsw "
+            f"((embedding::vector({dim})) vector_cosine_ops) WHERE {predicate}"
+        )
 
     def _rows_by_key(self, cur: Any, keys: builtins.list[str]) -> dict[str, Sequence[Any]]:
         cur.execute(f"SELECT {COLUMNS} FROM {self._t}memories WHERE id = ANY(%s)", (keys,))

@@ -24,7 +24,15 @@ from .base import COLUMNS, MemoryItem, Scope, Status
 from .embed import Embedder, Vectors
 from .sqlbase import EXTERNAL_MODEL as EXTERNAL_MODEL  # re-exported
 from .sqlbase import SQLStoreBase
-from .text import CONTEXT_WEIGHT, VECTOR_WEIGHT, common_term_cap, fts5_term, index_text, query_terms
+from .text import (
+    CONTEXT_WEIGHT,
+    MAX_TERM_ROWS,
+    VECTOR_WEIGHT,
+    common_term_cap,
+    fts5_term,
+    index_text,
+    query_terms,
+)
 from .vector_index import VectorIndex
 
 _SCHEMA = """
@@ -229,23 +237,40 @@ class SQLiteStore(SQLStoreBase):
     def _text_ranking(
         self, db: sqlite3.Connection, query: str, scope: Scope, limit: int
     ) -> builtins.list[int]:
-        terms = self._useful_terms(query_terms(query))
+        terms, all_common = self._useful_terms(query_terms(query))
         if not terms:
             return []
         where, params = self._scope_sql(scope, prefix="m.")
         where.append("m.status = 'current'")
         sql = (
             "SELECT m.rowid FROM memory_fts JOIN memories m ON m.rowid = memory_fts.rowid "
-            f"WHERE memory_fts MATCH ? AND {' AND '.join(where)} ORDER BY bm25(memory_fts, 1.0, ?) LIMIT ?"
+            f"WHERE memory_fts MATCH ? AND memory_fts.rowid >= ? AND {' AND '.join(where)} "
+            "ORDER BY bm25(memory_fts, 1.0, ?) LIMIT ?"
         )
-        match = " OR ".join(fts5_term(t) for t in terms)
-        return [r[0] for r in db.execute(sql, [match, *params, CONTEXT_WEIGHT, limit]).fetchall()]
+        # Only common terms: memories holding all of them (else any), newest MAX_TERM_ROWS only.
+        matches = [" AND ".join(map(fts5_term, terms)), " OR ".join(map(fts5_term, terms))]
+        for match in matches if all_common else matches[1:]:
+            floor = self._newest_floor(db, match, where, params) if all_common else 0
+            found = [r[0] for r in db.execute(sql, [match, floor, *params, CONTEXT_WEIGHT, limit]).fetchall()]
+            if found:
+                return found
+        return []
 
-    def _useful_terms(self, terms: builtins.list[str]) -> builtins.list[str]:
+    @staticmethod
+    def _newest_floor(
+        db: sqlite3.Connection, match: str, where: builtins.list[str], params: builtins.list[str]
+    ) -> int:
+        """The smallest rowid among the newest MAX_TERM_ROWS memories in scope that ``match``."""
+        row = db.execute(
+            "SELECT m.rowid FROM memory_fts JOIN memories m ON m.rowid = memory_fts.rowid "
+            f"WHERE memory_fts MATCH ? AND {' AND '.join(where)} ORDER BY m.rowid DESC LIMIT 1 OFFSET ?",
+            [match, *params, MAX_TERM_ROWS - 1],
+        ).fetchone()
+        return int(row[0]) if row else 0
+
+    def _useful_terms(self, terms: builtins.list[str]) -> tuple[builtins.list[str], bool]:
         """``terms`` without those in more than COMMON_SHARE of the memories (counted up to that
-        cap, which is cheap: FTS5 walks a doclist without ranking it), unless all are."""
-        if len(terms) < 2:
-            return terms
+        cap, which is cheap: FTS5 walks a doclist without ranking it), and whether all were."""
         total = int(self._db.execute("SELECT COALESCE(MAX(rowid), 0) FROM memory_fts").fetchone()[0])
         cap = common_term_cap(total)
         kept = [
@@ -257,7 +282,7 @@ class SQLiteStore(SQLStoreBase):
             ).fetchone()[0]
             <= cap
         ]
-        return kept or terms
+        return (kept, False) if kept else (terms, True)
 
     def _vector_ranking(
         self, db: sqlite3.Connection, qvec: Vectors, scope: Scope, limit: int
