@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from tinyharness.agent import Agent, Limits
+from tinyharness.context.manager import build_context
 from tinyharness.errors import ScriptError
 from tinyharness.events import EventBus, ListSink
 from tinyharness.guards import NUDGE_AFTER, STOP_AFTER
@@ -259,3 +260,28 @@ def test_every_step_is_committed() -> None:
     lengths = [len(messages) for messages, _ in checkpointer.snapshots]
     assert lengths[0] == 1 and lengths[-1] == 4
     assert {2, 3, 4} <= set(lengths)  # after the reply, after the results, after the answer
+
+
+def test_the_final_answer_request_is_compacted_like_any_turn() -> None:
+    """A run stopped with a full window used to send its final-answer request uncompacted, which
+    the local server refused (measured: 5917 tokens against 4096); it now goes through the
+    context policy first."""
+    sizes = [10, 10, 1200]  # the last tool result fills the window
+    looping = [
+        calls((f"c{i}", "echo", {"word": f"{i}" + " x" * n}), usage=(300 + 20 * i, 20))
+        for i, n in enumerate(sizes)
+    ]
+    model = ScriptedModel({"responses": [*looping, text("best effort")]})
+    sink = ListSink()
+    context = build_context("sliding-window", window=1000, keep_recent=1, events=EventBus([sink]))
+    agent = Agent(
+        model, ToolRegistry([echo]), context=context, events=EventBus([sink]), limits=Limits(max_iterations=3)
+    )
+    result = agent.run("never ends")
+    assert result.stop == "max_iterations" and result.final == "best effort"
+    kinds = [e["type"] for e in sink.events]
+    last_result = max(i for i, kind in enumerate(kinds) if kind == "tool_result")
+    assert "compaction" in kinds[last_result:]
+    final_request = model.requests[-1]
+    sent = "".join(r.content for m in final_request.messages for r in m.tool_results)
+    assert final_request.final_only and "echo:0" not in sent

@@ -221,16 +221,17 @@ class Agent:
         if stuck:
             raise StopRun("stuck", stuck)
 
-    async def _agent_turn(self) -> ModelResponse:
+    async def _agent_turn(self, *, final_only: bool = False) -> ModelResponse:
+        """One request of the loop (or the final answer), after the context policy's step."""
         self.messages = await self.context.prepare(self.system, self.messages, self.call_model)
         self._commit()
         try:
-            return await self.call_model(self._request())
+            return await self.call_model(self._request(final_only=final_only))
         except ContextLengthExceeded:
             self.messages = await self.context.recover(self.system, self.messages, self.call_model)
             self._commit()
             try:
-                return await self.call_model(self._request())
+                return await self.call_model(self._request(final_only=final_only))
             except ContextLengthExceeded as exc:
                 raise StopRun("context_overflow", f"still too long after compaction: {exc}") from None
 
@@ -357,7 +358,7 @@ class Agent:
         else:
             self._append(Message("user", (prompt,)))
         try:
-            response = await self.call_model(self._request(final_only=True))
+            response = await self._agent_turn(final_only=True)  # compacted first, like any turn
         except (ModelError, StopRun) as exc:
             self.events.emit("error", stop="final_answer", message=str(exc))
             return ""
