@@ -9,9 +9,10 @@ Parts (each printed as a table, every backend side by side with the same vectors
    turn is one memory in its conversation's scope; the question is the query; recall@5 is the
    share of a question's evidence turns among the top 5, averaged over non-adversarial questions
    (categories 1-4). Index variants: ``plain`` (the turn's words and its photo's caption) and
-   ``context`` (content: speaker, session date, the turn and its photo's caption; the two turns
-   before and after as the memory's lower-weighted ``context``; vectors mixed with the
-   neighbours'). No model is called at query time (the embedder only embeds the question).
+   ``context`` (content: speaker, session date, the turn and its photo's caption, and the question
+   it answers if the turn before asked one; the two turns before and after as the memory's
+   lower-weighted ``context``; vectors mixed with the neighbours'). No model is called at query
+   time (the embedder only embeds the question). Per category and per dialogue too.
 3. Chinese (``bench/data_zh/memories.json``): a labelled set of a user's memories and paraphrased
    questions, recall@1 and recall@5.
 
@@ -301,12 +302,20 @@ def evidence_ids(item: dict[str, Any], known: set[str]) -> set[str]:
 
 
 def turn_text(turns: Sequence[Turn], index: int, variant: str) -> str:
-    """The memory's content: the turn (with its photo caption); ``context`` adds who and when."""
+    """The memory's content: the turn (with its photo caption); ``context`` adds who and when, and
+    for a reply to the other speaker's question, that question: the answer alone ("Luna and
+    Oliver!") rarely holds the question's words, the question turn does, and without this the
+    question outranks its answer."""
     turn = turns[index]
     said = turn.text + (
         f" [shares a photo of {turn.caption.removeprefix('a photo of ')}]" if turn.caption else ""
     )
-    return said if variant == "plain" else f"{turn.speaker} ({turn.date}): {said}"
+    if variant == "plain":
+        return said
+    before = turns[index - 1] if index else None
+    if before is not None and before.speaker != turn.speaker and before.text.rstrip().endswith("?"):
+        said += f" (answering {before.speaker}: {before.text})"
+    return f"{turn.speaker} ({turn.date}): {said}"
 
 
 def turn_context(turns: Sequence[Turn], index: int, variant: str, width: int = 2) -> str:

@@ -11,6 +11,7 @@ Full-text and vector rankings are fused by reciprocal rank fusion. Writes run in
 from __future__ import annotations
 
 import builtins
+import re
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
@@ -24,7 +25,15 @@ from .base import COLUMNS, MemoryItem, Scope, Status
 from .embed import Embedder, Vectors
 from .sqlbase import EXTERNAL_MODEL as EXTERNAL_MODEL  # re-exported
 from .sqlbase import SQLStoreBase
-from .text import CONTEXT_WEIGHT, VECTOR_WEIGHT, common_term_cap, fts5_term, index_text, query_terms
+from .text import (
+    CONTEXT_WEIGHT,
+    VECTOR_WEIGHT,
+    common_term_cap,
+    content_coordination,
+    fts5_term,
+    index_text,
+    query_terms,
+)
 from .vector_index import VectorIndex
 
 _SCHEMA = """
@@ -229,17 +238,26 @@ class SQLiteStore(SQLStoreBase):
     def _text_ranking(
         self, db: sqlite3.Connection, query: str, scope: Scope, limit: int
     ) -> builtins.list[int]:
+        """BM25's best ``limit`` rows, reordered by BM25 times ``content_coordination``."""
         terms = self._useful_terms(query_terms(query))
         if not terms:
             return []
         where, params = self._scope_sql(scope, prefix="m.")
         where.append("m.status = 'current'")
+        # highlight() marks the query terms found in the content column: counting them costs no
+        # extra query (a MATCH per term on the content column was 1.7x slower at 100k memories).
         sql = (
-            "SELECT m.rowid FROM memory_fts JOIN memories m ON m.rowid = memory_fts.rowid "
-            f"WHERE memory_fts MATCH ? AND {' AND '.join(where)} ORDER BY bm25(memory_fts, 1.0, ?) LIMIT ?"
+            "SELECT m.rowid, bm25(memory_fts, 1.0, ?), highlight(memory_fts, 0, char(1), char(2)) "
+            f"FROM memory_fts JOIN memories m ON m.rowid = memory_fts.rowid WHERE memory_fts MATCH ? "
+            f"AND {' AND '.join(where)} ORDER BY bm25(memory_fts, 1.0, ?) LIMIT ?"
         )
         match = " OR ".join(fts5_term(t) for t in terms)
-        return [r[0] for r in db.execute(sql, [match, *params, CONTEXT_WEIGHT, limit]).fetchall()]
+        scored = db.execute(sql, [CONTEXT_WEIGHT, match, *params, CONTEXT_WEIGHT, limit]).fetchall()
+        # bm25() is negative, lower is better: a larger factor makes it more negative (stable sort).
+        ranked = sorted(
+            scored, key=lambda r: r[1] * content_coordination(marked_terms(r[2], len(terms)), len(terms))
+        )
+        return [rowid for rowid, _, _ in ranked]
 
     def _useful_terms(self, terms: builtins.list[str]) -> builtins.list[str]:
         """``terms`` without those in more than COMMON_SHARE of the memories (counted up to that
@@ -272,6 +290,15 @@ class SQLiteStore(SQLStoreBase):
         marks = ",".join("?" * len(rowids))
         rows = db.execute(f"SELECT {COLUMNS}, rowid FROM memories WHERE rowid IN ({marks})", rowids)
         return {str(r[-1]): r for r in rows}
+
+
+_MARKED = re.compile("\x01(.*?)\x02", re.S)
+
+
+def marked_terms(highlighted: str, cap: int) -> int:
+    """How many distinct query terms FTS5's ``highlight`` marked (an inflection of a term counted
+    again is capped by the number of terms)."""
+    return min(len({token.casefold() for token in _MARKED.findall(highlighted)}), cap)
 
 
 def _split(script: str) -> builtins.list[str]:
