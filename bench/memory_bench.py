@@ -9,9 +9,10 @@ Parts (each printed as a table, every backend side by side with the same vectors
    turn is one memory in its conversation's scope; the question is the query; recall@5 is the
    share of a question's evidence turns among the top 5, averaged over non-adversarial questions
    (categories 1-4). Index variants: ``plain`` (the turn's words and its photo's caption) and
-   ``context`` (content: speaker, session date, the turn and its photo's caption; the two turns
-   before and after as the memory's lower-weighted ``context``; vectors mixed with the
-   neighbours'). No model is called at query time (the embedder only embeds the question).
+   ``context`` (content: speaker, session date, the turn and its photo's caption, and the question
+   it answers if the turn before asked one; the two turns before and after as the memory's
+   lower-weighted ``context``; vectors mixed with the neighbours'). No model is called at query
+   time (the embedder only embeds the question). Per category and per dialogue too.
 3. Chinese (``bench/data_zh/memories.json``): a labelled set of a user's memories and paraphrased
    questions, recall@1 and recall@5.
 
@@ -33,7 +34,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -300,12 +301,20 @@ def evidence_ids(item: dict[str, Any], known: set[str]) -> set[str]:
 
 
 def turn_text(turns: Sequence[Turn], index: int, variant: str) -> str:
-    """The memory's content: the turn (with its photo caption); ``context`` adds who and when."""
+    """The memory's content: the turn (with its photo caption); ``context`` adds who and when, and
+    for a reply to the other speaker's question, that question: the answer alone ("Luna and
+    Oliver!") rarely holds the question's words, the question turn does, and without this the
+    question outranks its answer."""
     turn = turns[index]
     said = turn.text + (
         f" [shares a photo of {turn.caption.removeprefix('a photo of ')}]" if turn.caption else ""
     )
-    return said if variant == "plain" else f"{turn.speaker} ({turn.date}): {said}"
+    if variant == "plain":
+        return said
+    before = turns[index - 1] if index else None
+    if before is not None and before.speaker != turn.speaker and before.text.rstrip().endswith("?"):
+        said += f" (answering {before.speaker}: {before.text})"
+    return f"{turn.speaker} ({turn.date}): {said}"
 
 
 def turn_context(turns: Sequence[Turn], index: int, variant: str, width: int = 2) -> str:
@@ -327,15 +336,55 @@ def smooth(vectors: Vectors, variant: str, weight: float = 0.5) -> Vectors:
     return (mixed / np.linalg.norm(mixed, axis=1, keepdims=True)).astype(np.float32)
 
 
-def locomo_questions(sample: dict[str, Any], known: set[str]) -> list[tuple[str, set[str]]]:
+# LoCoMo's question categories (5, adversarial, has no evidence to recall and is left out).
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-dom", 4: "single-hop"}
+
+
+@dataclass
+class Question:
+    text: str
+    gold: set[str]
+    category: int
+
+
+def locomo_questions(sample: dict[str, Any], known: set[str]) -> list[Question]:
     out = []
     for item in sample["qa"]:
-        if item.get("category") == 5:
+        if item.get("category") not in CATEGORIES:
             continue
         gold = evidence_ids(item, known)
         if gold:
-            out.append((str(item["question"]), gold))
+            out.append(Question(str(item["question"]), gold, int(item["category"])))
     return out
+
+
+@dataclass
+class Recall:
+    """Recall@5 of one (backend, embedder, variant), overall and broken down by question category
+    and by dialogue: a change should help most dialogues, not one (the dev set is 5 dialogues)."""
+
+    backend: str
+    embedder: str
+    variant: str
+    cells: dict[str, list[float]] = field(default_factory=dict)  # key -> [sum, count]
+
+    def add(self, value: float, category: int, dialogue: str) -> None:
+        for key in ("all", f"c{category}", f"d:{dialogue}"):
+            cell = self.cells.setdefault(key, [0.0, 0.0])
+            cell[0] += value
+            cell[1] += 1
+
+    def mean(self, key: str = "all") -> float:
+        total, count = self.cells.get(key, [0.0, 0.0])
+        return total / count if count else float("nan")
+
+    @property
+    def count(self) -> int:
+        return int(self.cells.get("all", [0.0, 0.0])[1])
+
+    @property
+    def dialogues(self) -> list[str]:
+        return [key[2:] for key in self.cells if key.startswith("d:")]
 
 
 def bench_locomo(
@@ -343,8 +392,8 @@ def bench_locomo(
     embedders: dict[str, Embedder | None],
     variants: Sequence[str],
     limit: int | None,
-) -> list[tuple[str, str, str, float, int]]:
-    """rows of (backend, embedder, variant, recall@5, questions)."""
+) -> list[Recall]:
+    """One ``Recall`` per (variant, embedder, backend)."""
     samples = load_locomo(LOCOMO, limit)
     rows = []
     for variant in variants:
@@ -354,7 +403,7 @@ def bench_locomo(
             texts = [turn_text(turns, i, variant) for i in range(len(turns))]
             contexts = [turn_context(turns, i, variant) for i in range(len(turns))]
             questions = locomo_questions(sample, {t.dia_id for t in turns})
-            prepared.append((sample["sample_id"], turns, texts, questions, contexts))
+            prepared.append((str(sample["sample_id"]), turns, texts, questions, contexts))
         for embedder_name, embedder in embedders.items():
             # Vectors embed the turn alone (a 500-character text costs e5 five times what the turn
             # does); for ``context`` they are mixed with the neighbours' vectors instead.
@@ -367,31 +416,59 @@ def bench_locomo(
                 for p in prepared
             ]
             qvecs = [
-                list(cached_embed(embedder, [q for q, _ in p[3]], query=True))
+                list(cached_embed(embedder, [q.text for q in p[3]], query=True))
                 if embedder
                 else [None] * len(p[3])
                 for p in prepared
             ]
             for backend, opener in openers.items():
                 store = opener(f"locomo-{embedder_name}")
-                total, count = 0.0, 0
+                recall = Recall(backend, embedder_name, variant)
                 for (sample_id, turns, texts, questions, contexts), vecs, qv in zip(
                     prepared, vectors, qvecs, strict=True
                 ):
-                    scope = Scope(str(sample_id))
+                    scope = Scope(sample_id)
                     ids = add_many(store, texts, scope, vecs, contexts)
                     by_id = {memory_id: turn.dia_id for memory_id, turn in zip(ids, turns, strict=True)}
-                    for (question, gold), qvec in zip(questions, qv, strict=True):
+                    for question, qvec in zip(questions, qv, strict=True):
                         hits = store.search(
-                            question, scope, limit=5, vector=None if qvec is None else qvec.tolist()
+                            question.text, scope, limit=5, vector=None if qvec is None else qvec.tolist()
                         )
                         got = {by_id[h.item.id] for h in hits}
-                        total += len(got & gold) / len(gold)
-                        count += 1
-                rows.append((backend, embedder_name, variant, total / max(count, 1), count))
-                print(f"  ... {rows[-1]}", file=sys.stderr, flush=True)
+                        recall.add(
+                            len(got & question.gold) / len(question.gold), question.category, sample_id
+                        )
+                rows.append(recall)
+                print(
+                    f"  ... {backend} {embedder_name} {variant} {recall.mean():.3f}",
+                    file=sys.stderr,
+                    flush=True,
+                )
                 dispose(store)
     return rows
+
+
+def locomo_table(rows: Sequence[Recall]) -> list[str]:
+    """Recall@5 overall and per category, then per dialogue (the lines the report prints)."""
+    head = f"{'backend':10} {'embedder':24} {'variant':8} {'recall@5':>9} {'questions':>10}"
+    lines = [head + "".join(f" {f'{k} {name}':>12}" for k, name in CATEGORIES.items())]
+    for r in rows:
+        lines.append(
+            f"{r.backend:10} {r.embedder:24} {r.variant:8} {r.mean():9.3f} {r.count:10d}"
+            + "".join(f" {r.mean(f'c{k}'):12.3f}" for k in CATEGORIES)
+        )
+    dialogues = rows[0].dialogues if rows else []
+    if len(dialogues) > 1:
+        lines += [
+            "",
+            f"{'backend':10} {'embedder':24} {'variant':8}" + "".join(f" {d:>9}" for d in dialogues),
+        ]
+        for r in rows:
+            lines.append(
+                f"{r.backend:10} {r.embedder:24} {r.variant:8}"
+                + "".join(f" {r.mean(f'd:{d}'):9.3f}" for d in dialogues)
+            )
+    return lines
 
 
 # --- 3. Chinese set ------------------------------------------------------------------------------
@@ -484,13 +561,10 @@ def main(argv: Sequence[str] | None = None) -> str:
             if not LOCOMO.exists():
                 say(f"## locomo: skipped, {LOCOMO} is absent (the shared data folder is not beside the repo)")
             else:
-                say("## locomo recall@5 of evidence turns (categories 1-4)")
-                say(f"{'backend':10} {'embedder':34} {'variant':8} {'recall@5':>9} {'questions':>10}")
+                say("## locomo recall@5 of evidence turns (categories 1-4; then per dialogue)")
                 limit = 1 if args.small else None
-                for backend, emb, variant, recall, count in bench_locomo(
-                    openers, embedders, args.variants.split(","), limit
-                ):
-                    say(f"{backend:10} {emb:34} {variant:8} {recall:9.3f} {count:10d}")
+                for line in locomo_table(bench_locomo(openers, embedders, args.variants.split(","), limit)):
+                    say(line)
             say()
         if "chinese" in parts:
             say("## chinese set (bench/data_zh): recall@1 and recall@5")

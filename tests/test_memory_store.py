@@ -18,7 +18,8 @@ from memory_conftest import *  # noqa: F403 - fixtures memory_store, memory_back
 from memory_conftest import memory_open
 from tinyharness.memory import MemoryNotFound, Scope, SQLiteStore, content_hash, open_store
 from tinyharness.memory.base import MemoryStore
-from tinyharness.memory.text import index_text, query_terms, reciprocal_rank_fusion
+from tinyharness.memory.sqlite_store import marked_terms
+from tinyharness.memory.text import content_coordination, index_text, query_terms, reciprocal_rank_fusion
 from tinyharness.memory.vector_index import VectorIndex
 
 ALICE = Scope(user="alice")
@@ -328,3 +329,22 @@ def test_postgres_vector_search_walks_an_hnsw_index_and_agrees_with_exact(
         first.close()
         if store is not None:
             store.close()
+
+
+def test_full_text_prefers_the_memory_holding_all_query_terms_in_its_content(
+    memory_store: MemoryStore,
+) -> None:
+    # "nate" is common (low BM25 weight), "turtles" rare: BM25 alone ranks the short memory that is
+    # "turtles" with "nate" only in its context first; content coordination ranks Nate's own first.
+    for i in range(6):
+        memory_store.add(f"nate talked about the weather on day {i}", ALICE)
+    context_only = memory_store.add("turtles", ALICE, context="nate")
+    both = memory_store.add("nate got two turtles from a shop", ALICE)
+    hits = {h.item.id: h for h in memory_store.search("nate turtles", ALICE, limit=8)}
+    assert hits[both.id].text_rank == 1 and hits[context_only.id].text_rank == 2
+
+
+def test_content_coordination_and_marked_terms() -> None:
+    assert content_coordination(0, 3) == 0.25 and content_coordination(3, 3) == 1.0
+    assert marked_terms("\x01Nate\x02 has \x01turtles\x02, \x01nate\x02 says", cap=5) == 2
+    assert marked_terms("\x01book\x02 \x01books\x02", cap=1) == 1

@@ -230,10 +230,14 @@ class PostgresStore(SQLStoreBase):
         if not weights:
             return []
         score = " + ".join(
-            f"%s * ts_rank(%s::float4[], tsv, to_tsquery('{TS_CONFIG}', %s), 1)" for _ in weights
+            f"%s * ts_rank(%s::float4[], tsv, to_tsquery('{TS_CONFIG}', %s), 0)" for _ in weights
         )
+        # content_coordination in SQL: ``term:A`` matches the term only in the content (label A).
+        in_content = " + ".join(f"(tsv @@ to_tsquery('{TS_CONFIG}', %s))::int" for _ in weights)
+        score = f"({score}) * (1 + {in_content}) / {1 + len(weights)}.0"
         rank_weights = [CONTEXT_WEIGHT, 0.2, 0.4, 1.0]  # labels D (context), C, B, A (content)
         score_params: builtins.list[Any] = [v for term, idf in weights for v in (idf, rank_weights, term)]
+        score_params += [f"{term}:A" for term, _ in weights]
         matched = f"{scope_sql} AND tsv @@ to_tsquery('{TS_CONFIG}', %s)"
         sql = (
             f"SELECT id FROM {self._t}memories WHERE {matched} AND seq >= %s "

@@ -11,6 +11,7 @@ Full-text and vector rankings are fused by reciprocal rank fusion. Writes run in
 from __future__ import annotations
 
 import builtins
+import re
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
@@ -29,6 +30,7 @@ from .text import (
     MAX_TERM_ROWS,
     VECTOR_WEIGHT,
     common_term_cap,
+    content_coordination,
     fts5_term,
     index_text,
     query_terms,
@@ -237,23 +239,33 @@ class SQLiteStore(SQLStoreBase):
     def _text_ranking(
         self, db: sqlite3.Connection, query: str, scope: Scope, limit: int
     ) -> builtins.list[int]:
+        """BM25's best ``limit`` rows, reordered by BM25 times ``content_coordination``."""
         terms, all_common = self._useful_terms(query_terms(query))
         if not terms:
             return []
         where, params = self._scope_sql(scope, prefix="m.")
         where.append("m.status = 'current'")
+        # highlight() marks the query terms found in the content column: counting them costs no
+        # extra query (a MATCH per term on the content column was 1.7x slower at 100k memories).
         sql = (
-            "SELECT m.rowid FROM memory_fts JOIN memories m ON m.rowid = memory_fts.rowid "
-            f"WHERE memory_fts MATCH ? AND memory_fts.rowid >= ? AND {' AND '.join(where)} "
-            "ORDER BY bm25(memory_fts, 1.0, ?) LIMIT ?"
+            "SELECT m.rowid, bm25(memory_fts, 1.0, ?), highlight(memory_fts, 0, char(1), char(2)) "
+            "FROM memory_fts JOIN memories m ON m.rowid = memory_fts.rowid WHERE memory_fts MATCH ? "
+            f"AND memory_fts.rowid >= ? AND {' AND '.join(where)} ORDER BY bm25(memory_fts, 1.0, ?) LIMIT ?"
         )
         # Only common terms: memories holding all of them (else any), newest MAX_TERM_ROWS only.
         matches = [" AND ".join(map(fts5_term, terms)), " OR ".join(map(fts5_term, terms))]
         for match in matches if all_common else matches[1:]:
             floor = self._newest_floor(db, match, where, params) if all_common else 0
-            found = [r[0] for r in db.execute(sql, [match, floor, *params, CONTEXT_WEIGHT, limit]).fetchall()]
-            if found:
-                return found
+            scored = db.execute(
+                sql, [CONTEXT_WEIGHT, match, floor, *params, CONTEXT_WEIGHT, limit]
+            ).fetchall()
+            if scored:
+                # bm25() is negative, lower is better: a larger factor makes it more negative.
+                coordination = [
+                    content_coordination(marked_terms(r[2], len(terms)), len(terms)) for r in scored
+                ]
+                ranked = sorted(zip(scored, coordination, strict=True), key=lambda rc: rc[0][1] * rc[1])
+                return [row[0] for row, _ in ranked]
         return []
 
     @staticmethod
@@ -297,6 +309,15 @@ class SQLiteStore(SQLStoreBase):
         marks = ",".join("?" * len(rowids))
         rows = db.execute(f"SELECT {COLUMNS}, rowid FROM memories WHERE rowid IN ({marks})", rowids)
         return {str(r[-1]): r for r in rows}
+
+
+_MARKED = re.compile("\x01(.*?)\x02", re.S)
+
+
+def marked_terms(highlighted: str, cap: int) -> int:
+    """How many distinct query terms FTS5's ``highlight`` marked (an inflection of a term counted
+    again is capped by the number of terms)."""
+    return min(len({token.casefold() for token in _MARKED.findall(highlighted)}), cap)
 
 
 def _split(script: str) -> builtins.list[str]:

@@ -19,13 +19,28 @@ RRF_K = 5.0  # small k: the top of each list counts much more than its tail
 # A query term found in more than this share of the memories is left out of the full-text query
 # (unless all are): BM25 gives it almost no weight, and ranking every row it matches is what makes
 # full-text search slow on a large store.
-COMMON_SHARE = 0.25
+# A third of LoCoMo's questions name a speaker who says half of the dialogue: a lower share drops the
+# name, and with it what ``content_coordination`` needs to prefer that speaker's own turns.
+COMMON_SHARE = 0.5
 MAX_TERM_ROWS = 5000  # ... and so is a term in more memories than this (bounds the ranking work)
 
 
 def common_term_cap(total: int) -> int:
     """How many memories a query term may be found in and still be searched for."""
     return max(50, min(int(total * COMMON_SHARE), MAX_TERM_ROWS))
+
+
+def content_coordination(in_content: int, terms: int) -> float:
+    """The factor a memory's full-text score is multiplied by, given how many of the query's
+    ``terms`` its content (not its context) holds: ``(1 + in_content) / (1 + terms)``.
+
+    Why: BM25 sums term weights, so a memory whose *context* repeats one rare query word beats the
+    memory that *itself* holds several of them, and a frequent but telling word (a person's name,
+    a month) weighs next to nothing. Coordination on the content field rewards the memory that is
+    about all of the question (on LoCoMo: the named speaker's own turn over the neighbour that
+    mentions them), while the ``1 +`` keeps memories found only through their context in the list.
+    """
+    return (1 + in_content) / (1 + terms)
 
 
 _CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
