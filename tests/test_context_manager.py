@@ -182,3 +182,35 @@ def test_context_length_error_compacts_and_retries_once(tmp_path: Path) -> None:
     assert event["reason"] == "overflow"
     assert sink.of_type("context_warning")
     asyncio.run(model.aclose())  # every scripted response used
+
+
+def test_the_model_is_asked_to_take_notes_once_before_a_compaction() -> None:
+    """Nearing the trigger (WARN_SHARE of it), the newest tool results get a line asking the
+    model to save what it needs with the note tool; once per compaction, and only if it has one."""
+    from tinyharness.context.manager import WARN_SHARE
+
+    sink = ListSink()
+    context = manager("sliding-window", sink, counter="chars4")
+    note_tool = next(s for s in builtin_tools(Path(".")).specs if s.name == "note")
+    request = ModelRequest(
+        messages=(TASK,), system="sys", tools=(note_tool,), purpose="agent", max_tokens=256
+    )
+    context.record_response(request, ModelResponse(Message.assistant("ok"), "end_turn", Usage(10, 5)))
+    messages: list[Message] = [TASK]
+    warned_at: list[int] = []
+    for _ in range(60):
+        messages += history(1, 300)[1:]
+        messages = asyncio.run(context.prepare("sys", messages, Caller()))
+        if "note tool now" in messages[-1].text:
+            warned_at.append(context.compactions)
+            assert context.tokens >= context.compact_at * WARN_SHARE
+            assert isinstance(messages[-1].content[0], ToolResultBlock)  # joined the results
+    assert context.compactions >= 2
+    assert warned_at == sorted(set(warned_at)) and len(warned_at) >= 2  # once between compactions
+    assert len(sink.of_type("context_warning")) == len(warned_at)
+
+    quiet = manager("sliding-window", ListSink(), counter="chars4")  # no note tool: no warning
+    messages = [TASK]
+    for _ in range(60):
+        messages = asyncio.run(quiet.prepare("sys", [*messages, *history(1, 300)[1:]], Caller()))
+        assert "note tool" not in messages[-1].text

@@ -423,3 +423,35 @@ def test_write_tools_need_permission(root: Path) -> None:
     registry = builtin_tools(root, permissions=Permissions())
     assert "permission denied" in error(registry, "edit_file", path="README.md", old="#", new="##")
     assert (root / "README.md").read_text().startswith("# Demo")
+
+
+def test_read_file_path_choices_are_the_files_not_yet_read(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The grammar of a JSON-mode model gets read_file's path as an enum of real files, less
+    the files already read (and not cut) in the window; a cut read stays open for paging."""
+    from tinyharness.messages import Message, ToolResultBlock, ToolUseBlock
+    from tinyharness.models import json_mode
+
+    registry = builtin_tools(root)
+    spec = next(s for s in registry.specs if s.name == "read_file")
+    assert spec.choices is not None
+    assert spec.choices([]) == {"path": ["README.md", "src/app.py"]}
+
+    def read(call_id: str, path: str) -> list[Message]:
+        result = call(registry, "read_file", path=path)
+        use = ToolUseBlock(call_id, "read_file", {"path": path})
+        return [Message("assistant", (use,)), Message("user", (ToolResultBlock(call_id, result.content),))]
+
+    window = read("a", "./README.md")
+    assert spec.choices(window) == {"path": ["src/app.py"]}
+    schema = json_mode.action_schema(registry.specs, messages=window)
+    branch = next(b for b in schema["anyOf"] if b["properties"].get("tool", {}).get("const") == "read_file")
+    assert branch["properties"]["arguments"]["properties"]["path"]["enum"] == ["src/app.py"]
+    assert spec.choices([*window, *read("b", "src/app.py")]) == {"path": ["README.md", "src/app.py"]}
+
+    (root / "src" / "long.py").write_text("x = 1\n" * 5000)
+    assert "continue with read_file(" in read("c", "src/long.py")[1].content[0].content  # type: ignore[union-attr]
+    assert "src/long.py" in spec.choices(read("c", "src/long.py"))["path"]
+    monkeypatch.setattr(files_module, "MAX_PATH_CHOICES", 2)
+    assert spec.choices([]) == {}  # too many files to list: no constraint

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ..events import EventBus
-from ..messages import Message
+from ..messages import Message, TextBlock
 from ..models.base import ModelRequest, ModelResponse, ToolSpec
 from .accounting import ACCOUNTING_MODES, Accountant, AccountingMode
 from .base import ModelCaller
@@ -40,6 +40,8 @@ TARGET_SHARE = 0.6  # of the trigger threshold a compaction aims for, so it is n
 NOTES_SHARE = 0.15  # of the threshold NOTES.md may take when read back
 FILES_SHARE = 0.15  # of the threshold re-read files may take, in all
 OFFLOAD_SHARE = 0.25  # of the threshold one tool result may take before it is offloaded
+WARN_SHARE = 0.8  # of the trigger threshold at which the model is asked to take notes
+NOTE_TOOL = "note"
 STORM_CALLS = 2  # agent calls a compaction must buy before another may call the model
 
 
@@ -81,6 +83,7 @@ class ContextManager:
         self._reserve = 1024  # output tokens of the next request, from the last agent request
         self._tools: tuple[ToolSpec, ...] = ()
         self._fresh: list[Message] = []
+        self._warned = False  # the notes warning was given since the last compaction
 
     # --- the seam -----------------------------------------------------------------------------
 
@@ -129,7 +132,35 @@ class ContextManager:
         messages = self._offload_fresh(system, messages, fresh, call_model)
         if self._over_trigger():
             messages = await self._compact(system, messages, call_model, reason="threshold")
+        elif self._should_warn(messages):
+            messages = self._warn_before_compaction(messages)
         return messages
+
+    def _should_warn(self, messages: list[Message]) -> bool:
+        """Once between two compactions, when the count nears the trigger and the model has a
+        note tool and the newest message is the user's (tool results), so text can join it."""
+        return (
+            not self._warned
+            and self.accountant.tokens >= self.trigger.threshold * WARN_SHARE
+            and any(tool.name == NOTE_TOOL for tool in self._tools)
+            and messages[-1].role == "user"
+        )
+
+    def _warn_before_compaction(self, messages: list[Message]) -> list[Message]:
+        """Tell the model that older tool results are about to go, so it can save what it still
+        needs with the note tool (the warning Anthropic's context editing gives before clearing):
+        NOTES.md is read back after a compaction, the cleared results are not."""
+        self._warned = True
+        share = round(100 * self.accountant.tokens / self.trigger.window)
+        warning = TextBlock(
+            f"[context: {share}% of the window is used; older tool results will be cleared soon. "
+            f"Save what you still need from them with the {NOTE_TOOL} tool now.]"
+        )
+        self._emit(
+            "context_warning", message=f"{share}% of the window used; the model was asked to take notes"
+        )
+        last = messages[-1]
+        return [*messages[:-1], Message(last.role, (*last.content, warning))]
 
     async def recover(self, system: str, messages: list[Message], call_model: ModelCaller) -> list[Message]:
         """The provider refused the request as too long: the request was at least a window
@@ -234,6 +265,7 @@ class ContextManager:
         self.accountant.reset(current)
         self.breaker.tick()
         self._compactions += 1
+        self._warned = False
         self._calls_since_compaction = 0
         window_after = self.accountant.window_estimate
         self._emit(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -11,13 +12,21 @@ Purpose = Literal["agent", "compact", "memory"]
 StopReason = Literal["end_turn", "tool_use", "max_tokens"]
 
 
+# Given the messages of a request: argument name -> the values it can take now (see ToolSpec).
+Choices = Callable[[Sequence[Message]], Mapping[str, Sequence[str]]]
+
+
 @dataclass(frozen=True, slots=True)
 class ToolSpec:
-    """What a model is told about a tool: its name, description and JSON schema."""
+    """What a model is told about a tool: its name, description and JSON schema. ``choices``,
+    when set, narrows string arguments to the values that make sense now (read_file's path to
+    files that exist): a grammar-constrained model (JSON tool mode) cannot name anything else.
+    It is not shown to the model, so the prompt stays the same from call to call."""
 
     name: str
     description: str
     input_schema: dict[str, Any]
+    choices: Choices | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

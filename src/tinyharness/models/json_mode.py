@@ -62,8 +62,11 @@ def check_tool_mode(tool_mode: str) -> ToolMode:
     raise ConfigError(f"tool mode must be one of {', '.join(TOOL_MODES)}, not {tool_mode!r}")
 
 
-def action_schema(tools: Sequence[ToolSpec], *, final_only: bool = False) -> dict[str, Any]:
-    """The JSON schema of one action: a call of one of ``tools`` or a final answer."""
+def action_schema(
+    tools: Sequence[ToolSpec], *, final_only: bool = False, messages: Sequence[Message] = ()
+) -> dict[str, Any]:
+    """The JSON schema of one action: a call of one of ``tools`` or a final answer. A tool's
+    ``choices`` (given ``messages``) narrow its string arguments to an ``enum``."""
     if final_only or not tools:
         return _final_branch()
     branches: list[dict[str, Any]] = [
@@ -71,7 +74,7 @@ def action_schema(tools: Sequence[ToolSpec], *, final_only: bool = False) -> dic
             "type": "object",
             "properties": {
                 "tool": {"const": tool.name},
-                "arguments": tool.input_schema or {"type": "object"},
+                "arguments": _narrowed(tool, messages),
             },
             "required": ["tool", "arguments"],
             "additionalProperties": False,
@@ -80,6 +83,18 @@ def action_schema(tools: Sequence[ToolSpec], *, final_only: bool = False) -> dic
     ]
     branches.append(_final_branch())
     return {"anyOf": branches}
+
+
+def _narrowed(tool: ToolSpec, messages: Sequence[Message]) -> dict[str, Any]:
+    schema = tool.input_schema or {"type": "object"}
+    choices = tool.choices(messages) if tool.choices is not None else {}
+    properties: dict[str, Any] = dict(schema.get("properties", {}))
+    narrowed = {
+        name: {**properties[name], "enum": list(values)}
+        for name, values in choices.items()
+        if values and properties.get(name, {}).get("type") == "string"
+    }
+    return {**schema, "properties": properties | narrowed} if narrowed else schema
 
 
 def _final_branch() -> dict[str, Any]:
@@ -143,7 +158,7 @@ def plan_request(request: ModelRequest) -> JsonModePlan:
         return JsonModePlan(request.system, history, None, False)
     protocol = protocol_prompt(request.tools, final_only=request.final_only)
     system = f"{request.system}\n\n{protocol}" if request.system else protocol
-    schema = action_schema(request.tools, final_only=request.final_only)
+    schema = action_schema(request.tools, final_only=request.final_only, messages=request.messages)
     return JsonModePlan(system, history, schema, True)
 
 

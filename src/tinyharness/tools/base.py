@@ -24,7 +24,7 @@ from jsonschema.exceptions import best_match
 from jsonschema.protocols import Validator
 from jsonschema.validators import validator_for
 
-from ..models.base import ToolSpec
+from ..models.base import Choices, ToolSpec
 
 Risk = Literal["read", "write", "execute"]
 DEFAULT_RESULT_CAP = 20_000  # characters a tool result may carry into the context
@@ -51,10 +51,11 @@ class Tool:
     function: Callable[..., Any]
     risk: Risk = "read"
     recover: Recover | None = None  # for tools whose effect must not be applied twice
+    choices: Choices | None = None  # values its string arguments can take now (ToolSpec.choices)
 
     @property
     def spec(self) -> ToolSpec:
-        return ToolSpec(self.name, self.description, self.input_schema)
+        return ToolSpec(self.name, self.description, self.input_schema, self.choices)
 
 
 @dataclass(frozen=True)
