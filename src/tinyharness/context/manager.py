@@ -84,6 +84,8 @@ class ContextManager:
         self._tools: tuple[ToolSpec, ...] = ()
         self._fresh: list[Message] = []
         self._warned = False  # the notes warning was given since the last compaction
+        self._last_tokens = 0  # the count at the last prepare, and how much it grew since
+        self._growth = 0
 
     # --- the seam -----------------------------------------------------------------------------
 
@@ -130,6 +132,7 @@ class ContextManager:
         if not self.pipeline or not messages:
             return messages
         messages = self._offload_fresh(system, messages, fresh, call_model)
+        self._growth, self._last_tokens = self.accountant.tokens - self._last_tokens, self.accountant.tokens
         if self._over_trigger():
             messages = await self._compact(system, messages, call_model, reason="threshold")
         elif self._should_warn(messages):
@@ -137,11 +140,13 @@ class ContextManager:
         return messages
 
     def _should_warn(self, messages: list[Message]) -> bool:
-        """Once between two compactions, when the count nears the trigger and the model has a
-        note tool and the newest message is the user's (tool results), so text can join it."""
+        """Once between two compactions, when the count nears the trigger (WARN_SHARE of it, or
+        one more turn growing as the last one did would cross it), the model has a note tool,
+        and the newest message is the user's (tool results), so text can join it."""
+        tokens = self.accountant.tokens
         return (
             not self._warned
-            and self.accountant.tokens >= self.trigger.threshold * WARN_SHARE
+            and max(tokens * 1.0 / WARN_SHARE, tokens + self._growth) >= self.trigger.threshold
             and any(tool.name == NOTE_TOOL for tool in self._tools)
             and messages[-1].role == "user"
         )
