@@ -43,6 +43,7 @@ import numpy as np
 from tinyharness.memory.base import MemoryStore, Scope
 from tinyharness.memory.embed import Embedder, HashingEmbedder, Vectors, load_embedder
 from tinyharness.memory.sqlite_store import SQLiteStore
+from tinyharness.memory.text import SUBJECT_KEY
 
 HERE = Path(__file__).resolve().parent
 LOCOMO = HERE.parent.parent / "shared" / "data" / "locomo-dev.json"
@@ -86,16 +87,18 @@ def add_many(
     scope: Scope,
     vectors: Vectors | None,
     contexts: Sequence[str] | None = None,
+    metadatas: Sequence[dict[str, Any]] | None = None,
 ) -> list[str]:
     bulk = getattr(store, "add_many", None)
     if bulk is not None:
-        return list(bulk(texts, scope, vectors=vectors, contexts=contexts))
+        return list(bulk(texts, scope, vectors=vectors, contexts=contexts, metadatas=metadatas))
     return [
         store.add(
             text,
             scope,
             vector=None if vectors is None else vectors[i].tolist(),
             context=contexts[i] if contexts else "",
+            metadata=metadatas[i] if metadatas else None,
         ).id
         for i, text in enumerate(texts)
     ]
@@ -325,6 +328,12 @@ def turn_context(turns: Sequence[Turn], index: int, variant: str, width: int = 2
     return " | ".join(f"{turns[j].speaker}: {turns[j].text}" for j in around if j != index)
 
 
+def turn_metadata(turn: Turn, variant: str) -> dict[str, str]:
+    """``context``: the speaker is the memory's subject (``text.SUBJECT_KEY``), so a question
+    naming them prefers what they said over the other speaker's turns that mention them."""
+    return {} if variant == "plain" else {SUBJECT_KEY: turn.speaker}
+
+
 def smooth(vectors: Vectors, variant: str, weight: float = 0.5) -> Vectors:
     """``context``: each turn's vector plus ``weight`` times its neighbours', renormalised (the
     vector counterpart of indexing the neighbouring turns as context; no extra model calls)."""
@@ -403,7 +412,8 @@ def bench_locomo(
             texts = [turn_text(turns, i, variant) for i in range(len(turns))]
             contexts = [turn_context(turns, i, variant) for i in range(len(turns))]
             questions = locomo_questions(sample, {t.dia_id for t in turns})
-            prepared.append((str(sample["sample_id"]), turns, texts, questions, contexts))
+            metadatas = [turn_metadata(turn, variant) for turn in turns]
+            prepared.append((str(sample["sample_id"]), turns, texts, questions, contexts, metadatas))
         for embedder_name, embedder in embedders.items():
             # Vectors embed the turn alone (a 500-character text costs e5 five times what the turn
             # does); for ``context`` they are mixed with the neighbours' vectors instead.
@@ -424,11 +434,11 @@ def bench_locomo(
             for backend, opener in openers.items():
                 store = opener(f"locomo-{embedder_name}")
                 recall = Recall(backend, embedder_name, variant)
-                for (sample_id, turns, texts, questions, contexts), vecs, qv in zip(
+                for (sample_id, turns, texts, questions, contexts, metadatas), vecs, qv in zip(
                     prepared, vectors, qvecs, strict=True
                 ):
                     scope = Scope(sample_id)
-                    ids = add_many(store, texts, scope, vecs, contexts)
+                    ids = add_many(store, texts, scope, vecs, contexts, metadatas)
                     by_id = {memory_id: turn.dia_id for memory_id, turn in zip(ids, turns, strict=True)}
                     for question, qvec in zip(questions, qv, strict=True):
                         hits = store.search(

@@ -19,7 +19,13 @@ from memory_conftest import memory_open
 from tinyharness.memory import MemoryNotFound, Scope, SQLiteStore, content_hash, open_store
 from tinyharness.memory.base import MemoryStore
 from tinyharness.memory.sqlite_store import marked_terms
-from tinyharness.memory.text import content_coordination, index_text, query_terms, reciprocal_rank_fusion
+from tinyharness.memory.text import (
+    content_coordination,
+    index_text,
+    names_subject,
+    query_terms,
+    reciprocal_rank_fusion,
+)
 from tinyharness.memory.vector_index import VectorIndex
 
 ALICE = Scope(user="alice")
@@ -348,3 +354,21 @@ def test_content_coordination_and_marked_terms() -> None:
     assert content_coordination(0, 3) == 0.25 and content_coordination(3, 3) == 1.0
     assert marked_terms("\x01Nate\x02 has \x01turtles\x02, \x01nate\x02 says", cap=5) == 2
     assert marked_terms("\x01book\x02 \x01books\x02", cap=1) == 1
+
+
+def test_a_query_naming_a_subject_prefers_the_memories_about_it(memory_store: MemoryStore) -> None:
+    # Bob's memory mentions Carol and holds "carol" and "garden" in its content, as Carol's own does:
+    # without the subject, one order would serve both questions.
+    carol = memory_store.add(
+        "carol spent the weekend in her garden planting roses", ALICE, metadata={"subject": "Carol"}
+    )
+    bob = memory_store.add("carol garden", ALICE, metadata={"subject": "Bob"})
+    about_carol = [h.item.id for h in memory_store.search("what did Carol do in the garden?", ALICE, limit=2)]
+    about_bob = [h.item.id for h in memory_store.search("what did Bob say about the garden?", ALICE, limit=2)]
+    assert about_carol == [carol.id, bob.id] and about_bob == [bob.id, carol.id]
+
+
+def test_names_subject() -> None:
+    terms = frozenset(query_terms("When did Caroline go hiking?"))
+    assert names_subject(terms, "Caroline Smith") and not names_subject(terms, "Melanie")
+    assert not names_subject(terms, None) and not names_subject(terms, "")

@@ -25,7 +25,14 @@ import numpy as np
 
 from .base import COLUMNS, MemoryItem, MemoryNotFound, Scope, SearchHit, Status, content_hash, item_from_row
 from .embed import Embedder, Vectors
-from .text import reciprocal_rank_fusion
+from .text import (
+    RERANK_DEPTH,
+    SUBJECT_BOOST,
+    SUBJECT_KEY,
+    names_subject,
+    query_terms,
+    reciprocal_rank_fusion,
+)
 
 EXTERNAL_MODEL = "external"
 
@@ -212,8 +219,10 @@ class SQLStoreBase:
         vectors: Vectors | None = None,
         kind: str = "fact",
         contexts: Sequence[str] | None = None,
+        metadatas: Sequence[dict[str, Any]] | None = None,
     ) -> builtins.list[str]:
-        """Bulk insert in one transaction (ingest benchmarks, imports); returns the ids."""
+        """Bulk insert in one transaction (ingest benchmarks, imports); returns the ids. ``contexts``
+        and ``metadatas``, if given, hold one entry per content."""
         if vectors is None and self.embedder is not None:
             vectors = self.embedder.embed_documents(list(contents))
         now = time.time()
@@ -225,6 +234,7 @@ class SQLStoreBase:
                 kind=kind,
                 now=now,
                 context=contexts[index] if contexts is not None else "",
+                metadata=metadatas[index] if metadatas is not None else None,
             )
             for index, content in enumerate(contents)
         ]
@@ -339,7 +349,7 @@ class SQLStoreBase:
         self, query: str, scope: Scope, *, limit: int = 5, vector: Sequence[float] | None = None
     ) -> builtins.list[SearchHit]:
         """Full-text and vector rankings (keys the backend picks), fused by reciprocal rank fusion
-        on the keys as strings."""
+        on the keys as strings; the fused top ``RERANK_DEPTH`` reordered by ``subject_rerank``."""
         depth = max(self.candidates, limit * 4)
         qvec = self._query_vector(query, vector)
         with self._read() as handle:
@@ -352,18 +362,31 @@ class SQLStoreBase:
             ]
             vector_rank = [key for key, _ in vector_hits]
             fused = reciprocal_rank_fusion([text_rank, vector_rank], weights=[1.0, self.vector_weight])[
-                :limit
+                : max(limit, RERANK_DEPTH)
             ]
             if not fused:
                 return []
             rows = self._rows_by_key(handle, [key for key, _ in fused])
+        items = {key: item_from_row(row) for key, row in rows.items()}
+        fused = subject_rerank(query, [(key, score) for key, score in fused if key in items], items)[:limit]
         text_pos = {key: i + 1 for i, key in enumerate(text_rank)}
         vec_pos = {key: i + 1 for i, key in enumerate(vector_rank)}
         similarity = dict(vector_hits)
         return [
-            SearchHit(
-                item_from_row(rows[key]), score, text_pos.get(key), vec_pos.get(key), similarity.get(key)
-            )
+            SearchHit(items[key], score, text_pos.get(key), vec_pos.get(key), similarity.get(key))
             for key, score in fused
-            if key in rows
         ]
+
+
+def subject_rerank(
+    query: str, fused: Sequence[tuple[str, float]], items: dict[str, MemoryItem]
+) -> builtins.list[tuple[str, float]]:
+    """``fused`` (key, score) with the score of each memory whose ``metadata[SUBJECT_KEY]`` the
+    query names multiplied by SUBJECT_BOOST, best first. Why: what a person said is about that
+    person, while another memory that merely mentions their name matches the name just as well."""
+    terms = frozenset(query_terms(query))
+    boosted = [
+        (key, score * (SUBJECT_BOOST if names_subject(terms, items[key].metadata.get(SUBJECT_KEY)) else 1.0))
+        for key, score in fused
+    ]
+    return sorted(boosted, key=lambda kv: (-kv[1], kv[0]))

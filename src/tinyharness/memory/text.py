@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 
 # Ranking constants, chosen by bench/memory_bench.py (LoCoMo dev and the Chinese set):
 CONTEXT_WEIGHT = 0.4  # full-text weight of a memory's context relative to its content
-VECTOR_WEIGHT = 0.3  # rank-fusion weight of the vector list relative to the full-text list
+VECTOR_WEIGHT = 0.5  # rank-fusion weight of the vector list relative to the full-text list
 RRF_K = 5.0  # small k: the top of each list counts much more than its tail
 # A query term found in more than this share of the memories is left out of the full-text query
 # (unless all are): BM25 gives it almost no weight, and ranking every row it matches is what makes
@@ -23,6 +23,13 @@ RRF_K = 5.0  # small k: the top of each list counts much more than its tail
 # name, and with it what ``content_coordination`` needs to prefer that speaker's own turns.
 COMMON_SHARE = 0.5
 MAX_TERM_ROWS = 5000  # ... and so is a term in more memories than this (bounds the ranking work)
+# A memory's ``metadata[SUBJECT_KEY]`` names who or what it is about (the person who said or wrote
+# it, the project it concerns). The fused top RERANK_DEPTH memories whose subject the query names get
+# their score multiplied by SUBJECT_BOOST: on LoCoMo 95% of evidence turns are spoken by someone the
+# question names, yet the other speaker's turns that mention that name used to fill the top 5.
+SUBJECT_KEY = "subject"
+SUBJECT_BOOST = 2.0
+RERANK_DEPTH = 20
 
 
 def common_term_cap(total: int) -> int:
@@ -41,6 +48,15 @@ def content_coordination(in_content: int, terms: int) -> float:
     mentions them), while the ``1 +`` keeps memories found only through their context in the list.
     """
     return (1 + in_content) / (1 + terms)
+
+
+def names_subject(terms: frozenset[str], subject: object) -> bool:
+    """Whether a query with these ``query_terms`` names ``subject``: one of the subject's own terms
+    (a first name is enough: "Caroline" names "Caroline Smith") is among them. A store where every
+    memory has the same subject is left as it was: all are boosted alike."""
+    if not isinstance(subject, str) or not subject:
+        return False
+    return any(term in terms for term in query_terms(subject))
 
 
 _CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
