@@ -59,6 +59,7 @@ class E2EResult:
     tool_calls: dict[str, int] = field(default_factory=dict)
     tool_errors: int = 0
     covered: int = 0
+    files_read: int = 0  # distinct workspace files read_file returned without an error
     notes_lines: int = 0
     peak_rss_mib: float = 0.0
     skipped: str = ""
@@ -201,8 +202,23 @@ def _fill_from_events(result: E2EResult, events: list[dict[str, Any]], spawned: 
     result.compactions = by_type["compaction"]
     result.tool_calls = dict(Counter(str(e.get("name")) for e in events if e.get("type") == "tool_call"))
     result.tool_errors = sum(1 for e in events if e.get("type") == "tool_result" and not e.get("ok"))
+    result.files_read = len(files_read(events))
     if ends:
         result.stop = result.stop or str(ends[-1].get("stop"))
+
+
+def files_read(events: list[dict[str, Any]]) -> set[str]:
+    """Paths of the read_file calls whose result was not an error."""
+    paths = {
+        e.get("call_id"): str((e.get("args") or {}).get("path"))
+        for e in events
+        if e.get("type") == "tool_call" and e.get("name") == "read_file" and isinstance(e.get("args"), dict)
+    }
+    return {
+        paths[e.get("call_id")]
+        for e in events
+        if e.get("type") == "tool_result" and e.get("ok") and e.get("call_id") in paths
+    }
 
 
 def _pct(value: float | None) -> str:
@@ -226,6 +242,7 @@ def to_markdown(result: E2EResult) -> str:
         ["compactions", result.compactions],
         ["tool calls", tools],
         ["tool calls that returned an error", result.tool_errors],
+        ["distinct files read (read_file without an error)", f"{result.files_read} of {result.files}"],
         ["files named in NOTES.md", f"{result.covered} of {result.files}"],
         ["non-empty lines in NOTES.md", result.notes_lines],
         ["peak RSS of the process (model server included), MiB", f"{result.peak_rss_mib:.0f}"],

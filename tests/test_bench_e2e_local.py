@@ -44,6 +44,20 @@ def test_coverage_counts_paths_or_file_names(bench: ModuleType) -> None:
     assert bench.covered(names, "- agent.py runs the loop\n- src/context/tokens.py counts") == 2
 
 
+def test_files_read_counts_successful_reads_once(bench: ModuleType) -> None:
+    events = [
+        {"type": "tool_call", "call_id": "a", "name": "read_file", "args": {"path": "x.py"}},
+        {"type": "tool_result", "call_id": "a", "ok": True},
+        {"type": "tool_call", "call_id": "b", "name": "read_file", "args": {"path": "x.py"}},
+        {"type": "tool_result", "call_id": "b", "ok": True},
+        {"type": "tool_call", "call_id": "c", "name": "read_file", "args": {"path": "nope.py"}},
+        {"type": "tool_result", "call_id": "c", "ok": False},
+        {"type": "tool_call", "call_id": "d", "name": "list_dir", "args": {"path": "."}},
+        {"type": "tool_result", "call_id": "d", "ok": True},
+    ]
+    assert bench.files_read(events) == {"x.py"}
+
+
 def test_snapshot_copies_the_smallest_real_files(bench: ModuleType, tmp_path: Path) -> None:
     names = bench.snapshot(tmp_path, 5)
     assert len(names) == 5
@@ -60,6 +74,7 @@ def test_small_real_run(bench: ModuleType) -> None:
     assert result.model_calls >= 1
     assert 0 < result.model_s <= result.loop_s <= result.wall_s
     assert 0 <= result.covered <= result.files
+    assert 1 <= result.files_read <= result.files  # read_file's path is narrowed to real files
     assert result.peak_rss_mib > 50
     report = bench.to_markdown(result)
     assert "files named in NOTES.md" in report and "harness share" in report
