@@ -146,7 +146,7 @@ class ContextManager:
         tokens = self.accountant.tokens
         return (
             not self._warned
-            and max(tokens * 1.0 / WARN_SHARE, tokens + self._growth) >= self.trigger.threshold
+            and max(tokens / WARN_SHARE, tokens + self._growth) >= self.trigger.threshold
             and any(tool.name == NOTE_TOOL for tool in self._tools)
             and messages[-1].role == "user"
         )
