@@ -227,3 +227,35 @@ def test_missing_key_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
     with pytest.raises(ConfigError, match="ANTHROPIC_API_KEY"):
         AnthropicModel("claude-test")
+
+
+def test_exact_counter_uses_the_count_tokens_endpoint_less_the_message_framing() -> None:
+    """``--counter exact`` on an Anthropic model counts with ``/v1/messages/count_tokens``: the
+    text as one user message, less the framing measured once; each distinct text counted once."""
+    paths: list[str] = []
+
+    def count_server(request: Any) -> Any:
+        paths.append(request.url.path)
+        text = json.loads(request.content)["messages"][0]["content"]
+        return httpx.Response(200, json={"input_tokens": 7 + len(text.split())})  # framing 7
+
+    counter_client = anthropic.Anthropic(
+        api_key="sk-ant-test",
+        base_url="http://fake.test",
+        max_retries=0,
+        http_client=httpx.Client(transport=httpx.MockTransport(count_server)),
+    )
+    model = make_model(FakeServer(message([{"type": "text", "text": "hi"}])), count_client=counter_client)
+    assert model.count_tokens("one two three") == 3
+    assert model.count_tokens("one two three") == 3 and model.count_tokens("") == 0
+    assert paths == ["/v1/messages/count_tokens"] * 2  # the framing, then the text once
+
+    failing = anthropic.Anthropic(
+        api_key="sk-ant-test",
+        base_url="http://fake.test",
+        max_retries=0,
+        http_client=httpx.Client(transport=httpx.MockTransport(lambda r: error(404, "no such endpoint"))),
+    )
+    broken = make_model(FakeServer(message([])), count_client=failing)
+    with pytest.raises(ModelError, match=r"counting tokens.*--counter auto"):
+        broken.count_tokens("text")

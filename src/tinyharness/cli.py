@@ -201,7 +201,8 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["auto", "chars4", "exact"],
         default="auto",
         help="auto: an estimate (honest for CJK) corrected by reported usage (default); chars4: "
-        "characters/4 (seed 000); exact: a real tokenizer (the local server's, else o200k)",
+        "characters/4 (seed 000); exact: a real tokenizer (the local server's, Anthropic's "
+        "count_tokens endpoint, else o200k offline)",
     )
     context.add_argument(
         "--strategy",

@@ -21,14 +21,15 @@ ignores ``output_config``). A ``response_schema`` goes out as ``output_config.fo
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal, overload
 
 import anthropic
 from anthropic.types import Message as WireMessage
 
-from ..errors import ConfigError
+from ..errors import ConfigError, ModelError
 from ..messages import Block, Message, TextBlock, ThinkingBlock, ToolUseBlock, block_to_dict
 from . import json_mode
 from ._sdk_errors import map_sdk_error
@@ -56,6 +57,7 @@ class AnthropicModel:
         thinking: Mapping[str, Any] | None = None,
         name: str | None = None,
         client: anthropic.AsyncAnthropic | None = None,
+        count_client: anthropic.Anthropic | None = None,
     ) -> None:
         self.model = model
         self.name = name or model
@@ -65,6 +67,12 @@ class AnthropicModel:
         self._client = client or _make_client(base_url, api_key, timeout, max_retries)
         self.base_url = str(self._client.base_url)
         self._last_call_number = 0
+        # Token counting is synchronous (the context accountant calls it between turns), so it
+        # has a synchronous client of its own, made on first use with the same settings.
+        self._count_client = count_client
+        self._count_settings = (base_url, api_key, timeout, max_retries)
+        self._framing: int | None = None  # tokens count_tokens adds around one user message
+        self._count_cached = functools.lru_cache(maxsize=4096)(self._count_message)
 
     @property
     def context_window(self) -> int | None:
@@ -88,8 +96,33 @@ class AnthropicModel:
             Message("assistant", blocks), stop_reason_from_wire(wire.stop_reason), usage_from_wire(wire)
         )
 
+    def count_tokens(self, text: str) -> int:
+        """Exact tokens of ``text`` by the Messages API's ``count_tokens`` endpoint (used with
+        ``--counter exact``): the count of ``text`` as one user message, less that message's
+        own framing (measured once). Each distinct text is counted once."""
+        if not text:
+            return 0
+        if self._framing is None:
+            self._framing = max(0, self._count_message(".") - 1)
+        return max(0, self._count_cached(text) - self._framing)
+
+    def _count_message(self, text: str) -> int:
+        if self._count_client is None:
+            base_url, api_key, timeout, max_retries = self._count_settings
+            self._count_client = _make_client(base_url, api_key, timeout, max_retries, sync=True)
+        try:
+            counted = self._count_client.messages.count_tokens(
+                model=self.model, messages=[{"role": "user", "content": text}]
+            )
+        except anthropic.APIError as exc:
+            error = map_sdk_error(exc, provider="anthropic", base_url=self.base_url)
+            raise ModelError(f"{error} (while counting tokens; --counter auto needs no endpoint)") from exc
+        return int(counted.input_tokens)
+
     async def aclose(self) -> None:
         await self._client.close()
+        if self._count_client is not None:
+            self._count_client.close()
 
     # --- helpers ------------------------------------------------------------------------------
 
@@ -131,18 +164,29 @@ class AnthropicModel:
         return ModelResponse(Message("assistant", thinking + blocks), stop_reason, usage_from_wire(wire))
 
 
+@overload
 def _make_client(
     base_url: str | None, api_key: str | None, timeout: float, max_retries: int
-) -> anthropic.AsyncAnthropic:
+) -> anthropic.AsyncAnthropic: ...
+
+
+@overload
+def _make_client(
+    base_url: str | None, api_key: str | None, timeout: float, max_retries: int, *, sync: Literal[True]
+) -> anthropic.Anthropic: ...
+
+
+def _make_client(
+    base_url: str | None, api_key: str | None, timeout: float, max_retries: int, *, sync: bool = False
+) -> anthropic.AsyncAnthropic | anthropic.Anthropic:
     has_env_key = bool(os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN"))
     if api_key is None and not has_env_key:
         if base_url is None:
             # The SDK would only fail at the first request, with a TypeError.
             raise ConfigError("anthropic: no API key; set ANTHROPIC_API_KEY or pass an api key")
         api_key = "unused"  # a local server (llama.cpp) checks none, the SDK wants one
-    return anthropic.AsyncAnthropic(
-        api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries
-    )
+    client_class = anthropic.Anthropic if sync else anthropic.AsyncAnthropic
+    return client_class(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries)
 
 
 # --- wire conversion (pure functions) ---------------------------------------------------------
