@@ -453,15 +453,13 @@ def test_context_path_with_compactions_and_resume_matches_full_checks() -> None:
     validator = RequestValidator()
     requests: list[ModelRequest] = []
     estimates: list[int] = []
-    calibration = context.accountant.calibration
-    assert calibration is not None
-    observe = calibration.observe
+    calibrate = context.accountant._calibrate
 
-    def spy(estimated: int, reported: int) -> None:
-        estimates.append(estimated)
-        observe(estimated, reported)
+    def spy(messages_raw: int, reported: int) -> None:
+        estimates.append(messages_raw)
+        calibrate(messages_raw, reported)
 
-    calibration.observe = spy  # type: ignore[method-assign]
+    context.accountant._calibrate = spy  # type: ignore[method-assign]
 
     async def call_model(request: ModelRequest) -> ModelResponse:  # the compaction's calls
         validator.check(request.messages, purpose=request.purpose)
@@ -469,8 +467,8 @@ def test_context_path_with_compactions_and_resume_matches_full_checks() -> None:
 
     async def run() -> None:
         messages = [Message.user("Read every module and note what it does.")]
-        for turn in range(40):
-            if turn == 20:  # resumed from a checkpoint: equal copies, none the same object
+        for turn in range(60):
+            if turn == 30:  # resumed from a checkpoint: equal copies, none the same object
                 messages = messages_from_dicts(messages_to_dicts(messages))
             messages = await context.prepare("sys", messages, call_model)
             request = ModelRequest(tuple(messages), "sys", purpose="agent")
@@ -491,5 +489,4 @@ def test_context_path_with_compactions_and_resume_matches_full_checks() -> None:
     reference = FullPrefixTracker()
     assert context.prefix.shares == [reference.observe(r.system, r.messages) for r in requests]
     counter = context.accountant.raw.counter
-    fixed = context.accountant._fixed_raw
-    assert estimates == [fixed + sum(counter.count_message(m) for m in r.messages) for r in requests]
+    assert estimates == [sum(counter.count_message(m) for m in r.messages) for r in requests]

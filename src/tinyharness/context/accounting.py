@@ -23,6 +23,11 @@ local server in JSON tool mode sends a short tool list, not the schemas): scaled
 reply can be undercounted several times over. That showed after a compaction, when the counter
 falls back from the reported usage to the estimate: a kept 1,024-token reply was estimated at
 ~440, and the next request was 1,600 tokens where the counter said 961.
+
+The fixed part (system prompt and tool list) gets its own fit: once two requests with the same
+fixed part differ enough in their messages, the ratio is fitted on that difference (usage
+growth over estimate growth, so the fixed part cancels out), and the fixed part's real size is
+what the usage leaves once the messages are counted at that ratio.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from .tokens import CachedCounter, CalibratedCounter, TokenCounter, count_tools
 
 AccountingMode = Literal["context", "cumulative"]
 ACCOUNTING_MODES: tuple[AccountingMode, ...] = ("context", "cumulative")
+MIN_FIT_GROWTH = 200  # raw tokens two requests' messages must differ by to fit the ratio on that
 
 
 class Accountant:
@@ -58,6 +64,8 @@ class Accountant:
         self._known: dict[int, tuple[Message, int]] = {}
         self._fixed_raw = 0  # raw estimate of the system prompt and tool definitions
         self._fixed_key: tuple[str, tuple[ToolSpec, ...]] | None = None
+        self._fixed_fit: int | None = None  # the fixed part's fitted real tokens, once known
+        self._last_fit: tuple[int, int] | None = None  # (messages raw, input) of the last request
         self._usage: Usage | None = None  # last agent response's usage, None after a reset
         # The last calibrated request's messages and their raw estimate, reused for the leading
         # messages of the next request that are the same objects.
@@ -84,12 +92,17 @@ class Accountant:
     def window_estimate(self) -> int:
         """Estimated input tokens of the next request (system, tools and window), whatever the
         mode: the hard guard that keeps requests inside the window uses it."""
-        return self.scale(self._fixed_raw + self._window_raw) + self._window_known
+        return self.fixed_tokens + self.scale(self._window_raw) + self._window_known
+
+    @property
+    def fixed_tokens(self) -> int:
+        """The system prompt and tool list: fitted apart once possible, else scaled."""
+        return self._fixed_fit if self._fixed_fit is not None else self.scale(self._fixed_raw)
 
     def estimate(self, messages: Sequence[Message]) -> int:
         """Estimated input tokens of a request carrying ``messages`` (cached per message)."""
         raw, known = self._sum(messages)
-        return self.scale(self._fixed_raw + raw) + known
+        return self.fixed_tokens + self.scale(raw) + known
 
     def count_text(self, text: str) -> int:
         return self.scale(self.raw.count_text(text))
@@ -106,6 +119,7 @@ class Accountant:
             return
         self._fixed_key = key
         self._fixed_raw = self.raw.count_text(system) + count_tools(self.raw, tools)
+        self._fixed_fit = self._last_fit = None  # a new fixed part: fitted again
 
     def absorb(self, messages: Sequence[Message]) -> list[Message]:
         """Add messages not yet in the window; returns the ones that were new."""
@@ -146,8 +160,7 @@ class Accountant:
         self.set_fixed(request.system, request.tools)
         self.absorb_tail(request.messages)
         if self.calibration and response.usage.input_tokens > 0:
-            estimated = self._fixed_raw + self._messages_raw(request.messages)
-            self.calibration.observe(estimated, response.usage.input_tokens)
+            self._calibrate(self._messages_raw(request.messages), response.usage.input_tokens)
         self.agent_calls += 1
         self.cumulative += response.usage.total
         self._usage = response.usage
@@ -158,6 +171,24 @@ class Accountant:
         self.absorb([response.message])
         if response.usage.input_tokens > 0:
             self._pending_raw = self._pending_known = 0
+
+    def _calibrate(self, messages_raw: int, reported: int) -> None:
+        """Fit the ratio on the growth since the last request when it is large enough to say
+        something (then also the fixed part), else on the whole request."""
+        assert self.calibration is not None
+        last, self._last_fit = self._last_fit, (messages_raw, reported)
+        if last is None or abs(messages_raw - last[0]) < max(MIN_FIT_GROWTH, self._fixed_raw // 4):
+            if self._fixed_fit is None:
+                self.calibration.observe(self._fixed_raw + messages_raw, reported)
+            return
+        if self._fixed_fit is None:
+            self.calibration.observations = 0  # earlier whole-request fits mixed the fixed part in
+        self.calibration.observe(abs(messages_raw - last[0]), abs(reported - last[1]))
+        fixed = max(0, reported - self.scale(messages_raw))
+        low, high = (
+            round(self._fixed_raw * b) for b in (CalibratedCounter.LOWEST, CalibratedCounter.HIGHEST)
+        )
+        self._fixed_fit = min(high, max(low, fixed))
 
     def _know(self, message: Message, output_tokens: int) -> None:
         """Count ``message`` at the output tokens reported for it, within the bounds the usage
@@ -214,6 +245,7 @@ class Accountant:
         much, so the correction ratio is raised to match."""
         if self.calibration is None:
             return
-        raw = self._fixed_raw + self._window_raw
-        if raw > 0 and true_tokens_at_least > self._window_known:
-            self.calibration.at_least((true_tokens_at_least - self._window_known) / raw)
+        raw = self._window_raw if self._fixed_fit is not None else self._fixed_raw + self._window_raw
+        rest = true_tokens_at_least - self._window_known - (self._fixed_fit or 0)
+        if raw > 0 and rest > 0:
+            self.calibration.at_least(rest / raw)
