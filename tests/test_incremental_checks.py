@@ -292,15 +292,13 @@ def test_calibration_estimate_matches_a_full_count(steps: list[tuple[Any, bool]]
     counter = HeuristicCounter()
     accountant = Accountant(counter)
     seen: list[tuple[int, int]] = []
-    calibration = accountant.calibration
-    assert calibration is not None
-    observe = calibration.observe
+    calibrate = accountant._calibrate
 
-    def spy(estimated: int, reported: int) -> None:
-        seen.append((estimated, reported))
-        observe(estimated, reported)
+    def spy(messages_raw: int, reported: int) -> None:
+        seen.append((messages_raw, reported))
+        calibrate(messages_raw, reported)
 
-    calibration.observe = spy  # type: ignore[method-assign]
+    accountant._calibrate = spy  # type: ignore[method-assign]
     history = [Message.user("task")]
     numbers = [0]
     for n, (edit, compacted) in enumerate(steps):
@@ -310,7 +308,7 @@ def test_calibration_estimate_matches_a_full_count(steps: list[tuple[Any, bool]]
         request = ModelRequest(tuple(history), "system", purpose="agent")
         response = ModelResponse(Message.assistant(f"r{n}"), "end_turn", Usage(100 + n, 5))
         accountant.record_response(request, response)
-        full = accountant._fixed_raw + sum(counter.count_message(m) for m in history)
+        full = sum(counter.count_message(m) for m in history)
         assert seen[-1] == (full, 100 + n)
         # a compaction request in between is not the agent's and changes nothing
         other = ModelRequest((Message.user("summarize"),), "s", purpose="compact")
