@@ -50,7 +50,7 @@ LOCOMO = HERE.parent.parent / "shared" / "data" / "locomo-dev.json"
 CHINESE = HERE / "data_zh" / "memories.json"
 PG_ENV = "TINYHARNESS_TEST_PG_URL"
 
-Opener = Callable[[str], MemoryStore]
+Opener = Callable[..., MemoryStore]  # (vector_model, embedder=None)
 
 
 # --- backends ------------------------------------------------------------------------------------
@@ -59,16 +59,18 @@ Opener = Callable[[str], MemoryStore]
 def backends(tmp: Path) -> dict[str, Opener]:
     """name -> function(vector_model) opening an empty store of that backend."""
 
-    def sqlite(model: str) -> MemoryStore:
-        return SQLiteStore(tmp / f"{uuid.uuid4().hex}.db", vector_model=model)
+    def sqlite(model: str, embedder: Embedder | None = None) -> MemoryStore:
+        return SQLiteStore(tmp / f"{uuid.uuid4().hex}.db", vector_model=model, embedder=embedder)
 
     found: dict[str, Opener] = {"sqlite": sqlite}
     url = os.environ.get(PG_ENV)
     if url:
         from tinyharness.memory.pg_store import PostgresStore
 
-        def postgres(model: str) -> MemoryStore:
-            return PostgresStore(url, vector_model=model, table_prefix=f"bench{uuid.uuid4().hex[:8]}_")
+        def postgres(model: str, embedder: Embedder | None = None) -> MemoryStore:
+            return PostgresStore(
+                url, vector_model=model, embedder=embedder, table_prefix=f"bench{uuid.uuid4().hex[:8]}_"
+            )
 
         found["postgres"] = postgres
     return found
@@ -256,6 +258,35 @@ def cached_embed(embedder: Embedder, texts: Sequence[str], *, query: bool = Fals
     return vectors.astype(np.float32)
 
 
+class QueryCache:
+    """An ``Embedder`` for a store to embed its own queries with (so that the store's query
+    preparation, e.g. ``text.without_subjects``, is what gets measured), kept on disk like
+    ``cached_embed``. Documents are embedded by the bench and passed in, never through this."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self.inner, self.name, self.dim = embedder, embedder.name, embedder.dim
+        folder = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "tinyharness" / "bench"
+        safe = re.sub(r"[^\w.-]", "_", embedder.name)
+        self.path = folder / f"queries-{safe}.json"
+        self.known: dict[str, list[float]] = json.loads(self.path.read_text()) if self.path.exists() else {}
+        self.new = 0
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        return self.inner.embed_documents(texts)
+
+    def embed_query(self, text: str) -> Vectors:
+        if text not in self.known:
+            self.known[text] = [float(x) for x in self.inner.embed_query(text)]
+            self.new += 1
+        return np.asarray(self.known[text], dtype=np.float32)
+
+    def save(self) -> None:
+        if self.new:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.write_text(json.dumps(self.known))
+            self.new = 0
+
+
 # --- 2. LoCoMo -----------------------------------------------------------------------------------
 
 
@@ -425,25 +456,20 @@ def bench_locomo(
                 else None
                 for p in prepared
             ]
-            qvecs = [
-                list(cached_embed(embedder, [q.text for q in p[3]], query=True))
-                if embedder
-                else [None] * len(p[3])
-                for p in prepared
-            ]
+            # The store embeds each question itself (through a cache): it leaves out the names of
+            # the subjects the question names (``SQLStoreBase._dense_query``).
+            queries = QueryCache(embedder) if embedder else None
             for backend, opener in openers.items():
-                store = opener(f"locomo-{embedder_name}")
+                store = opener(f"locomo-{embedder_name}", queries)
                 recall = Recall(backend, embedder_name, variant)
-                for (sample_id, turns, texts, questions, contexts, metadatas), vecs, qv in zip(
-                    prepared, vectors, qvecs, strict=True
+                for (sample_id, turns, texts, questions, contexts, metadatas), vecs in zip(
+                    prepared, vectors, strict=True
                 ):
                     scope = Scope(sample_id)
                     ids = add_many(store, texts, scope, vecs, contexts, metadatas)
                     by_id = {memory_id: turn.dia_id for memory_id, turn in zip(ids, turns, strict=True)}
-                    for question, qvec in zip(questions, qv, strict=True):
-                        hits = store.search(
-                            question.text, scope, limit=5, vector=None if qvec is None else qvec.tolist()
-                        )
+                    for question in questions:
+                        hits = store.search(question.text, scope, limit=5)
                         got = {by_id[h.item.id] for h in hits}
                         recall.add(
                             len(got & question.gold) / len(question.gold), question.category, sample_id
@@ -455,6 +481,8 @@ def bench_locomo(
                     flush=True,
                 )
                 dispose(store)
+                if queries:
+                    queries.save()
     return rows
 
 

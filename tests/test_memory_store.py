@@ -25,6 +25,7 @@ from tinyharness.memory.text import (
     names_subject,
     query_terms,
     reciprocal_rank_fusion,
+    without_subjects,
 )
 from tinyharness.memory.vector_index import VectorIndex
 
@@ -372,3 +373,28 @@ def test_names_subject() -> None:
     terms = frozenset(query_terms("When did Caroline go hiking?"))
     assert names_subject(terms, "Caroline Smith") and not names_subject(terms, "Melanie")
     assert not names_subject(terms, None) and not names_subject(terms, "")
+
+
+def test_the_store_embeds_the_query_without_the_subjects_it_names(memory_store: MemoryStore) -> None:
+    # A subject is metadata, not part of a memory's vector: "Nate" in the query vector would only
+    # pull towards memories that address him. The full-text query keeps the name.
+    from tinyharness.memory.embed import HashingEmbedder
+
+    asked: list[str] = []
+
+    class Recording(HashingEmbedder):
+        def embed_query(self, text: str) -> Any:
+            asked.append(text)
+            return super().embed_query(text)
+
+    memory_store.add("my pets, two turtles, love strawberries", ALICE, metadata={"subject": "Nate"})
+    memory_store.add("Hey Nate! how are the pets?", ALICE, metadata={"subject": "Joanna"})
+    memory_store.embedder = Recording(64)  # type: ignore[attr-defined]
+    hits = memory_store.search("What pets does Nate have?", ALICE, limit=2)
+    assert asked == ["What pets does have?"] and len(hits) == 2
+
+
+def test_without_subjects() -> None:
+    assert without_subjects("What is Caroline's job?", ["Caroline Smith", "Mel"]) == "What is job?"
+    assert without_subjects("What is Mel's job?", ["Caroline"]) == "What is Mel's job?"
+    assert without_subjects("Caroline?", ["Caroline"]) == "Caroline?"  # nothing else to search for

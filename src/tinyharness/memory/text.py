@@ -59,6 +59,18 @@ def names_subject(terms: frozenset[str], subject: object) -> bool:
     return any(term in terms for term in query_terms(subject))
 
 
+def without_subjects(query: str, subjects: Iterable[str]) -> str:
+    """``query`` without the words (and a possessive 's) of the ``subjects`` it names; ``query`` as
+    it was if nothing else is left to search for."""
+    terms = frozenset(query_terms(query))
+    words = {term for subject in subjects if names_subject(terms, subject) for term in query_terms(subject)}
+    if not words:
+        return query
+    pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(words))) + r")(?:'s)?\b", re.IGNORECASE)
+    left = " ".join(pattern.sub(" ", query).split())
+    return left if query_terms(left) else query
+
+
 _CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _CJK_RUN = re.compile(f"[{_CJK}]+")
 _WORD = re.compile(f"[{_CJK}]+|[^\\W_]+")
