@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..errors import ContextLengthExceeded, ModelError
-from ..messages import Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from ..messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from ..models.base import ModelRequest
 from .restore import quoted
 from .rewrite import (
@@ -60,8 +60,17 @@ def render_transcript(task: str, prior_summaries: Sequence[str], rounds: Sequenc
     for summary in prior_summaries:
         lines.append(f"## Summary of even earlier work\n{summary}")
     lines.append("## Transcript")
-    calls = tool_calls_by_id(flatten(rounds))
-    for message in flatten(rounds):
+    lines += transcript_lines(flatten(rounds), RESULT_CHARS)
+    return "\n\n".join(lines)
+
+
+def transcript_lines(messages: Sequence[Message], result_chars: int) -> list[str]:
+    """The conversation for a model to read (the summarizer, memory extraction): text by role,
+    each call as it could be made again, each result quoted as data and clipped to
+    ``result_chars``; thinking left out (reasoning is not a fact anyone needs later)."""
+    calls = tool_calls_by_id(messages)
+    lines: list[str] = []
+    for message in messages:
         for block in message.content:
             if isinstance(block, TextBlock) and block.text.strip():
                 lines.append(f"{message.role.upper()}: {block.text}")
@@ -71,11 +80,9 @@ def render_transcript(task: str, prior_summaries: Sequence[str], rounds: Sequenc
                 status = "error" if block.is_error else "result"
                 lines.append(
                     f"TOOL {status} of {describe_call(calls.get(block.tool_use_id), 120)} (quoted data):\n"
-                    f"{quoted('tool_output', _clip(block.content, RESULT_CHARS))}"
+                    f"{quoted('tool_output', _clip(block.content, result_chars))}"
                 )
-            elif isinstance(block, ThinkingBlock):
-                continue  # reasoning is not a fact the next window needs
-    return "\n\n".join(lines)
+    return lines
 
 
 def _clip(text: str, limit: int) -> str:

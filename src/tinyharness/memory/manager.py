@@ -24,8 +24,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..context.summarize import transcript_lines
 from ..events import EventBus
-from ..messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from ..messages import Message
 from ..models.base import ModelRequest, ModelResponse
 from ..redact import redact
 from .base import MemoryItem, MemoryNotFound, MemoryStore, Scope, SearchHit, content_hash
@@ -35,6 +36,7 @@ CallModel = Callable[[ModelRequest], Awaitable[ModelResponse]]
 OpName = Literal["add", "update", "delete", "none", "duplicate", "evict"]
 
 KINDS = ("preference", "constraint", "conclusion", "fact")
+RESULT_CHARS = 500  # of one tool result shown to extraction: facts come from what was said and found
 
 EXTRACTION_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -346,18 +348,9 @@ def format_memory_block(items: Sequence[MemoryItem]) -> str:
 
 
 def render_transcript(messages: Sequence[Message], limit: int) -> str:
-    """The conversation as plain lines (redacted), keeping the most recent ``limit`` characters."""
-    lines: list[str] = []
-    for message in messages:
-        for block in message.content:
-            if isinstance(block, TextBlock) and block.text.strip():
-                lines.append(f"{message.role}: {block.text.strip()}")
-            elif isinstance(block, ToolUseBlock):
-                lines.append(f"tool call {block.name}: {json.dumps(block.input, ensure_ascii=False)[:500]}")
-            elif isinstance(block, ToolResultBlock):
-                lines.append(f"tool result: {block.content[:500]}")
-    text = redact("\n".join(lines))
-    return text[-limit:]
+    """The conversation as the summarizer sees it (tool output quoted as data), redacted, keeping
+    the most recent ``limit`` characters."""
+    return redact("\n\n".join(transcript_lines(messages, RESULT_CHARS)))[-limit:]
 
 
 def parse_facts(text: str) -> list[Fact]:
