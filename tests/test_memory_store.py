@@ -320,6 +320,7 @@ def test_postgres_vector_search_walks_an_hnsw_index_and_agrees_with_exact(
         monkeypatch.setattr(pg_store, "HNSW_MIN_ROWS", 2000)
         store = memory_open("postgres", tmp_path, prefix=prefix)
         assert len(hnsw_indexes(store)) == 1 and "vector(128)" in hnsw_indexes(store)[0]
+        assert store._indexed_dims == {128} and first._indexed_dims == set()  # who walks the graph
 
         query = vectors[42] + 0.3 * rng.normal(size=128).astype(np.float32)
         query /= np.linalg.norm(query)

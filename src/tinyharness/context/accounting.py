@@ -182,7 +182,7 @@ class Accountant:
                 self.calibration.observe(self._fixed_raw + messages_raw, reported)
             return
         if self._fixed_fit is None:
-            self.calibration.observations = 0  # earlier whole-request fits mixed the fixed part in
+            self.calibration.restart()  # earlier whole-request fits mixed the fixed part in
         self.calibration.observe(abs(messages_raw - last[0]), abs(reported - last[1]))
         fixed = max(0, reported - self.scale(messages_raw))
         low, high = (

@@ -215,6 +215,11 @@ class CalibratedCounter:
             self.ratio += self.SMOOTHING * (sample - self.ratio)
         self.observations += 1
 
+    def restart(self) -> None:
+        """Let the next observation set the ratio outright (the earlier ones measured something
+        else)."""
+        self.observations = 0
+
     def at_least(self, ratio: float) -> None:
         """Raise the ratio after the provider proved the estimate too low (context overflow)."""
         self.ratio = min(self.HIGHEST, max(self.ratio, ratio))

@@ -126,6 +126,7 @@ class PostgresStore(SQLStoreBase):
         self._init_common(embedder, vector_model, candidates, vector_weight)
         self._t = table_prefix
         self._table = f"{table_prefix}memories"
+        self._indexed_dims: set[int] = set()  # vector sizes this store knows have an HNSW index
         try:
             self._conn: Any = psycopg.connect(url, autocommit=True)
         except psycopg.OperationalError as exc:
@@ -263,22 +264,25 @@ class PostgresStore(SQLStoreBase):
         self, cur: Any, qvec: Vectors, scope: Scope, limit: int
     ) -> builtins.list[tuple[str, float]]:
         """Nearest vectors in scope by the HNSW index (an iterative scan: pgvector keeps walking the
-        graph until ``limit`` rows pass the scope filter); the exact scan when the index gives too
-        few, which happens when the scope is a small part of a large store."""
+        graph until ``limit`` rows pass the scope filter); the exact scan when there is no index
+        (a store of few vectors, or one another process indexed since this one opened it) or it
+        gives too few, which happens when the scope is a small part of a large store."""
+        dim = int(qvec.shape[0])
         text = _vector_text(qvec)
-        nearest, params = self._nearest_sql(int(qvec.shape[0]), scope)
-        cur.execute(f"SET LOCAL hnsw.ef_search = {max(HNSW_EF_SEARCH, limit)}")
-        cur.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        # relaxed_order may return near-ties out of order: sorted again over the few found.
-        cur.execute(
-            f"WITH hits AS MATERIALIZED ({nearest} LIMIT %s) SELECT id, 1 - distance FROM hits "
-            "ORDER BY distance, id",
-            [text, *params, text, limit],
-        )
-        found = [(r[0], float(r[1])) for r in cur.fetchall()]
-        if len(found) >= limit:
-            return found
-        cur.execute("SET LOCAL enable_indexscan = off")  # exact: every vector in scope
+        nearest, params = self._nearest_sql(dim, scope)
+        if dim in self._indexed_dims:
+            cur.execute(f"SET LOCAL hnsw.ef_search = {max(HNSW_EF_SEARCH, limit)}")
+            cur.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            # relaxed_order may return near-ties out of order: sorted again over the few found.
+            cur.execute(
+                f"WITH hits AS MATERIALIZED ({nearest} LIMIT %s) SELECT id, 1 - distance FROM hits "
+                "ORDER BY distance, id",
+                [text, *params, text, limit],
+            )
+            found = [(r[0], float(r[1])) for r in cur.fetchall()]
+            if len(found) >= limit:
+                return found
+            cur.execute("SET LOCAL enable_indexscan = off")  # exact: every vector in scope
         cur.execute(f"{nearest}, m.seq LIMIT %s", [text, *params, text, limit])
         exact = [(r[0], 1 - float(r[1])) for r in cur.fetchall()]
         cur.execute("RESET enable_indexscan")
@@ -311,6 +315,7 @@ class PostgresStore(SQLStoreBase):
         name = f"{self._t}vectors_hnsw_{hashlib.sha1(f'{self.vector_model}/{dim}'.encode()).hexdigest()[:12]}"
         cur.execute("SELECT to_regclass(%s) IS NOT NULL", (name,))
         if cur.fetchone()[0]:
+            self._indexed_dims.add(dim)
             return
         predicate = " AND ".join(self._vector_filter(dim)).replace("v.", "")
         cur.execute(
@@ -324,6 +329,7 @@ class PostgresStore(SQLStoreBase):
             f"CREATE INDEX IF NOT EXISTS {name} ON {self._t}memory_vectors USING hnsw "
             f"((embedding::vector({dim})) vector_cosine_ops) WHERE {predicate}"
         )
+        self._indexed_dims.add(dim)
 
     def _rows_by_key(self, cur: Any, keys: builtins.list[str]) -> dict[str, Sequence[Any]]:
         cur.execute(f"SELECT {COLUMNS} FROM {self._t}memories WHERE id = ANY(%s)", (keys,))

@@ -174,17 +174,21 @@ class SQLStoreBase:
         return None
 
     def _dense_query(
-        self, handle: Any, query: str, text_rank: builtins.list[str], vector: Sequence[float] | None
+        self,
+        query: str,
+        text_rank: builtins.list[str],
+        rows: dict[str, Sequence[Any]],
+        vector: Sequence[float] | None,
     ) -> str:
         """The query as the store embeds it: without the names of the subjects (``SUBJECT_KEY``) of
-        the top full-text candidates that it names. Why: a memory's subject is metadata, not part of
-        its vector, so a name in the query vector only pulls towards memories that address or mention
-        that person (on LoCoMo "What pets does Nate have?" found "Hey Nate!" turns; without the name,
-        dense recall@5 rose from 0.39 to 0.58). The subject rerank still prefers the named subject."""
+        the top full-text candidates (``rows``) that it names. Why: a memory's subject is metadata,
+        not part of its vector, so a name in the query vector only pulls towards memories that
+        address or mention that person (on LoCoMo "What pets does Nate have?" found "Hey Nate!"
+        turns; without the name, dense recall@5 rose from 0.39 to 0.58). The subject rerank still
+        prefers the named subject."""
         if vector is not None or self.embedder is None or not text_rank:
             return query
-        rows = self._rows_by_key(handle, text_rank[:RERANK_DEPTH])
-        subjects = {item_from_row(row).metadata.get(SUBJECT_KEY) for row in rows.values()}
+        subjects = {item_from_row(rows[key]).metadata.get(SUBJECT_KEY) for key in text_rank if key in rows}
         return without_subjects(query, [s for s in subjects if isinstance(s, str)])
 
     def _get_in(self, handle: Any, memory_id: str, suffix: str = "") -> MemoryItem | None:
@@ -368,7 +372,9 @@ class SQLStoreBase:
         depth = max(self.candidates, limit * 4)
         with self._read() as handle:
             text_rank = [str(key) for key in self._text_ranking(handle, query, scope, depth)]
-            qvec = self._query_vector(self._dense_query(handle, query, text_rank, vector), vector)
+            # The top full-text rows are read once: for the query's subjects, then for the hits.
+            rows = self._rows_by_key(handle, text_rank[:RERANK_DEPTH]) if text_rank else {}
+            qvec = self._query_vector(self._dense_query(query, text_rank, rows, vector), vector)
             vector_hits = [
                 (str(key), similarity)
                 for key, similarity in (
@@ -381,8 +387,10 @@ class SQLStoreBase:
             ]
             if not fused:
                 return []
-            rows = self._rows_by_key(handle, [key for key, _ in fused])
-        items = {key: item_from_row(row) for key, row in rows.items()}
+            missing = [key for key, _ in fused if key not in rows]
+            if missing:
+                rows |= self._rows_by_key(handle, missing)
+        items = {key: item_from_row(rows[key]) for key, _ in fused if key in rows}
         fused = subject_rerank(query, [(key, score) for key, score in fused if key in items], items)[:limit]
         text_pos = {key: i + 1 for i, key in enumerate(text_rank)}
         vec_pos = {key: i + 1 for i, key in enumerate(vector_rank)}
