@@ -165,6 +165,17 @@ def test_final_only_forbids_tool_calls_and_schema_goes_to_output_config() -> Non
     assert "system" not in body and "thinking" not in body
 
 
+def test_tool_choice_forces_the_named_tool_unless_thinking_is_on() -> None:
+    """Extended thinking accepts only "auto" and "none": then the request asks by prompt alone."""
+    forced = ModelRequest((Message.user("q"),), tools=(CALC,), tool_choice="calculator")
+    server = FakeServer(message([{"type": "text", "text": "ok"}]))
+    complete(make_model(server), forced)
+    assert server.bodies[0]["tool_choice"] == {"type": "tool", "name": "calculator"}
+    server = FakeServer(message([{"type": "text", "text": "ok"}]))
+    complete(make_model(server, thinking={"type": "enabled", "budget_tokens": 1024}), forced)
+    assert "tool_choice" not in server.bodies[0]
+
+
 @pytest.mark.parametrize(
     ("wire", "neutral"),
     [

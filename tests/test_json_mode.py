@@ -183,3 +183,42 @@ def test_tool_mode_is_checked() -> None:
     assert json_mode.check_tool_mode("json") == "json"
     with pytest.raises(ConfigError, match="native, json"):
         json_mode.check_tool_mode("xml")
+
+
+NOTE = ToolSpec(
+    "note",
+    "Append a line to the notes.",
+    {
+        "type": "object",
+        "properties": {"text": {"type": "string"}, "path": {"type": "string"}},
+        "required": ["text"],
+        "additionalProperties": False,
+    },
+    choices=lambda _messages: {"path": ["src/a.py"]},
+)
+
+
+def test_a_forced_call_gives_its_narrowed_arguments_first() -> None:
+    """With tool_choice, only that tool's branch is allowed, and the arguments its choices fix
+    become required and come first (the grammar writes properties in order), so a note is
+    written after the path it is about."""
+    other = ToolSpec("list_dir", "List.", {"type": "object", "properties": {}})
+    forced = json_mode.action_schema([other, NOTE], tool_choice="note")
+    arguments = forced["properties"]["arguments"]
+    assert forced["properties"]["tool"] == {"const": "note"}
+    assert list(arguments["properties"]) == ["path", "text"]
+    assert arguments["properties"]["path"]["enum"] == ["src/a.py"]
+    assert arguments["required"] == ["path", "text"]
+    jsonschema.validate({"tool": "note", "arguments": {"path": "src/a.py", "text": "x"}}, forced)
+    for wrong in (
+        {"tool": "note", "arguments": {"text": "x"}},
+        {"tool": "list_dir", "arguments": {}},
+        {"final": "done"},
+    ):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(wrong, forced)
+    # Not forced: the narrowed argument stays optional, and every tool and the answer are allowed.
+    free = json_mode.action_schema([other, NOTE])
+    branch = next(b for b in free["anyOf"] if b["properties"].get("tool") == {"const": "note"})
+    assert branch["properties"]["arguments"]["required"] == ["text"]
+    jsonschema.validate({"final": "done"}, free)

@@ -183,6 +183,12 @@ def test_final_only_keeps_tools_but_forbids_calls() -> None:
     assert server.bodies[0]["tools"][0]["function"]["name"] == "calculator"
 
 
+def test_tool_choice_forces_the_named_tool() -> None:
+    server = FakeServer(completion({"content": "done"}))
+    complete(make_model(server), ModelRequest(HISTORY, tools=(CALC,), tool_choice="calculator"))
+    assert server.bodies[0]["tool_choice"] == {"type": "function", "function": {"name": "calculator"}}
+
+
 def test_official_api_gets_max_completion_tokens_and_response_schema() -> None:
     server = FakeServer(completion({"content": '{"facts": []}'}))
     schema = {"type": "object", "properties": {"facts": {"type": "array"}}}
@@ -308,6 +314,20 @@ def test_json_mode_final_only_allows_only_final() -> None:
     schema = server.bodies[0]["response_format"]["json_schema"]["schema"]
     assert schema == action_schema([], final_only=True)
     assert (reply.message.content, reply.stop_reason) == ((TextBlock("42"),), "end_turn")
+
+
+def test_json_mode_tool_choice_allows_only_that_call() -> None:
+    """A forced tool in JSON mode: the grammar's schema is that tool's branch alone (no final
+    answer, no other tool), while the prompt still lists every tool, so it stays the same."""
+    server = FakeServer(completion({"content": '{"tool": "calculator", "arguments": {"expression": "1"}}'}))
+    model = make_model(server, tool_mode="json")
+    other = ToolSpec("other", "Another tool.", {"type": "object", "properties": {}})
+    request = ModelRequest((Message.user("q"),), tools=(CALC, other), tool_choice="calculator")
+    reply = complete(model, request)
+    schema = server.bodies[0]["response_format"]["json_schema"]["schema"]
+    assert "anyOf" not in schema and schema["properties"]["tool"] == {"const": "calculator"}
+    assert "other(" in server.bodies[0]["messages"][0]["content"]
+    assert reply.message.tool_uses[0].name == "calculator"
 
 
 # --- errors -----------------------------------------------------------------------------------

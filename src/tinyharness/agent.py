@@ -207,7 +207,7 @@ class Agent:
                 if recovered is None:
                     self._started.add(call.id)
                     self._commit()  # a kill from here on leaves the call "interrupted"
-                    recovered = await self._run_tool(call)
+                    recovered = await self.tools.run_call(call, self.events)
                 self._finished_results[call.id] = recovered
                 self._commit()
             return self._finished_results[call.id]
@@ -287,19 +287,6 @@ class Agent:
         self.events.emit("tool_call", **ids, args=call.input, recovered=True)
         self.events.emit("tool_result", **ids, ok=True, chars=len(result.content), truncated=False)
         return ToolResultBlock(call.id, result.content)
-
-    async def _run_tool(self, call: ToolUseBlock) -> ToolResultBlock:
-        self.events.emit("tool_call", call_id=call.id, name=call.name, args=call.input)
-        result = await self.tools.execute(call.name, call.input)
-        self.events.emit(
-            "tool_result",
-            call_id=call.id,
-            name=call.name,
-            ok=result.ok,
-            chars=len(result.content),
-            truncated=result.truncated,
-        )
-        return ToolResultBlock(call.id, result.content, is_error=not result.ok)
 
     def _append(self, message: Message) -> None:
         self.messages.append(message)

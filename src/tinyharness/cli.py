@@ -17,6 +17,7 @@ from typing import Any
 from . import __version__, runlog_cli
 from .agent import Agent, Limits, RunResult
 from .context.base import ContextPolicy
+from .context.flush import NotesFlush
 from .context.manager import build_context
 from .context.prefix import identical_prefix
 from .errors import ConfigError, HarnessError
@@ -210,6 +211,12 @@ def build_parser() -> argparse.ArgumentParser:
         "a,b,c (default: offload,clear-tool-results,summarize,sliding-window)",
     )
     context.add_argument("--compact-instructions", help="extra instructions for the summarizer")
+    context.add_argument(
+        "--flush-notes",
+        action=argparse.BooleanOptionalAction,
+        help="before each compaction, one request in which the model must call the note tool "
+        "(default: on for local models, which do not take notes when only asked; off otherwise)",
+    )
 
     runlog_cli.register(commands)
     memory_cli.register(commands)
@@ -230,7 +237,10 @@ def _confirm_on_terminal(question: str) -> bool:
     return sys.stdin.readline().strip().lower() in ("y", "yes")
 
 
-def _context(args: argparse.Namespace, model: Model, events: EventBus, workspace: Path) -> ContextPolicy:
+def _context(
+    args: argparse.Namespace, model: Model, events: EventBus, workspace: Path, tools: ToolRegistry
+) -> ContextPolicy:
+    flush = args.flush_notes if args.flush_notes is not None else args.model.startswith("local")
     return build_context(
         args.strategy,
         window=args.context_window,
@@ -245,6 +255,7 @@ def _context(args: argparse.Namespace, model: Model, events: EventBus, workspace
         compact_instructions=args.compact_instructions,
         model_window=model.context_window,
         exact_counter=getattr(model, "count_tokens", None),
+        flush=NotesFlush(tools, events) if flush else None,
     )
 
 
@@ -325,13 +336,14 @@ async def _run(args: argparse.Namespace) -> RunResult:
             max_retries=args.max_retries,
             context_window=args.context_window,
         )
-        context = _context(args, model, events, workspace)
+        tools = _tools(args, workspace, events)
+        context = _context(args, model, events, workspace, tools)
         memory = _memory(args, events, session)
         if memory is not None:
             opened.append(memory.manager.store)
         agent = Agent(
             model,
-            _tools(args, workspace, events),
+            tools,
             context=context,
             events=events,
             limits=Limits(args.max_iterations, args.token_budget, args.max_output_tokens),

@@ -5,7 +5,8 @@ point lesson 6 names) the manager absorbs the new messages into the accounting, 
 fresh tool outputs when ``offload`` is in the pipeline, and compacts when the trigger fires or
 the next request would not fit the window. A compaction runs the pipeline until the history is
 under the target, falls back to cheaper steps when one fails or does not help, reads NOTES.md
-and the files in use back after a lossy step, recounts the window and resets the counter.
+and the files in use back after a lossy step, recounts the window and resets the counter. With a
+``NotesFlush``, the model must first save notes (``flush.py``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from ..messages import Message, TextBlock
 from ..models.base import ModelRequest, ModelResponse, ToolSpec
 from .accounting import ACCOUNTING_MODES, Accountant, AccountingMode
 from .base import ModelCaller
+from .flush import NOTE_TOOL, NotesFlush
 from .pipeline import CircuitBreaker, parse_pipeline
 from .prefix import PrefixTracker
 from .restore import (
@@ -41,7 +43,6 @@ NOTES_SHARE = 0.15  # of the threshold NOTES.md may take when read back
 FILES_SHARE = 0.15  # of the threshold re-read files may take, in all
 OFFLOAD_SHARE = 0.25  # of the threshold one tool result may take before it is offloaded
 WARN_SHARE = 0.8  # of the trigger threshold at which the model is asked to take notes
-NOTE_TOOL = "note"
 STORM_CALLS = 2  # agent calls a compaction must buy before another may call the model
 
 
@@ -62,6 +63,7 @@ class ContextManager:
         model_window: int | None = None,
         restore_files: int = 5,
         breaker_limit: int = 2,
+        flush: NotesFlush | None = None,
     ) -> None:
         self.trigger = trigger
         self.accountant = accountant
@@ -76,6 +78,7 @@ class ContextManager:
         self.model_window = model_window or trigger.window
         self.restore_files = restore_files
         self.breaker = CircuitBreaker(breaker_limit)
+        self.flush = flush
         self.prefix = PrefixTracker()
         self._offload = next((s for s in self.pipeline if isinstance(s, Offload)), None)
         self._compactions = 0
@@ -134,6 +137,7 @@ class ContextManager:
         messages = self._offload_fresh(system, messages, fresh, call_model)
         self._growth, self._last_tokens = self.accountant.tokens - self._last_tokens, self.accountant.tokens
         if self._over_trigger():
+            await self._flush_notes(system, messages, call_model)
             messages = await self._compact(system, messages, call_model, reason="threshold")
         elif self._should_warn(messages):
             messages = self._warn_before_compaction(messages)
@@ -142,10 +146,13 @@ class ContextManager:
     def _should_warn(self, messages: list[Message]) -> bool:
         """Once between two compactions, when the count nears the trigger (WARN_SHARE of it, or
         one more turn growing as the last one did would cross it), the model has a note tool,
-        and the newest message is the user's (tool results), so text can join it."""
+        and the newest message is the user's (tool results), so text can join it. Not with a
+        notes flush, which asks at the compaction itself (and measured with SmolLM2-135M, the
+        warning's words came back in the flush notes)."""
         tokens = self.accountant.tokens
         return (
-            not self._warned
+            self.flush is None
+            and not self._warned
             and max(tokens / WARN_SHARE, tokens + self._growth) >= self.trigger.threshold
             and any(tool.name == NOTE_TOOL for tool in self._tools)
             and messages[-1].role == "user"
@@ -166,6 +173,19 @@ class ContextManager:
         )
         last = messages[-1]
         return [*messages[:-1], Message(last.role, (*last.content, warning))]
+
+    async def _flush_notes(self, system: str, messages: list[Message], call_model: ModelCaller) -> None:
+        """The notes flush, when there is one, the agent acted since the last compaction (so
+        there is something new to save, and no flush per compaction in a storm), the newest
+        message holds tool results, and the request still fits the window."""
+        if (
+            self.flush is not None
+            and self.flush.available()
+            and self._calls_since_compaction > 0
+            and messages[-1].tool_results
+            and self.accountant.window_estimate < self.trigger.window
+        ):
+            await self.flush(system, messages, call_model, self._reserve)
 
     async def recover(self, system: str, messages: list[Message], call_model: ModelCaller) -> list[Message]:
         """The provider refused the request as too long: the request was at least a window
@@ -366,6 +386,7 @@ def build_context(
     model_window: int | None = None,
     exact_counter: Callable[[str], int] | None = None,
     file_reader: FileReader | None = None,
+    flush: NotesFlush | None = None,
 ) -> ContextManager:
     """The context policy for the CLI options ``--strategy``, ``--context-window``,
     ``--compact-ratio``/``--compact-buffer``, ``--keep-recent``, ``--accounting``,
@@ -376,6 +397,7 @@ def build_context(
     estimate corrected by reported usage; ``"chars4"`` is seed 000's estimate, uncorrected;
     ``"exact"`` uses ``exact_counter`` (the model's tokenizer) or an offline BPE encoding.
     ``state_dir`` (offloaded outputs) defaults to ``WORKSPACE/.tinyharness/runs/RUN_ID``.
+    ``flush`` (``--flush-notes``) makes the model save notes before each compaction.
     Raises ``ConfigError`` for bad values."""
     from ..errors import ConfigError
 
@@ -405,4 +427,5 @@ def build_context(
         workspace=root,
         compact_instructions=compact_instructions,
         model_window=model_window,
+        flush=flush,
     )

@@ -90,6 +90,9 @@ class AnthropicModel:
             if request.final_only:
                 # Tools stay defined (history may hold tool_use blocks, which need them).
                 params["tool_choice"] = {"type": "none"}
+            elif request.tool_choice and not self.thinking:
+                # Extended thinking allows only "auto" (and "none"): then the prompt asks alone.
+                params["tool_choice"] = {"type": "tool", "name": request.tool_choice}
         wire = await self._create(params)
         blocks = blocks_from_wire(wire.content)
         return ModelResponse(

@@ -8,7 +8,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from ..messages import Message
 
-Purpose = Literal["agent", "compact", "memory"]
+Purpose = Literal["agent", "compact", "memory", "flush"]
 StopReason = Literal["end_turn", "tool_use", "max_tokens"]
 
 
@@ -43,7 +43,8 @@ class Usage:
 class ModelRequest:
     """Everything one model call needs. ``final_only`` asks for a final answer with no tools
     (used when a limit stops the run); ``response_schema`` asks for JSON matching a schema
-    (used by memory extraction)."""
+    (used by memory extraction); ``tool_choice`` names a tool of ``tools`` the reply must call
+    (the notes flush before a compaction)."""
 
     messages: tuple[Message, ...]
     system: str = ""
@@ -52,6 +53,7 @@ class ModelRequest:
     max_tokens: int = 1024
     final_only: bool = False
     response_schema: dict[str, Any] | None = None
+    tool_choice: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -53,7 +53,7 @@ class FaultyModel:
         seed: int,
         kinds: Iterable[str] = FAULT_KINDS,
         *,
-        purposes: Iterable[str] = ("agent", "compact", "memory"),
+        purposes: Iterable[str] = ("agent", "compact", "memory", "flush"),
     ) -> None:
         if not 0.0 <= rate <= 1.0:
             raise ValueError(f"rate must be between 0 and 1, got {rate}")

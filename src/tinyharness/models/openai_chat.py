@@ -95,6 +95,8 @@ class OpenAIChatModel:
             if request.final_only:
                 # Tools stay in the request (a stable, cacheable prefix) but may not be called.
                 params["tool_choice"] = "none"
+            elif request.tool_choice:
+                params["tool_choice"] = {"type": "function", "function": {"name": request.tool_choice}}
         if request.response_schema is not None:
             params["response_format"] = json_schema_format("response", request.response_schema)
         response = await self._create(params)

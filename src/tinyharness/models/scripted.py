@@ -5,7 +5,7 @@ File format (a public contract, see the README)::
     {"responses": [{"stop_reason": "tool_use" | "end_turn" | "max_tokens",
                     "content": [Anthropic-shaped blocks],
                     "usage": {"input_tokens": int, "output_tokens": int},
-                    "purpose": "agent" | "compact" | "memory"   # optional
+                    "purpose": "agent" | "compact" | "memory" | "flush"   # optional
                    }, ...]}
 
 Every request consumes the next response in order. When any response carries ``purpose``, each
@@ -25,7 +25,7 @@ from ..messages import Message, block_from_dict
 from .base import ModelRequest, ModelResponse, Usage
 
 _STOP_REASONS = ("tool_use", "end_turn", "max_tokens")
-_PURPOSES = ("agent", "compact", "memory")
+_PURPOSES = ("agent", "compact", "memory", "flush")
 
 
 def _parse_response(index: int, data: Any) -> tuple[str | None, ModelResponse]:

@@ -24,6 +24,8 @@ from jsonschema.exceptions import best_match
 from jsonschema.protocols import Validator
 from jsonschema.validators import validator_for
 
+from ..events import EventBus
+from ..messages import ToolResultBlock, ToolUseBlock
 from ..models.base import Choices, ToolSpec
 
 Risk = Literal["read", "write", "execute"]
@@ -327,6 +329,21 @@ class ToolRegistry:
         except Exception:  # cannot tell: run it, as without a hook
             return None
         return None if text is None else ToolResult(text)
+
+    async def run_call(self, call: ToolUseBlock, events: EventBus) -> ToolResultBlock:
+        """``execute`` for a model's tool call, reported as ``tool_call`` and ``tool_result``
+        events; the result as the block that answers the call."""
+        events.emit("tool_call", call_id=call.id, name=call.name, args=call.input)
+        result = await self.execute(call.name, call.input)
+        events.emit(
+            "tool_result",
+            call_id=call.id,
+            name=call.name,
+            ok=result.ok,
+            chars=len(result.content),
+            truncated=result.truncated,
+        )
+        return ToolResultBlock(call.id, result.content, is_error=not result.ok)
 
     async def execute(self, name: str, raw_args: Any) -> ToolResult:
         """Run one call; every failure comes back as ``ok=False`` text, never as an exception."""

@@ -87,14 +87,15 @@ class NotesFile:
     def tools(self) -> list[Tool]:
         """The ``note`` and ``update_notes`` tools, bound to this file."""
 
-        def note(text: str) -> str:
+        def note(text: str, path: str | None = None) -> str:
             """Append a line to the notes file (external memory that survives context
             compaction). Use it for key findings, decisions and what is left to do.
 
             Args:
                 text: What to remember, one line or a short paragraph.
+                path: The file the note is about, if any; the line starts with it.
             """
-            return self.append(text)
+            return self.append(_note_line(text, path))
 
         def update_notes(content: str) -> str:
             """Replace the whole notes file with new content (keep what still matters: decisions,
@@ -114,10 +115,10 @@ class NotesFile:
     def _already_noted(self, args: dict[str, Any]) -> str | None:
         """For a ``note`` call a killed run left unfinished: its result if the line is already
         near the end of the file (the append happened before the kill), else None."""
-        text = args.get("text")
-        if not isinstance(text, str):
+        text, path = args.get("text"), args.get("path")
+        if not isinstance(text, str) or not isinstance(path, str | None):
             return None
-        line, _ = _redacted(text.strip("\n"))
+        line, _ = _redacted(_note_line(text, path).strip("\n"))
         tail = self.read()[-(len(line) + _RECOVER_TAIL) :]
         if line.strip() and f"{line}\n" in tail:
             return f"Noted in {self.path.name} (written before the run was interrupted)"
@@ -163,6 +164,10 @@ class NotesFile:
             self.on_write(op, chars)
         except Exception:  # the write succeeded; a failing listener must not make it look failed
             _log.exception("notes on_write callback failed")
+
+
+def _note_line(text: str, path: str | None) -> str:
+    return f"{path}: {text}" if path else text
 
 
 def _redacted(text: str) -> tuple[str, str]:

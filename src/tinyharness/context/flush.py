@@ -1,0 +1,123 @@
+"""The notes flush: before a compaction, the model must call the note tool.
+
+A compaction summarizes or clears older messages; NOTES.md is what survives it whole (it is read
+back after a lossy step). Capable models take notes when warned that results will be cleared,
+but small ones do not: measured with SmolLM2-135M, asked in the task and warned near the
+trigger, it never called ``note`` on its own. So, right before compacting, the manager sends
+the history with a request to save notes and ``tool_choice`` set to the note tool (in JSON tool
+mode the grammar then admits only that call), and runs the note calls like any tool call. This
+is the memory flush some agent runtimes run before compaction, made binding for models that
+would skip it. Like a summarizer request, it stays out of the history: the notes come back
+through NOTES.md.
+
+There is one request per file whose full text is still in the window and was not noted by an
+earlier flush (the note's ``path`` fixed to that file), or one general request when there is
+none. Measured with SmolLM2-135M on this project's files:
+- asked about four files at once, it wrote one path and nothing else; asked about one file
+  with the path fixed, a line about that file;
+- with each flush note left in the history, it copied their words into the next ones, and
+  after the compaction it called ``note`` with the same words until the repetition guard
+  stopped the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+from ..errors import ModelError, StopRun
+from ..events import EventBus
+from ..messages import Message, TextBlock, ToolUseBlock
+from ..models.base import ModelRequest, ToolSpec
+from ..tools.base import ToolRegistry
+from .base import ModelCaller
+from .restore import paths_still_visible, recent_file_paths
+
+NOTE_TOOL = "note"
+MAX_FILES = 8  # per flush, the most recently read
+FLUSH_PROMPT = (
+    "[context: the window is nearly full, so older messages will be summarized or removed now. "
+    f"Call the {NOTE_TOOL} tool to save what you still need from them: findings and decisions, "
+    "and what is left to do.]"
+)
+FILE_PROMPT = "Write a note with one line about what {path} does."
+FILE_NOTE_TOKENS = 256  # one line; a small model that loops stops here, not at the agent's limit
+
+
+@dataclass
+class NotesFlush:
+    """Runs the flush for a ``ContextManager``: ``tools`` must hold the note tool."""
+
+    tools: ToolRegistry
+    events: EventBus
+    noted: set[str] = field(default_factory=set)  # files an earlier flush asked about
+
+    def available(self) -> bool:
+        return self.tools.get(NOTE_TOOL) is not None
+
+    async def __call__(
+        self, system: str, messages: Sequence[Message], call_model: ModelCaller, max_tokens: int
+    ) -> int:
+        """Ask for the notes and write them; the number of notes written. A reply with no
+        complete note skips its file; a failed request ends the flush. Both are reported,
+        never raised."""
+        written = 0
+        asks: list[str | None] = [*self._files_to_note(messages)] or [None]
+        for path in asks:
+            prompt = FILE_PROMPT.format(path=path) if path else FLUSH_PROMPT
+            limit = min(max_tokens, FILE_NOTE_TOKENS) if path else max_tokens
+            try:
+                calls = await self._ask(system, messages, call_model, limit, prompt, path)
+            except (ModelError, StopRun) as exc:
+                self._skipped(f"the request failed ({exc})")
+                break
+            if not calls:
+                self._skipped(f"the model wrote no complete note{f' on {path}' if path else ''}")
+            for call in calls:
+                result = await self.tools.run_call(call, self.events)
+                written += not result.is_error
+            if path:
+                self.noted.add(path)
+        return written
+
+    def _files_to_note(self, messages: Sequence[Message]) -> list[str]:
+        """Files read in full and still in the window, not noted before; oldest first."""
+        visible = paths_still_visible(messages)
+        recent = recent_file_paths(messages, limit=4 * MAX_FILES)
+        return [p for p in recent if p in visible and p not in self.noted][:MAX_FILES][::-1]
+
+    async def _ask(
+        self,
+        system: str,
+        messages: Sequence[Message],
+        call_model: ModelCaller,
+        max_tokens: int,
+        prompt: str,
+        path: str | None,
+    ) -> list[ToolUseBlock]:
+        """One flush request over ``messages``: the reply's complete note calls."""
+        asked = [*messages[:-1], Message("user", (*messages[-1].content, TextBlock(prompt)))]
+        request = ModelRequest(
+            messages=tuple(asked),
+            system=system,
+            # Every tool, as in the agent's requests, so the cached prefix stays the same.
+            tools=tuple(self._about(spec, path) for spec in self.tools.specs),
+            purpose="flush",
+            max_tokens=max_tokens,
+            tool_choice=NOTE_TOOL,
+        )
+        response = await call_model(request)
+        if response.stop_reason == "max_tokens":
+            return []
+        return [c for c in response.message.tool_uses if c.name == NOTE_TOOL]  # others are not run
+
+    @staticmethod
+    def _about(spec: ToolSpec, path: str | None) -> ToolSpec:
+        """The note tool with its ``path`` fixed to ``path`` (a grammar-only narrowing: the
+        tool's description and schema, and so the prompt, stay the same)."""
+        if path is None or spec.name != NOTE_TOOL:
+            return spec
+        return replace(spec, choices=lambda _messages: {"path": [path]})
+
+    def _skipped(self, why: str) -> None:
+        self.events.emit("context_warning", message=f"notes flush before compaction skipped: {why}")

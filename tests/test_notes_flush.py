@@ -1,0 +1,171 @@
+"""The notes flush (``--flush-notes``) through the real Agent: right before a compaction the
+model must call the note tool, once per file still in the window; the notes land in NOTES.md,
+which comes back into the window after the compaction, and the flush stays out of the history."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from tinyharness.agent import Agent, Limits
+from tinyharness.context.flush import FILE_PROMPT, FLUSH_PROMPT, NotesFlush
+from tinyharness.context.manager import build_context
+from tinyharness.errors import ModelTimeout
+from tinyharness.events import EventBus, ListSink
+from tinyharness.messages import Message, ToolResultBlock, ToolUseBlock
+from tinyharness.models.base import ModelRequest, ModelResponse
+from tinyharness.models.scripted import ScriptedModel
+from tinyharness.tools.builtin import builtin_tools
+
+FILES = 6
+
+
+def reply(purpose: str, content: list[dict[str, Any]], stop: str = "tool_use") -> dict[str, Any]:
+    return {"purpose": purpose, "stop_reason": stop, "content": content, "usage": {}}
+
+
+def read(i: int) -> dict[str, Any]:
+    call = {"type": "tool_use", "id": f"r{i}", "name": "read_file", "input": {"path": f"m{i}.py"}}
+    return reply("agent", [call])
+
+
+SCRIPT = {
+    "responses": [
+        *(read(i) for i in range(FILES)),
+        reply("agent", [{"type": "text", "text": "done"}], "end_turn"),
+        reply("compact", [{"type": "text", "text": "Summary: read the modules."}], "end_turn"),
+    ]
+}
+
+
+class NotingModel(ScriptedModel):
+    """The script for agent and compaction requests. A flush request gets a note on the file
+    the request fixes the note's path to (as a grammar-constrained model must write), or, with
+    ``note=False``, a plain text reply (a model that ignores the request)."""
+
+    def __init__(self, note: bool = True) -> None:
+        super().__init__(SCRIPT)
+        self.note = note
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        if request.purpose != "flush":
+            return await super().complete(request)
+        self.requests.append(request)
+        if not self.note:
+            return ModelResponse(Message.assistant("Nothing to add."), "end_turn")
+        spec = next(s for s in request.tools if s.name == request.tool_choice)
+        assert spec.choices is not None
+        (path,) = spec.choices(request.messages)["path"]
+        args = {"path": path, "text": f"what {path} does"}
+        return ModelResponse(Message("assistant", (ToolUseBlock(f"n-{path}", "note", args),)), "tool_use")
+
+
+def run(tmp_path: Path, model: NotingModel) -> tuple[Any, ListSink]:
+    for i in range(FILES):
+        (tmp_path / f"m{i}.py").write_text(f"def step_{i}(order):\n    return order  # rule {i}\n" * 40)
+    sink = ListSink()
+    events = EventBus([sink])
+    tools = builtin_tools(tmp_path)
+    context = build_context(
+        "summarize",
+        window=6000,
+        ratio=0.7,
+        keep_recent=1,
+        counter="chars4",
+        notes_path=tmp_path / "NOTES.md",
+        workspace=tmp_path,
+        events=events,
+        flush=NotesFlush(tools, events),
+    )
+    agent = Agent(model, tools, context=context, events=events, limits=Limits(max_iterations=20))
+    result = agent.run("Read every module and note what each one does.")
+    asyncio.run(model.aclose())  # every scripted response was used
+    return result, sink
+
+
+def test_before_the_compaction_the_model_notes_each_file_still_in_the_window(tmp_path: Path) -> None:
+    model = NotingModel()
+    result, sink = run(tmp_path, model)
+    assert result.stop == "end_turn" and result.compactions == 1
+    purposes = [r.purpose for r in model.requests]
+    first = purposes.index("flush")
+    flushes = model.requests[first : purposes.index("compact")]
+    assert flushes and all(r.purpose == "flush" and r.tool_choice == "note" for r in flushes)
+    # One request per file read and still in the window, oldest first, each about that file.
+    asked = []
+    for request in flushes:
+        spec = next(s for s in request.tools if s.name == "note")
+        assert spec.choices is not None
+        (path,) = spec.choices(request.messages)["path"]
+        assert request.messages[-1].text.endswith(FILE_PROMPT.format(path=path))
+        asked.append(path)
+    assert asked == sorted(asked) and len(asked) >= 2
+    assert all(r.messages[:-1] == flushes[0].messages[:-1] for r in flushes)  # the same history
+    read_before = [b.input["path"] for m in flushes[0].messages for b in m.tool_uses if b.name == "read_file"]
+    assert set(asked) <= set(read_before)
+    assert flushes[0].tools == model.requests[first - 1].tools  # same tools: same prompt prefix
+    notes = (tmp_path / "NOTES.md").read_text(encoding="utf-8")
+    assert notes.splitlines() == [f"{p}: what {p} does" for p in asked]
+    # Each note ran as a tool call (reported like any) before the compaction event.
+    types = [(e["type"], e.get("name")) for e in sink.events]
+    assert types.count(("tool_call", "note")) == len(asked)
+    assert types.index(("tool_call", "note")) < types.index(("compaction", None))
+    # After the compaction, NOTES.md is read back into the window of the next agent request.
+    after = model.requests[purposes.index("compact") + 1]
+    assert after.purpose == "agent" and f"what {asked[-1]} does" in after.messages[0].text
+    # Like a summarizer request, the flush stays out of the history: the notes come back
+    # through NOTES.md only. And the near-trigger warning is not given: the flush asks instead.
+    assert not any(c.name == "note" for m in result.messages for c in m.tool_uses)
+    assert all("Write a note" not in m.text for m in result.messages)
+    assert not any("take notes" in e["message"] for e in sink.of_type("context_warning"))
+
+
+def test_a_flush_reply_without_a_note_is_reported_and_the_next_file_is_asked(tmp_path: Path) -> None:
+    model = NotingModel(note=False)
+    result, sink = run(tmp_path, model)
+    assert result.stop == "end_turn" and result.compactions == 1
+    flushes = [r.purpose for r in model.requests].count("flush")
+    assert flushes >= 2  # one reply without a note does not end the flush
+    assert not (tmp_path / "NOTES.md").exists()
+    warnings = [e["message"] for e in sink.of_type("context_warning")]
+    assert sum("notes flush before compaction skipped: the model wrote no" in w for w in warnings) == flushes
+
+
+def test_a_failed_flush_request_ends_the_flush(tmp_path: Path) -> None:
+    for name in ("a.py", "b.py"):
+        (tmp_path / name).write_text(f"# {name}\n", encoding="utf-8")
+    history = [Message.user("task")]
+    for name in ("a.py", "b.py"):
+        history.append(Message("assistant", (ToolUseBlock(f"r-{name}", "read_file", {"path": name}),)))
+        history.append(Message("user", (ToolResultBlock(f"r-{name}", f"# {name}"),)))
+    sink = ListSink()
+    requests: list[ModelRequest] = []
+
+    async def call_model(request: ModelRequest) -> ModelResponse:
+        requests.append(request)
+        raise ModelTimeout("the server did not answer in 120 s")
+
+    flush = NotesFlush(builtin_tools(tmp_path), EventBus([sink]))
+    assert asyncio.run(flush("sys", history, call_model, 256)) == 0
+    assert len(requests) == 1
+    (warning,) = sink.of_type("context_warning")
+    assert "request failed" in warning["message"] and "120 s" in warning["message"]
+
+
+def test_with_no_file_in_the_window_the_flush_asks_once_in_general(tmp_path: Path) -> None:
+    tools = builtin_tools(tmp_path)
+    flush = NotesFlush(tools, EventBus())
+    requests: list[ModelRequest] = []
+
+    async def call_model(request: ModelRequest) -> ModelResponse:
+        requests.append(request)
+        call = ToolUseBlock("n1", "note", {"text": "the build needs Python 3.11"})
+        return ModelResponse(Message("assistant", (call,)), "tool_use")
+
+    history = [Message.user("task"), Message.assistant("thinking"), Message.user("go on")]
+    assert asyncio.run(flush("sys", history, call_model, 256)) == 1
+    assert len(requests) == 1 and requests[0].messages[-1].text.endswith(FLUSH_PROMPT)
+    note = next(s for s in requests[0].tools if s.name == "note")
+    assert note.choices is None  # no path is fixed
+    assert (tmp_path / "NOTES.md").read_text(encoding="utf-8") == "the build needs Python 3.11\n"
