@@ -39,6 +39,7 @@ TASK = (
     "with the note tool"
 )
 WINDOW = 4096
+NOTE_SAMPLE_LINES, NOTE_SAMPLE_CHARS = 5, 100
 SOURCE = ROOT / "src" / "tinyharness"
 
 
@@ -60,7 +61,9 @@ class E2EResult:
     tool_errors: int = 0
     covered: int = 0
     files_read: int = 0  # distinct workspace files read_file returned without an error
+    read_noted: int = 0  # of those, how many NOTES.md names
     notes_lines: int = 0
+    notes_sample: list[str] = field(default_factory=list)  # its first lines, cut
     peak_rss_mib: float = 0.0
     skipped: str = ""
 
@@ -181,11 +184,15 @@ def run(*, small: bool = False, timeout: float = 1800.0) -> E2EResult:
         result.wall_s = time.perf_counter() - start
         rss_after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         result.peak_rss_mib = max(rss_before, rss_after) / 1024  # KiB on Linux
-        _fill_from_events(result, read_events(events_path), spawned)
+        events = read_events(events_path)
+        _fill_from_events(result, events, spawned)
         notes_path = workspace / "NOTES.md"
         notes = notes_path.read_text(encoding="utf-8") if notes_path.exists() else ""
-        result.notes_lines = sum(1 for line in notes.splitlines() if line.strip())
+        lines = [line for line in notes.splitlines() if line.strip()]
+        result.notes_lines = len(lines)
+        result.notes_sample = [line[:NOTE_SAMPLE_CHARS] for line in lines[:NOTE_SAMPLE_LINES]]
         result.covered = covered(names, notes)
+        result.read_noted = covered(sorted(files_read(events)), notes)
     return result
 
 
@@ -244,10 +251,15 @@ def to_markdown(result: E2EResult) -> str:
         ["tool calls that returned an error", result.tool_errors],
         ["distinct files read (read_file without an error)", f"{result.files_read} of {result.files}"],
         ["files named in NOTES.md", f"{result.covered} of {result.files}"],
+        ["files read that NOTES.md names", f"{result.read_noted} of {result.files_read}"],
         ["non-empty lines in NOTES.md", result.notes_lines],
         ["peak RSS of the process (model server included), MiB", f"{result.peak_rss_mib:.0f}"],
     ]
-    return markdown_table(["SmolLM2-135M, seed-000 task", "value"], rows)
+    table = markdown_table(["SmolLM2-135M, seed-000 task", "value"], rows)
+    if not result.notes_sample:
+        return table
+    sample = "\n".join(f"    {line}" for line in result.notes_sample)
+    return f"{table}\n\nThe first lines of NOTES.md, as the model wrote them:\n\n{sample}"
 
 
 def main(argv: list[str] | None = None) -> str:

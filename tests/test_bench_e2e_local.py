@@ -44,6 +44,13 @@ def test_coverage_counts_paths_or_file_names(bench: ModuleType) -> None:
     assert bench.covered(names, "- agent.py runs the loop\n- src/context/tokens.py counts") == 2
 
 
+def test_the_report_quotes_the_first_lines_of_the_notes(bench: ModuleType) -> None:
+    result = bench.E2EResult(files=2, window=4096, max_iterations=4, command="x", stop="end_turn")
+    assert "NOTES.md, as the model wrote" not in bench.to_markdown(result)
+    result.notes_sample = ["src/a.py: parses the input"]
+    assert bench.to_markdown(result).endswith("\n    src/a.py: parses the input")
+
+
 def test_files_read_counts_successful_reads_once(bench: ModuleType) -> None:
     events = [
         {"type": "tool_call", "call_id": "a", "name": "read_file", "args": {"path": "x.py"}},
@@ -73,7 +80,7 @@ def test_small_real_run(bench: ModuleType) -> None:
     assert result.exit_code in (0, 1), result.stop  # 1: a limit stopped it; a 135M model may loop
     assert result.model_calls >= 1
     assert 0 < result.model_s <= result.loop_s <= result.wall_s
-    assert 0 <= result.covered <= result.files
+    assert 0 <= result.covered <= result.files and 0 <= result.read_noted <= result.files_read
     assert 1 <= result.files_read <= result.files  # read_file's path is narrowed to real files
     assert result.peak_rss_mib > 50
     report = bench.to_markdown(result)

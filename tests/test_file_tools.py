@@ -455,3 +455,24 @@ def test_read_file_path_choices_are_the_files_not_yet_read(
     assert "src/long.py" in spec.choices(read("c", "src/long.py"))["path"]
     monkeypatch.setattr(files_module, "MAX_PATH_CHOICES", 2)
     assert spec.choices([]) == {}  # too many files to list: no constraint
+
+
+def test_read_file_path_choices_leave_out_files_restored_whole_after_a_compaction(root: Path) -> None:
+    """After a lossy compaction the files in use are read back into the head message: the ones
+    put back whole are not offered again (measured with SmolLM2-135M: it re-read them), the
+    ones cut to fit stay open."""
+    from tinyharness.context.restore import files_block, workspace_reader
+    from tinyharness.messages import Message
+
+    (root / "src" / "long.py").write_text("x = 1\n" * 3000)
+    spec = next(s for s in builtin_tools(root).specs if s.name == "read_file")
+    assert spec.choices is not None
+    block, restored = files_block(
+        ["README.md", "src/long.py"], workspace_reader(root), lambda text: len(text) // 4, 2000, 1000
+    )
+    assert block is not None and restored == ["README.md", "src/long.py"]
+    head = Message("user", (*Message.user("the task").content, block))
+    assert spec.choices([head, Message.assistant("ok")]) == {"path": ["src/app.py", "src/long.py"]}
+    assert spec.choices([Message.user("the task"), head]) == {
+        "path": ["README.md", "src/app.py", "src/long.py"]
+    }

@@ -5,6 +5,7 @@ lacks), each within a token bound."""
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -13,6 +14,8 @@ from .rewrite import FILES, NOTES, tagged
 
 FILE_TOOLS = ("read_file", "edit_file", "write_file")
 EMPTY_NOTES = "(NOTES.md is still empty)"
+CUT_MARK = "[... cut; read_file for the rest]"
+_QUOTED_FILE = re.compile(r'<file path="([^"]*)">\n(.*?)\n</file>', re.DOTALL)
 
 FileReader = Callable[[str], str | None]
 TextCounter = Callable[[str], int]
@@ -144,7 +147,7 @@ def files_block(
         body = clip_to_tokens(text, min(per_file, left), count)
         if not body.strip():
             continue
-        cut = "" if body == text else "\n[... cut; read_file for the rest]"
+        cut = "" if body == text else f"\n{CUT_MARK}"
         part = quoted("file", f"{body}{cut}", path=path)
         parts.append(part)
         restored.append(path)
@@ -153,3 +156,15 @@ def files_block(
         return None, []
     intro = f"The files you were working on, as they are now ({DATA_NOTICE}):\n"
     return tagged(FILES, intro + "\n\n".join(parts)), restored
+
+
+def restored_in_full(messages: Sequence[Message]) -> set[str]:
+    """Files a restore step put back whole into the head message (``files_block``, not cut)."""
+    head = messages[0].content if messages else ()
+    return {
+        path
+        for block in head
+        if isinstance(block, TextBlock) and "<file path=" in block.text
+        for path, body in _QUOTED_FILE.findall(block.text)
+        if not body.endswith(CUT_MARK)
+    }

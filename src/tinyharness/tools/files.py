@@ -18,6 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
+from ..context.restore import restored_in_full
 from ..messages import Message, ToolResultBlock, ToolUseBlock
 from .base import DEFAULT_RESULT_CAP, Tool, ToolError, function_tool
 from .workspace import Workspace, atomic_write_text
@@ -181,7 +182,8 @@ def file_tools(workspace: Workspace, *, output_cap: int = DEFAULT_RESULT_CAP) ->
 
 def path_choices(workspace: Workspace, messages: Sequence[Message]) -> dict[str, list[str]]:
     """read_file's ``path`` choices: the workspace's files (none when there are more than
-    MAX_PATH_CHOICES), less those already read in ``messages`` (see _read_in_full). Measured with
+    MAX_PATH_CHOICES), less those already read in ``messages`` (see _read_in_full) or put back
+    whole by the restore step after a compaction. Measured with
     SmolLM2-135M on a folder of 62 files: unconstrained, it read paths made from the task's
     words and never a real file; constrained to all files, it read one file 5 times and was
     stopped as stuck; with files already read left out, it read a new file at every step."""
@@ -190,7 +192,7 @@ def path_choices(workspace: Workspace, messages: Sequence[Message]) -> dict[str,
         if len(files) == MAX_PATH_CHOICES:
             return {}
         files.append(workspace.relative(path))
-    seen = _read_in_full(messages)
+    seen = _read_in_full(messages) | {os.path.normpath(p) for p in restored_in_full(messages)}
     left = [name for name in files if name not in seen]
     return {"path": left or files}
 
