@@ -9,10 +9,11 @@ Reported: wall time of the process; its start-up (imports and model load, until 
 model time, the sum over model calls of the time from the event before each ``model_call`` to
 that event (it includes the harness's request preparation, so the harness share is a lower
 bound); the harness share of the loop and of the wall time; model calls, compactions, tool calls;
-how many of the .py files are named in NOTES.md (by path or file name); the peak RSS of the
-process (``getrusage(RUSAGE_CHILDREN)``; it includes the in-process model server).
+how many of the .py files, and of the files read, are named in NOTES.md (by path or file name),
+and its first lines; the peak RSS of the process (``getrusage(RUSAGE_CHILDREN)``; it includes
+the in-process model server).
 
-    python -m bench.e2e_local            # every file (58 today), up to 2 iterations per file
+    python -m bench.e2e_local            # every file (63 today), up to 2 iterations per file
     python -m bench.e2e_local --small    # 5 files, 6 iterations (what the test runs)
 """
 
