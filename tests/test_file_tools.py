@@ -459,8 +459,8 @@ def test_read_file_path_choices_are_the_files_not_yet_read(
 
 def test_read_file_path_choices_leave_out_files_restored_whole_after_a_compaction(root: Path) -> None:
     """After a lossy compaction the files in use are read back into the head message: the ones
-    put back whole are not offered again (measured with SmolLM2-135M: it re-read them), the
-    ones cut to fit stay open."""
+    put back whole are not offered again (their text is in the window), the ones cut to fit
+    stay open."""
     from tinyharness.context.restore import files_block, workspace_reader
     from tinyharness.messages import Message
 

@@ -214,8 +214,9 @@ def build_parser() -> argparse.ArgumentParser:
     context.add_argument(
         "--flush-notes",
         action=argparse.BooleanOptionalAction,
-        help="before each compaction, one request in which the model must call the note tool "
-        "(default: on for local models, which do not take notes when only asked; off otherwise)",
+        help="before each compaction, requests in which the model must call the note tool, one per "
+        "file still in the window (default: on for local models, which do not take notes when only "
+        "asked; off otherwise)",
     )
 
     runlog_cli.register(commands)
