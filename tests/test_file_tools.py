@@ -476,3 +476,18 @@ def test_read_file_path_choices_leave_out_files_restored_whole_after_a_compactio
     assert spec.choices([Message.user("the task"), head]) == {
         "path": ["README.md", "src/app.py", "src/long.py"]
     }
+
+
+def test_read_file_path_choices_skip_calls_with_raw_arguments(root: Path) -> None:
+    """A read_file call whose arguments did not decode (its input is the raw text) names no
+    path: the choices are made around it instead of failing the next JSON-mode request."""
+    from tinyharness.messages import Message, ToolResultBlock, ToolUseBlock
+
+    spec = next(s for s in builtin_tools(root).specs if s.name == "read_file")
+    assert spec.choices is not None
+    broken = [
+        Message.user("task"),
+        Message("assistant", (ToolUseBlock("c1", "read_file", '{"path": "README'),)),
+        Message("user", (ToolResultBlock("c1", "Error: arguments are not valid JSON", is_error=True),)),
+    ]
+    assert spec.choices(broken) == {"path": ["README.md", "src/app.py"]}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from ..messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
@@ -69,8 +69,9 @@ def recent_file_paths(messages: Sequence[Message], limit: int = 5) -> list[str]:
     return seen
 
 
-def paths_still_visible(messages: Sequence[Message]) -> set[str]:
-    """Files whose full read_file result is still in the window: no need to re-read them."""
+def file_reads(messages: Sequence[Message]) -> Iterator[tuple[str, ToolUseBlock, ToolResultBlock]]:
+    """Each successful read_file call with a path in ``messages``, in order: the path, the call
+    and its result (a call with raw, undecodable arguments has no path and is left out)."""
     results = {
         b.tool_use_id: b
         for m in messages
@@ -78,20 +79,22 @@ def paths_still_visible(messages: Sequence[Message]) -> set[str]:
         for b in m.content
         if isinstance(b, ToolResultBlock)
     }
-    visible = set()
     for message in messages:
         for block in message.tool_uses:
             result = results.get(block.id)
-            if (
-                block.name == "read_file"
-                and isinstance(block.input, dict)
-                and result is not None
-                and not result.is_error
-                and not result.content.startswith("[")  # cleared or offloaded placeholders
-                and "start_line" not in block.input
-            ):
-                visible.add(str(block.input.get("path")))
-    return visible
+            path = block.input.get("path") if isinstance(block.input, dict) else None
+            if block.name == "read_file" and isinstance(path, str) and result and not result.is_error:
+                yield path, block, result
+
+
+def paths_still_visible(messages: Sequence[Message]) -> set[str]:
+    """Files whose full read_file result is still in the window: no need to re-read them."""
+    return {
+        path
+        for path, call, result in file_reads(messages)
+        if not result.content.startswith("[")  # cleared or offloaded placeholders
+        and "start_line" not in call.input
+    }
 
 
 def workspace_reader(root: Path) -> FileReader:

@@ -18,8 +18,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
-from ..context.restore import restored_in_full
-from ..messages import Message, ToolResultBlock, ToolUseBlock
+from ..context.restore import file_reads, restored_in_full
+from ..messages import Message
 from .base import DEFAULT_RESULT_CAP, Tool, ToolError, function_tool
 from .workspace import Workspace, atomic_write_text
 
@@ -200,20 +200,12 @@ def path_choices(workspace: Workspace, messages: Sequence[Message]) -> dict[str,
 def _read_in_full(messages: Sequence[Message]) -> set[str]:
     """Paths read in ``messages`` with nothing left to page through: a successful read_file
     whose result was not cut (a cut result ends with a note naming the next start_line)."""
-    paths: dict[str, str] = {}
     done: set[str] = set()
-    for message in messages:
-        for block in message.content:
-            if isinstance(block, ToolUseBlock) and block.name == "read_file":
-                path = block.input.get("path")
-                if isinstance(path, str):
-                    paths[block.id] = os.path.normpath(path)
-            elif isinstance(block, ToolResultBlock) and block.tool_use_id in paths and not block.is_error:
-                path = paths[block.tool_use_id]
-                if block.content.endswith(")]") and "continue with read_file(" in block.content[-300:]:
-                    done.discard(path)
-                else:
-                    done.add(path)
+    for path, _call, result in file_reads(messages):
+        if result.content.endswith(")]") and "continue with read_file(" in result.content[-300:]:
+            done.discard(os.path.normpath(path))
+        else:
+            done.add(os.path.normpath(path))
     return done
 
 
