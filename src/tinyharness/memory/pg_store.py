@@ -270,7 +270,8 @@ class PostgresStore(SQLStoreBase):
         dim = int(qvec.shape[0])
         text = _vector_text(qvec)
         nearest, params = self._nearest_sql(dim, scope)
-        if dim in self._indexed_dims:
+        indexed = dim in self._indexed_dims
+        if indexed:
             cur.execute(f"SET LOCAL hnsw.ef_search = {max(HNSW_EF_SEARCH, limit)}")
             cur.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
             # relaxed_order may return near-ties out of order: sorted again over the few found.
@@ -285,7 +286,8 @@ class PostgresStore(SQLStoreBase):
             cur.execute("SET LOCAL enable_indexscan = off")  # exact: every vector in scope
         cur.execute(f"{nearest}, m.seq LIMIT %s", [text, *params, text, limit])
         exact = [(r[0], 1 - float(r[1])) for r in cur.fetchall()]
-        cur.execute("RESET enable_indexscan")
+        if indexed:
+            cur.execute("RESET enable_indexscan")  # the rest of the transaction uses indexes again
         return exact
 
     def _nearest_sql(self, dim: int, scope: Scope) -> tuple[str, builtins.list[str]]:
