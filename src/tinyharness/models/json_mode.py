@@ -108,8 +108,10 @@ def _narrowed(tool: ToolSpec, messages: Sequence[Message], *, forced: bool = Fal
         return schema
     if not forced:
         return {**schema, "properties": properties | narrowed}
+    # Narrowed arguments first (the grammar writes properties in order), with their enums.
+    ordered = narrowed | {name: spec for name, spec in properties.items() if name not in narrowed}
     required = [*narrowed, *(n for n in schema.get("required", []) if n not in narrowed)]
-    return {**schema, "properties": narrowed | properties | narrowed, "required": required}
+    return {**schema, "properties": ordered, "required": required}
 
 
 def _final_branch() -> dict[str, Any]:
