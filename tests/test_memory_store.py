@@ -23,6 +23,7 @@ from tinyharness.memory.text import (
     content_coordination,
     index_text,
     names_subject,
+    query_phrases,
     query_terms,
     reciprocal_rank_fusion,
     without_subjects,
@@ -356,6 +357,31 @@ def test_content_coordination_and_marked_terms() -> None:
     assert content_coordination(0, 3) == 0.25 and content_coordination(3, 3) == 1.0
     assert marked_terms("\x01Nate\x02 has \x01turtles\x02, \x01nate\x02 says", cap=5) == 2
     assert marked_terms("\x01book\x02 \x01books\x02", cap=1) == 1
+    # FTS5 marks a matched phrase (and terms inside it) as one span: each of its words counts.
+    assert marked_terms("I love \x01coconut milk ice cream\x02 and \x01milk\x02", cap=5) == 4
+
+
+def test_query_phrases_are_content_terms_side_by_side() -> None:
+    question = "What did Nate think of the coconut milk ice-cream he made? Jon's dance festival"
+    assert query_phrases(question) == [
+        "nate think",
+        "coconut milk",
+        "milk ice",
+        "ice cream",
+        "dance festival",
+    ]
+    assert query_phrases("用户喜欢绿茶吗") == []  # CJK bigrams are terms already
+
+
+def test_full_text_prefers_the_query_words_side_by_side(memory_store: MemoryStore) -> None:
+    # Both memories hold "ice" and "cream"; only the longer one (which BM25 alone ranks second)
+    # says "ice cream". The others give the words and the phrase their rarity.
+    for i in range(6):
+        memory_store.add(f"a walk in the park on day {i}", ALICE)
+    apart = memory_store.add("cream cake, ice drink", ALICE)
+    together = memory_store.add("we had vanilla ice cream with the cake at the party", ALICE)
+    hits = memory_store.search("which ice cream?", ALICE, limit=2)
+    assert [h.item.id for h in hits] == [together.id, apart.id]
 
 
 def test_a_query_naming_a_subject_prefers_the_memories_about_it(memory_store: MemoryStore) -> None:

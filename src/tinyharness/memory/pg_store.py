@@ -31,6 +31,7 @@ from .text import (
     VECTOR_WEIGHT,
     common_term_cap,
     index_text,
+    query_phrases,
     query_terms,
 )
 
@@ -230,14 +231,33 @@ class PostgresStore(SQLStoreBase):
         weights = weights or common
         if not weights:
             return []
+        # Pairs of kept terms side by side in the question count as phrases too (``query_phrases``),
+        # weighted by their own IDF; they add to the score, not to the content coordination.
+        kept = {term for term, _ in weights}
+        pairs: builtins.list[tuple[str, float]] = []
+        for phrase in query_phrases(query) if not all_common else []:
+            words = [_tsquery_term(word) for word in phrase.split()]
+            if not all(word in kept for word in words):
+                continue
+            pair = " <-> ".join(words)
+            cur.execute(
+                f"SELECT numnode(to_tsquery('{TS_CONFIG}', %s)), (SELECT count(*) FROM (SELECT 1 FROM "
+                f"{self._t}memories WHERE {scope_sql} AND tsv @@ to_tsquery('{TS_CONFIG}', %s) LIMIT %s) s)",
+                [pair, *params, pair, cap + 1],
+            )
+            nodes, frequency = cur.fetchone()
+            if nodes and frequency:
+                pairs.append((pair, math.log(1 + (total - frequency + 0.5) / (frequency + 0.5))))
         score = " + ".join(
-            f"%s * ts_rank(%s::float4[], tsv, to_tsquery('{TS_CONFIG}', %s), 0)" for _ in weights
+            f"%s * ts_rank(%s::float4[], tsv, to_tsquery('{TS_CONFIG}', %s), 0)" for _ in weights + pairs
         )
         # content_coordination in SQL: ``term:A`` matches the term only in the content (label A).
         in_content = " + ".join(f"(tsv @@ to_tsquery('{TS_CONFIG}', %s))::int" for _ in weights)
         score = f"({score}) * (1 + {in_content}) / {1 + len(weights)}.0"
         rank_weights = [CONTEXT_WEIGHT, 0.2, 0.4, 1.0]  # labels D (context), C, B, A (content)
-        score_params: builtins.list[Any] = [v for term, idf in weights for v in (idf, rank_weights, term)]
+        score_params: builtins.list[Any] = [
+            v for term, idf in weights + pairs for v in (idf, rank_weights, term)
+        ]
         score_params += [f"{term}:A" for term, _ in weights]
         matched = f"{scope_sql} AND tsv @@ to_tsquery('{TS_CONFIG}', %s)"
         sql = (

@@ -33,6 +33,7 @@ from .text import (
     content_coordination,
     fts5_term,
     index_text,
+    query_phrases,
     query_terms,
 )
 from .vector_index import VectorIndex
@@ -253,7 +254,10 @@ class SQLiteStore(SQLStoreBase):
             f"AND memory_fts.rowid >= ? AND {' AND '.join(where)} ORDER BY bm25(memory_fts, 1.0, ?) LIMIT ?"
         )
         # Only common terms: memories holding all of them (else any), newest MAX_TERM_ROWS only.
-        matches = [" AND ".join(map(fts5_term, terms)), " OR ".join(map(fts5_term, terms))]
+        # Pairs of kept terms side by side in the question are searched as phrases too: BM25 scores
+        # each as one more (rare) term, so the words in the question's order rank first.
+        pairs = [p for p in query_phrases(query) if all(word in terms for word in p.split())]
+        matches = [" AND ".join(map(fts5_term, terms)), " OR ".join(map(fts5_term, terms + pairs))]
         for match in matches if all_common else matches[1:]:
             floor = self._newest_floor(db, match, where, params) if all_common else 0
             scored = db.execute(
@@ -316,8 +320,8 @@ _MARKED = re.compile("\x01(.*?)\x02", re.S)
 
 def marked_terms(highlighted: str, cap: int) -> int:
     """How many distinct query terms FTS5's ``highlight`` marked (an inflection of a term counted
-    again is capped by the number of terms)."""
-    return min(len({token.casefold() for token in _MARKED.findall(highlighted)}), cap)
+    again is capped by the number of terms). A marked phrase counts its words."""
+    return min(len({word.casefold() for span in _MARKED.findall(highlighted) for word in span.split()}), cap)
 
 
 def _split(script: str) -> builtins.list[str]:

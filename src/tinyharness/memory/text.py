@@ -285,6 +285,27 @@ def query_terms(query: str, *, limit: int = 48) -> list[str]:
     return terms[:limit]
 
 
+def query_phrases(query: str, *, limit: int = 16) -> list[str]:
+    """Pairs of content terms that stand side by side in the question, as "word word" ("ice
+    cream", "dance festival"). Why: a full-text OR query scores "ice" and "cream" alone, so a
+    memory about ice and another about cream ties with the one that says "ice cream"; searching
+    the pair as a phrase too rewards the words in the question's order (the sequential dependence
+    idea of term proximity). CJK runs are left out: their bigrams are already terms."""
+    phrases: list[str] = []
+    previous: re.Match[str] | None = None
+    for match in _WORD.finditer(query.casefold()):
+        word = match.group(0)
+        if _CJK_RUN.fullmatch(word) or word in STOPWORDS or len(word) == 1:
+            previous = None
+            continue
+        if previous is not None and not query[previous.end() : match.start()].strip(" -"):
+            phrase = f"{previous.group(0)} {word}"
+            if phrase not in phrases:
+                phrases.append(phrase)
+        previous = match
+    return phrases[:limit]
+
+
 def fts5_term(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
