@@ -384,6 +384,30 @@ def test_full_text_prefers_the_query_words_side_by_side(memory_store: MemoryStor
     assert [h.item.id for h in hits] == [together.id, apart.id]
 
 
+def test_postgres_weighs_a_phrase_by_its_rarer_word_without_counting_it() -> None:
+    from tinyharness.memory.pg_store import _phrase_weights
+
+    weights = [("coconut", 3.0), ("milk", 1.0), ("ice", 2.0), ("cream", 2.5)]
+    assert _phrase_weights("the coconut milk ice-cream, and the tea", weights) == [
+        ("coconut <-> milk", 3.0),
+        ("milk <-> ice", 2.0),
+        ("ice <-> cream", 2.5),
+    ]
+    assert _phrase_weights("coconut water", weights) == []  # "water" was left out (common)
+
+
+def test_a_phrase_scores_only_where_its_words_stand_side_by_side(memory_store: MemoryStore) -> None:
+    # "ice" twice and "cream" a few words on: more of the words, but not the phrase. The memory
+    # that says "ice cream" once ranks first (PostgreSQL's ts_rank alone scores the phrase query
+    # almost as high where its words are apart).
+    for i in range(6):
+        memory_store.add(f"a walk in the park on day {i}", ALICE)
+    apart = memory_store.add("ice tea, then cream soda, then ice tea again", ALICE)
+    together = memory_store.add("ice cream at the fair", ALICE)
+    hits = memory_store.search("which ice cream?", ALICE, limit=2)
+    assert [h.item.id for h in hits] == [together.id, apart.id]
+
+
 def test_a_query_naming_a_subject_prefers_the_memories_about_it(memory_store: MemoryStore) -> None:
     # Bob's memory mentions Carol and holds "carol" and "garden" in its content, as Carol's own does:
     # without the subject, one order would serve both questions.

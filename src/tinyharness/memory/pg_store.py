@@ -231,33 +231,17 @@ class PostgresStore(SQLStoreBase):
         weights = weights or common
         if not weights:
             return []
-        # Pairs of kept terms side by side in the question count as phrases too (``query_phrases``),
-        # weighted by their own IDF; they add to the score, not to the content coordination.
-        kept = {term for term, _ in weights}
-        pairs: builtins.list[tuple[str, float]] = []
-        for phrase in query_phrases(query) if not all_common else []:
-            words = [_tsquery_term(word) for word in phrase.split()]
-            if not all(word in kept for word in words):
-                continue
-            pair = " <-> ".join(words)
-            cur.execute(
-                f"SELECT numnode(to_tsquery('{TS_CONFIG}', %s)), (SELECT count(*) FROM (SELECT 1 FROM "
-                f"{self._t}memories WHERE {scope_sql} AND tsv @@ to_tsquery('{TS_CONFIG}', %s) LIMIT %s) s)",
-                [pair, *params, pair, cap + 1],
-            )
-            nodes, frequency = cur.fetchone()
-            if nodes and frequency:
-                pairs.append((pair, math.log(1 + (total - frequency + 0.5) / (frequency + 0.5))))
+        pairs = _phrase_weights(query, weights) if not all_common else []
         score = " + ".join(
-            f"%s * ts_rank(%s::float4[], tsv, to_tsquery('{TS_CONFIG}', %s), 0)" for _ in weights + pairs
+            [f"%s * ts_rank(%s::float4[], tsv, to_tsquery('{TS_CONFIG}', %s), 0)" for _ in weights]
+            + [PHRASE_SCORE.format(config=TS_CONFIG) for _ in pairs]
         )
         # content_coordination in SQL: ``term:A`` matches the term only in the content (label A).
         in_content = " + ".join(f"(tsv @@ to_tsquery('{TS_CONFIG}', %s))::int" for _ in weights)
         score = f"({score}) * (1 + {in_content}) / {1 + len(weights)}.0"
         rank_weights = [CONTEXT_WEIGHT, 0.2, 0.4, 1.0]  # labels D (context), C, B, A (content)
-        score_params: builtins.list[Any] = [
-            v for term, idf in weights + pairs for v in (idf, rank_weights, term)
-        ]
+        score_params: builtins.list[Any] = [v for term, idf in weights for v in (idf, rank_weights, term)]
+        score_params += [v for pair, idf in pairs for v in (pair, idf, rank_weights, pair)]
         score_params += [f"{term}:A" for term, _ in weights]
         matched = f"{scope_sql} AND tsv @@ to_tsquery('{TS_CONFIG}', %s)"
         sql = (
@@ -356,6 +340,30 @@ class PostgresStore(SQLStoreBase):
     def _rows_by_key(self, cur: Any, keys: builtins.list[str]) -> dict[str, Sequence[Any]]:
         cur.execute(f"SELECT {COLUMNS} FROM {self._t}memories WHERE id = ANY(%s)", (keys,))
         return {r[0]: r for r in cur.fetchall()}
+
+
+# A phrase scores only where its words stand side by side: ts_rank alone ranks ``a <-> b`` almost
+# as high where the two words are apart (it scores their distance, not the phrase).
+PHRASE_SCORE = (
+    "(tsv @@ to_tsquery('{config}', %s))::int"
+    " * %s * ts_rank(%s::float4[], tsv, to_tsquery('{config}', %s), 0)"
+)
+
+
+def _phrase_weights(
+    query: str, weights: builtins.list[tuple[str, float]]
+) -> builtins.list[tuple[str, float]]:
+    """The pairs of kept terms side by side in the question (``query_phrases``) as ``a <-> b``
+    tsqueries, each weighted by the IDF of its rarer word. Why that weight: a phrase is in no more
+    memories than its rarer word, so that IDF is a lower bound of the phrase's own, and it is
+    known without another count query (one per pair was a round trip each)."""
+    idf = dict(weights)
+    pairs: builtins.list[tuple[str, float]] = []
+    for phrase in query_phrases(query):
+        words = [_tsquery_term(word) for word in phrase.split()]
+        if all(word in idf for word in words):
+            pairs.append((" <-> ".join(words), max(idf[word] for word in words)))
+    return pairs
 
 
 def _tsquery_term(term: str) -> str:
