@@ -343,10 +343,11 @@ class PostgresStore(SQLStoreBase):
 
 
 # A phrase scores only where its words stand side by side: ts_rank alone ranks ``a <-> b`` almost
-# as high where the two words are apart (it scores their distance, not the phrase).
+# as high where the two words are apart (it scores their distance, not the phrase). CASE, so rows
+# without the phrase skip ts_rank.
 PHRASE_SCORE = (
-    "(tsv @@ to_tsquery('{config}', %s))::int"
-    " * %s * ts_rank(%s::float4[], tsv, to_tsquery('{config}', %s), 0)"
+    "CASE WHEN tsv @@ to_tsquery('{config}', %s)"
+    " THEN %s * ts_rank(%s::float4[], tsv, to_tsquery('{config}', %s), 0) ELSE 0 END"
 )
 
 
