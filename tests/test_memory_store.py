@@ -373,16 +373,6 @@ def test_query_phrases_are_content_terms_side_by_side() -> None:
     assert query_phrases("用户喜欢绿茶吗") == []  # CJK bigrams are terms already
 
 
-def test_full_text_prefers_the_query_words_side_by_side(memory_store: MemoryStore) -> None:
-    # Both memories hold "ice" and "cream"; only the longer one (which BM25 alone ranks second)
-    # says "ice cream". The others give the words and the phrase their rarity.
-    for i in range(6):
-        memory_store.add(f"a walk in the park on day {i}", ALICE)
-    apart = memory_store.add("cream cake, ice drink", ALICE)
-    together = memory_store.add("we had vanilla ice cream with the cake at the party", ALICE)
-    assert full_text_order(memory_store, "which ice cream?")[:2] == [together.id, apart.id]
-
-
 def test_postgres_weighs_a_phrase_by_its_rarer_word_without_counting_it() -> None:
     from tinyharness.memory.pg_store import _phrase_weights
 
@@ -395,15 +385,25 @@ def test_postgres_weighs_a_phrase_by_its_rarer_word_without_counting_it() -> Non
     assert _phrase_weights("coconut water", weights) == []  # "water" was left out (common)
 
 
-def test_a_phrase_scores_only_where_its_words_stand_side_by_side(memory_store: MemoryStore) -> None:
-    # "ice" twice and "cream" a few words on: more of the words, but not the phrase. The memory
-    # that says "ice cream" once ranks first (PostgreSQL's ts_rank alone scores the phrase query
-    # almost as high where its words are apart).
-    for i in range(6):
+@pytest.mark.parametrize(
+    ("apart", "together"),
+    [
+        # Both hold "ice" and "cream"; only the longer one (which BM25 alone ranks second) says
+        # "ice cream".
+        ("cream cake, ice drink", "we had vanilla ice cream with the cake at the party"),
+        # "ice" twice and "cream" a few words on: more of the words, but not the phrase
+        # (PostgreSQL's ts_rank alone scores the phrase query almost as high where they are apart).
+        ("ice tea, then cream soda, then ice tea again", "ice cream at the fair"),
+    ],
+)
+def test_full_text_prefers_the_query_words_side_by_side(
+    memory_store: MemoryStore, apart: str, together: str
+) -> None:
+    for i in range(6):  # the others give the words and the phrase their rarity
         memory_store.add(f"a walk in the park on day {i}", ALICE)
-    apart = memory_store.add("ice tea, then cream soda, then ice tea again", ALICE)
-    together = memory_store.add("ice cream at the fair", ALICE)
-    assert full_text_order(memory_store, "which ice cream?")[:2] == [together.id, apart.id]
+    apart_id = memory_store.add(apart, ALICE).id
+    together_id = memory_store.add(together, ALICE).id
+    assert full_text_order(memory_store, "which ice cream?")[:2] == [together_id, apart_id]
 
 
 def full_text_order(store: MemoryStore, query: str) -> list[str]:
