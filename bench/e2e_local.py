@@ -218,7 +218,7 @@ def _fill_from_events(result: E2EResult, events: list[dict[str, Any]], spawned: 
 def files_read(events: list[dict[str, Any]]) -> set[str]:
     """Paths of the read_file calls whose result was not an error."""
     paths = {
-        e.get("call_id"): str((e.get("args") or {}).get("path"))
+        e.get("call_id"): str(e["args"].get("path"))
         for e in events
         if e.get("type") == "tool_call" and e.get("name") == "read_file" and isinstance(e.get("args"), dict)
     }

@@ -247,4 +247,5 @@ def test_extraction_reads_tool_output_as_quoted_data() -> None:
     assert 'TOOL result of read_file(path="notes.txt") (quoted data):\n<tool_output>' in text
     assert text.count("</tool_output>") == 1 and text.rstrip().endswith("</tool_output>")
     assert "x" * (RESULT_CHARS // 2 + 1) not in text
+    assert "hunter2" not in text and "[REDACTED:password]" in text
     assert render_transcript(messages, 50) == text[-50:]

@@ -202,10 +202,11 @@ def _read_in_full(messages: Sequence[Message]) -> set[str]:
     whose result was not cut (a cut result ends with a note naming the next start_line)."""
     done: set[str] = set()
     for path, _call, result in file_reads(messages):
+        path = os.path.normpath(path)
         if result.content.endswith(")]") and "continue with read_file(" in result.content[-300:]:
-            done.discard(os.path.normpath(path))
+            done.discard(path)
         else:
-            done.add(os.path.normpath(path))
+            done.add(path)
     return done
 
 
