@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from . import __version__, runlog_cli
+from . import __version__, runlog_cli, settings_cli
 from .agent import Agent, Limits, RunResult
 from .context.base import ContextPolicy
 from .context.flush import NotesFlush
@@ -25,6 +25,7 @@ from .context.manager import build_context
 from .context.prefix import identical_prefix
 from .errors import ConfigError, HarnessError
 from .events import EventBus, EventSink, JsonlSink
+from .gitexclude import exclude_run_state
 from .memory import MemoryManager, MemoryStore, Scope, ScopedMemory, memory_tools, open_store
 from .memory import cli as memory_cli
 from .memory.factory import default_store_url
@@ -34,6 +35,7 @@ from .models.factory import load_model
 from .otel import OTelSink, otel_sink_from_env, provider_name
 from .progress import ProgressPrinter
 from .runlog import RunLog, RunLogError, default_path
+from .settings import MODEL_ENV, load_settings, resolve_base_url, resolve_model
 from .tools.base import ToolRegistry
 from .tools.builtin import builtin_tools
 from .tools.notes import NotesFile
@@ -90,8 +92,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("task", nargs="?", help="what the agent should do (optional with --resume)")
     model = run.add_argument_group("model")
-    model.add_argument("--model", default="local", help="model string (default: local; see below)")
-    model.add_argument("--base-url", help="server URL for openai:/anthropic: models")
+    model.add_argument(
+        "--model",
+        help=f"model string (default: ${MODEL_ENV}, else default_model in the config file, "
+        "else local; see below and `tinyharness models default`)",
+    )
+    model.add_argument(
+        "--base-url",
+        help="server URL for openai:/anthropic: models (default: $OPENAI_BASE_URL or "
+        "$ANTHROPIC_BASE_URL, else base_urls in the config file)",
+    )
     model.add_argument(
         "--tool-mode",
         choices=["native", "json"],
@@ -224,6 +234,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     runlog_cli.register(commands)
     memory_cli.register(commands)
+    settings_cli.register_models(commands)
+    settings_cli.register_keys(commands)
 
     notes = commands.add_parser("notes", help="print the notes file of a workspace")
     notes.add_argument("--workspace", default=".", help="workspace folder (default: .)")
@@ -231,8 +243,32 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def apply_settings(args: argparse.Namespace) -> None:
+    """Fill what the command line left open from the environment and the config file (in that
+    order), and add the config file's permission rules to the command line's."""
+    settings = load_settings()
+    args.model, _ = resolve_model(args.model, settings)
+    provider = args.model.partition(":")[0]
+    if provider in ("openai", "anthropic"):
+        args.base_url = resolve_base_url(provider, args.base_url, settings)
+    args.allow = [*settings.allow, *args.allow]
+    args.deny = [*settings.deny, *args.deny]
+
+
 def _notes_path(args: argparse.Namespace, workspace: Path) -> Path:
-    return Path(args.notes) if args.notes else workspace / "NOTES.md"
+    """--notes is relative to the workspace (an absolute path stays as it is)."""
+    return workspace / args.notes if args.notes else workspace / "NOTES.md"
+
+
+def keep_run_state_out_of_git(args: argparse.Namespace, workspace: Path) -> None:
+    """Add NOTES.md and .tinyharness/ to .git/info/exclude, saying so the one time it happens."""
+    added = exclude_run_state(workspace, _notes_path(args, workspace))
+    if added:
+        print(
+            f"tinyharness: added {' and '.join(added)} to .git/info/exclude (notes and run state "
+            "stay out of your commits; remove the lines to track them)",
+            file=sys.stderr,
+        )
 
 
 def _confirm_on_terminal(question: str) -> bool:
@@ -317,6 +353,7 @@ async def _run(args: argparse.Namespace) -> RunResult:
     if args.task is None and not args.resume:
         raise ConfigError("give a task, or --resume to continue an interrupted run")
     check_shell_options(shell=args.shell, yes=args.yes, allow=args.allow)
+    keep_run_state_out_of_git(args, workspace)
     log = None if args.no_log else RunLog(args.log or default_path())
     jsonl = JsonlSink(args.events) if args.events else None
     model: Model | None = None
@@ -419,6 +456,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command != "run":
             code: int = args.handler(args)
             return code
+        apply_settings(args)
         result = asyncio.run(_run(args))
     except (ConfigError, RunLogError) as exc:
         print(f"tinyharness: {exc}", file=sys.stderr)

@@ -31,6 +31,7 @@ from anthropic.types import Message as WireMessage
 
 from ..errors import ConfigError, ModelError
 from ..messages import Block, Message, TextBlock, ThinkingBlock, ToolUseBlock, block_to_dict
+from ..settings import stored_key
 from . import json_mode
 from ._sdk_errors import map_sdk_error
 from .base import ModelRequest, ModelResponse, StopReason, ToolSpec, Usage
@@ -184,9 +185,15 @@ def _make_client(
 ) -> anthropic.AsyncAnthropic | anthropic.Anthropic:
     has_env_key = bool(os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN"))
     if api_key is None and not has_env_key:
+        # `tinyharness keys set anthropic`; only for Anthropic's own API, never another server.
+        api_key = stored_key("anthropic", base_url)
+    if api_key is None and not has_env_key:
         if base_url is None:
             # The SDK would only fail at the first request, with a TypeError.
-            raise ConfigError("anthropic: no API key; set ANTHROPIC_API_KEY or pass an api key")
+            raise ConfigError(
+                "anthropic: no API key; set ANTHROPIC_API_KEY, run `tinyharness keys set anthropic`, "
+                "or pass an api key"
+            )
         api_key = "unused"  # a local server (llama.cpp) checks none, the SDK wants one
     client_class = anthropic.Anthropic if sync else anthropic.AsyncAnthropic
     return client_class(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries)

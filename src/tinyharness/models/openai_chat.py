@@ -33,6 +33,7 @@ from openai.types.chat import ChatCompletion
 
 from ..errors import ConfigError, ModelError
 from ..messages import Block, Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from ..settings import stored_key
 from . import json_mode
 from ._sdk_errors import map_sdk_error
 from .base import ModelRequest, ModelResponse, StopReason, ToolSpec, Usage
@@ -158,6 +159,9 @@ class OpenAIChatModel:
 def _make_client(
     base_url: str | None, api_key: str | None, timeout: float, max_retries: int
 ) -> openai.AsyncOpenAI:
+    if api_key is None and not os.environ.get("OPENAI_API_KEY"):
+        # `tinyharness keys set openai`; only for OpenAI's own API, never another server.
+        api_key = stored_key("openai", base_url)
     if api_key is None and base_url is not None and not os.environ.get("OPENAI_API_KEY"):
         api_key = UNUSED_API_KEY
     try:
@@ -166,7 +170,7 @@ def _make_client(
         )
     except openai.OpenAIError as exc:
         raise ConfigError(
-            "openai: no API key; set OPENAI_API_KEY or pass an api key "
+            "openai: no API key; set OPENAI_API_KEY, run `tinyharness keys set openai`, or pass an api key "
             f"(or a base URL for a server that needs none): {exc}"
         ) from exc
 
