@@ -25,13 +25,14 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import openai
 
 from ..errors import ConfigError, ModelError
-from .base import ModelRequest, ModelResponse
+from .base import ModelRequest, ModelResponse, StreamItem
 from .json_mode import ToolMode
 from .openai_chat import OpenAIChatModel
 
@@ -303,6 +304,9 @@ class LocalModel:
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         return await self._adapter.complete(request)
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
+        return self._adapter.stream(request)
 
     async def aclose(self) -> None:
         try:

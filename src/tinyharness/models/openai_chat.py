@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 import openai
+from openai.lib.streaming.chat import ChatCompletionStreamState
 from openai.types.chat import ChatCompletion
 
 from ..errors import ConfigError, ModelError
@@ -36,7 +37,7 @@ from ..messages import Block, Message, TextBlock, ThinkingBlock, ToolResultBlock
 from ..settings import stored_key
 from . import json_mode
 from ._sdk_errors import map_sdk_error
-from .base import ModelRequest, ModelResponse, StopReason, ToolSpec, Usage
+from .base import ModelRequest, ModelResponse, StopReason, StreamItem, ToolSpec, Usage
 from .json_mode import ToolMode
 
 # A stand-in key for servers that check none (local llama.cpp, vLLM, Ollama): the SDK refuses to
@@ -82,14 +83,48 @@ class OpenAIChatModel:
         return self._window
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
+        params, finish = self._prepare(request)
+        return finish(await self._create(params))
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
+        """Text deltas as the server sends them, then the same ModelResponse as ``complete``.
+        In JSON tool mode the deltas are the final answer's text as it decodes (an action that
+        calls a tool shows nothing)."""
+        params, finish = self._prepare(request)
+        params["stream"] = True
+        params["stream_options"] = {"include_usage": True}
+        state: ChatCompletionStreamState[Any] = ChatCompletionStreamState()
+        raw, shown = "", ""
+        try:
+            chunks = await self._client.chat.completions.create(**params)
+            async for chunk in chunks:
+                state.handle_chunk(chunk)
+                delta = chunk.choices[0].delta.content if chunk.choices else None
+                if not delta:
+                    continue
+                if self.tool_mode != "json":
+                    yield delta
+                    continue
+                raw += delta
+                answer = json_mode.final_so_far(raw)
+                if answer is not None and answer.startswith(shown) and len(answer) > len(shown):
+                    yield answer[len(shown) :]
+                    shown = answer
+        except openai.APIError as exc:
+            raise map_sdk_error(exc, provider="openai", base_url=self.base_url) from exc
+        yield finish(state.get_final_completion())
+
+    def _prepare(
+        self, request: ModelRequest
+    ) -> tuple[dict[str, Any], Callable[[ChatCompletion], ModelResponse]]:
+        """The request's parameters, and the function that turns the reply into a response."""
         if self.tool_mode == "json":
             plan = json_mode.plan_request(request)
             params = self._params(plan.system, plan.messages, request.max_tokens)
             if plan.schema is not None:
                 name = json_mode.ACTION_SCHEMA_NAME if plan.expects_action else "response"
                 params["response_format"] = json_schema_format(name, plan.schema)
-            response = await self._create(params)
-            return self._json_mode_response(response, request, plan.expects_action)
+            return params, lambda reply: self._json_mode_response(reply, request, plan.expects_action)
         params = self._params(request.system, request.messages, request.max_tokens)
         if request.tools:
             params["tools"] = [tool_to_wire(tool) for tool in request.tools]
@@ -100,7 +135,9 @@ class OpenAIChatModel:
                 params["tool_choice"] = {"type": "function", "function": {"name": request.tool_choice}}
         if request.response_schema is not None:
             params["response_format"] = json_schema_format("response", request.response_schema)
-        response = await self._create(params)
+        return params, lambda reply: self._native_response(reply, request)
+
+    def _native_response(self, response: ChatCompletion, request: ModelRequest) -> ModelResponse:
         choice = _first_choice(response)
         message, stop_reason = message_from_wire(
             choice.message, choice.finish_reason, lambda: self._next_call_id(request)
