@@ -33,6 +33,7 @@ from .messages import Message, messages_from_dicts, messages_to_dicts
 from .models.base import Model
 from .models.factory import load_model
 from .otel import OTelSink, otel_sink_from_env, provider_name
+from .paths import data_home
 from .progress import ProgressPrinter
 from .runlog import RunLog, RunLogError, default_path
 from .settings import MODEL_ENV, load_settings, resolve_base_url, resolve_model
@@ -81,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"tinyharness {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     run = commands.add_parser(
         "run",
@@ -232,6 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
         "asked; off otherwise)",
     )
 
+    _register_chat(commands)
     runlog_cli.register(commands)
     memory_cli.register(commands)
     settings_cli.register_models(commands)
@@ -243,7 +245,129 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def apply_settings(args: argparse.Namespace) -> None:
+def _register_chat(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    chat = commands.add_parser(
+        "chat",
+        help="talk with the agent in this terminal (also: tinyharness alone)",
+        description="An interactive agent: replies stream as the model writes, tool calls show "
+        "inline, each write shows its diff and asks (yes / no / always for the folder), Ctrl-C "
+        "stops a turn (twice leaves). /help lists the slash commands. Every option of `run` not "
+        "listed here takes its default.",
+    )
+    chat.add_argument("--model", help=f"model string (default: ${MODEL_ENV}, the config file, else local)")
+    chat.add_argument("--base-url", help="server URL for openai:/anthropic: models")
+    chat.add_argument(
+        "--tool-mode", choices=["native", "json"], help="default: json for local, native otherwise"
+    )
+    chat.add_argument("--workspace", default=".", help="folder the tools may touch (default: .)")
+    chat.add_argument("--notes", help="notes file, relative to the workspace (default: NOTES.md)")
+    chat.add_argument("--session", metavar="NAME", help="continue this conversation (created if new)")
+    chat.add_argument("--log", metavar="PATH", help=f"run log database (default: {default_path()})")
+    chat.add_argument("--no-log", action="store_true", help="keep no run log (no /resume)")
+    chat.add_argument("--allow-write", action="store_true", help="write without asking")
+    chat.add_argument("--allow", action="append", default=[], metavar="RULE", help="allow rule (repeatable)")
+    chat.add_argument("--deny", action="append", default=[], metavar="RULE", help="deny rule (repeatable)")
+    chat.add_argument("--shell", action="store_true", help="offer the shell tool (each command asked)")
+    chat.add_argument("--memory", metavar="URL", default=os.environ.get(MEMORY_ENV), help="memory store")
+    chat.add_argument("--no-memory", action="store_true", help="no long-term memory")
+    chat.add_argument("--context-window", type=_positive_int, help="window in tokens (default: model's)")
+    chat.add_argument("--strategy", help="compaction strategy or pipeline (as for run)")
+    chat.add_argument("--max-iterations", type=_positive_int, default=50, help="agent turns per message (50)")
+
+
+def _chat_args(argv: Sequence[str]) -> argparse.Namespace:
+    """The chat's options over the defaults of every `run` option."""
+    parser = build_parser()
+    args = parser.parse_args(["run", "-", "--quiet"])
+    chat = parser.parse_args(["chat", *argv])
+    for key, value in vars(chat).items():
+        setattr(args, key, value)
+    args.task = None
+    return args
+
+
+async def _chat(args: argparse.Namespace) -> int:
+    from .chat import ChatSetup, WriteReview, run_chat  # only the chat needs rich and prompt_toolkit
+
+    workspace = Path(args.workspace).resolve()
+    if not workspace.is_dir():
+        raise ConfigError(f"workspace {args.workspace} is not a folder")
+    check_shell_options(shell=args.shell, yes=False, allow=args.allow)
+    keep_run_state_out_of_git(args, workspace)
+    base_url_option = args.base_url
+    apply_settings(args)
+    log = None if args.no_log else RunLog(args.log or default_path())
+    stores: dict[int, MemoryStore] = {}
+
+    def build(model_spec: str, session: str, history: list[Message], review: WriteReview) -> Agent:
+        args.model, args.base_url = model_spec, base_url_option  # /model may switch provider
+        apply_settings(args, permissions=False)
+        events = EventBus([log] if log is not None else [])
+        model = load_model(
+            args.model,
+            base_url=args.base_url,
+            tool_mode=args.tool_mode,
+            timeout=args.timeout,
+            max_retries=args.max_retries,
+            context_window=args.context_window,
+        )
+        tools = _tools(args, workspace, events)
+        review.attach(tools)
+        memory = _memory(args, events, session)
+        agent = Agent(
+            model,
+            tools,
+            context=_context(args, model, events, workspace, tools),
+            events=events,
+            limits=Limits(args.max_iterations, args.token_budget, args.max_output_tokens),
+            checkpoint=SessionCheckpointer(log, session, events, history) if log else None,
+            memory=memory,
+        )
+        agent.messages = list(history)
+        if memory is not None:
+            stores[id(agent)] = memory.manager.store
+        return agent
+
+    async def close(agent: Agent) -> None:
+        store = stores.pop(id(agent), None)
+        try:
+            await agent.model.aclose()
+        finally:
+            if store is not None:
+                store.close()
+
+    search = None
+    if not args.no_memory and (args.memory or "").lower() != "off" and args.memory is not None:
+        search = functools.partial(_search_memory, args)
+    try:
+        return await run_chat(
+            ChatSetup(
+                workspace=workspace,
+                model=args.model,
+                build=build,
+                close=close,
+                notes_path=_notes_path(args, workspace),
+                log=log,
+                session=args.session,
+                history_file=data_home() / "chat_history",
+                search_memory=search,
+            )
+        )
+    finally:
+        if log is not None:
+            log.close()
+
+
+def _search_memory(args: argparse.Namespace, query: str) -> list[str]:
+    store = open_store(args.memory)
+    try:
+        hits = store.search(query, Scope(user=args.memory_user), limit=5)
+        return [f"{hit.item.content}  ({hit.item.id})" for hit in hits]
+    finally:
+        store.close()
+
+
+def apply_settings(args: argparse.Namespace, *, permissions: bool = True) -> None:
     """Fill what the command line left open from the environment and the config file (in that
     order), and add the config file's permission rules to the command line's."""
     settings = load_settings()
@@ -251,8 +375,9 @@ def apply_settings(args: argparse.Namespace) -> None:
     provider = args.model.partition(":")[0]
     if provider in ("openai", "anthropic"):
         args.base_url = resolve_base_url(provider, args.base_url, settings)
-    args.allow = [*settings.allow, *args.allow]
-    args.deny = [*settings.deny, *args.deny]
+    if permissions:
+        args.allow = [*settings.allow, *args.allow]
+        args.deny = [*settings.deny, *args.deny]
 
 
 def _notes_path(args: argparse.Namespace, workspace: Path) -> Path:
@@ -444,6 +569,26 @@ def _run_info(context: ContextPolicy) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv:
+        if not (sys.stdin.isatty() and sys.stdout.isatty()):
+            build_parser().print_usage(sys.stderr)
+            print(
+                "tinyharness: give a command (run, chat...); `tinyharness --help` lists them", file=sys.stderr
+            )
+            return 2
+        argv = ["chat"]
+    if argv[0] == "chat":
+        try:
+            return asyncio.run(_chat(_chat_args(argv[1:])))
+        except (ConfigError, RunLogError) as exc:
+            print(f"tinyharness: {exc}", file=sys.stderr)
+            return 2
+        except HarnessError as exc:
+            print(f"tinyharness: {exc}", file=sys.stderr)
+            return 1
+        except KeyboardInterrupt:
+            return 0
     args = build_parser().parse_args(argv)
     try:
         if args.command == "notes":

@@ -32,7 +32,7 @@ from .restore import (
 )
 from .rewrite import FILES, NOTES, tagged_blocks, task_blocks
 from .strategies import CompactionFailed, Offload, SlidingWindow, StepContext, Strategy
-from .tokens import make_counter
+from .tokens import count_tools, make_counter
 from .trigger import Trigger
 from .validator import InvalidRequest, check_compaction
 
@@ -141,6 +141,41 @@ class ContextManager:
         elif self._should_warn(messages):
             messages = self._warn_before_compaction(messages)
         return messages
+
+    async def compact_now(
+        self,
+        system: str,
+        messages: list[Message],
+        call_model: ModelCaller,
+        *,
+        instructions: str | None = None,
+    ) -> list[Message]:
+        """Compact now, whatever the count (the chat's ``/compact``); ``instructions`` add to
+        the summarizer's for this compaction only."""
+        self.accountant.set_fixed(system, self._tools)
+        self._fresh.extend(self.accountant.absorb_tail(messages))
+        if not messages:
+            return messages
+        saved = self.compact_instructions
+        if instructions:
+            self.compact_instructions = f"{saved}\n{instructions}" if saved else instructions
+        try:
+            return await self._compact(system, messages, call_model, reason="user")
+        finally:
+            self.compact_instructions = saved
+
+    def breakdown(
+        self, system: str, tools: Sequence[ToolSpec], messages: Sequence[Message], notes: str = ""
+    ) -> dict[str, int]:
+        """Estimated tokens of the next request by part, and of the notes file that is read back
+        at compaction (the chat's ``/context``)."""
+        history = self.accountant.estimate(messages) - self.accountant.fixed_tokens
+        return {
+            "system": self.accountant.count_text(system),
+            "tools": self.accountant.scale(count_tools(self.accountant.raw, tools)),
+            "history": max(0, history),
+            "notes": self.accountant.count_text(notes),
+        }
 
     def _should_warn(self, messages: list[Message]) -> bool:
         """Once between two compactions, when the count nears the trigger (WARN_SHARE of it, or

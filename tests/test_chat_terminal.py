@@ -1,0 +1,155 @@
+"""``tinyharness chat`` in a real terminal (a pty driven by pexpect), on the scripted model:
+the reply streams word by word, a slash command answers, a write shows its diff and waits for
+yes / no / always, /undo puts the file back, and Ctrl-C stops a turn (during a reply or during
+the write question) and the chat goes on with a valid conversation."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pexpect
+import pytest
+
+from tinyharness.messages import messages_from_dicts
+from tinyharness.runlog import RunLog
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a pty")
+PROMPT = "›"
+
+
+def text(words: str, **usage: int) -> dict[str, Any]:
+    return {"stop_reason": "end_turn", "content": [{"type": "text", "text": words}], "usage": usage}
+
+
+def write_call(path: str, content: str) -> dict[str, Any]:
+    call = {"type": "tool_use", "id": "w1", "name": "write_file", "input": {"path": path, "content": content}}
+    return {"stop_reason": "tool_use", "content": [{"type": "text", "text": "Writing."}, call], "usage": {}}
+
+
+def spawn(tmp_path: Path, responses: list[dict[str, Any]], *, delay: float = 0.0) -> pexpect.spawn:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"responses": responses, "stream_delay": delay}), encoding="utf-8")
+    workspace = tmp_path / "ws"
+    workspace.mkdir(exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if k != "TINYHARNESS_MODEL"}
+    env.update(
+        TINYHARNESS_HOME=str(tmp_path / "home"),
+        TINYHARNESS_MEMORY="off",
+        PROMPT_TOOLKIT_NO_CPR="1",  # pexpect answers no cursor-position requests
+        TERM="xterm-256color",
+    )
+    argv = ["-m", "tinyharness", "chat", "--model", f"scripted:{script}", "--workspace", str(workspace)]
+    child = pexpect.spawn(
+        sys.executable,
+        [*argv, "--session", "t"],
+        env=env,
+        encoding="utf-8",
+        timeout=30,
+        dimensions=(40, 120),
+    )
+    child.expect(PROMPT)
+    return child
+
+
+def leave(child: pexpect.spawn) -> None:
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0, child.before
+
+
+def saved_conversation(tmp_path: Path) -> list[Any]:
+    with RunLog(tmp_path / "home" / "runs.db") as log:
+        checkpoint = log.load_checkpoint("t")
+    assert checkpoint is not None
+    return messages_from_dicts(checkpoint.messages)
+
+
+def test_streaming_a_slash_command_diff_approval_and_undo(tmp_path: Path) -> None:
+    words = "alpha beta gamma delta epsilon zeta"
+    child = spawn(
+        tmp_path,
+        [text(words, input_tokens=100), write_call("docs/a.md", "line one\nline two\n"), text("Written.")],
+        delay=0.3,
+    )
+    child.sendline("hello")
+    child.expect("alpha")
+    # Streamed: when the first word is on the screen, the last one has not been written yet.
+    assert "zeta" not in child.before + child.after + child.buffer
+    child.expect("zeta")
+    child.expect(PROMPT)
+
+    child.sendline("/context")
+    child.expect("history")
+    child.expect("compaction trigger")
+    child.expect(PROMPT)
+
+    child.sendline("write the doc")
+    child.expect(r"\+\+\+ b/docs/a\.md")
+    child.expect(r"\+line one")
+    child.expect(r"\[n\]o / \[a\]lways for docs/\*: ")
+    assert not (tmp_path / "ws" / "docs" / "a.md").exists()  # nothing written before the yes
+    child.sendline("y")
+    child.expect("Written")
+    child.expect(PROMPT)
+    assert (tmp_path / "ws" / "docs" / "a.md").read_text() == "line one\nline two\n"
+
+    child.sendline("/undo")
+    child.expect("put back: docs/a.md")
+    child.expect(PROMPT)
+    assert not (tmp_path / "ws" / "docs" / "a.md").exists()
+    leave(child)
+
+
+def test_ctrl_c_stops_a_streaming_turn_and_the_chat_goes_on(tmp_path: Path) -> None:
+    slow = " ".join(f"word{i}" for i in range(60))
+    child = spawn(tmp_path, [text(slow), text("second answer")], delay=0.2)
+    child.sendline("talk slowly")
+    child.expect("word1 ")
+    child.sendintr()
+    child.expect("interrupted")
+    child.expect(PROMPT)
+    assert "word59" not in child.before
+    child.sendline("and now?")
+    child.expect("second answer")
+    child.expect(PROMPT)
+    leave(child)
+    roles_and_text = [(m.role, m.text) for m in saved_conversation(tmp_path)]
+    assert roles_and_text == [
+        ("user", "talk slowly"),
+        ("assistant", "(interrupted by the user)"),
+        ("user", "and now?"),
+        ("assistant", "second answer"),
+    ]
+
+
+def test_ctrl_c_at_the_write_question_refuses_the_write_and_closes_the_call(tmp_path: Path) -> None:
+    child = spawn(tmp_path, [write_call("x.txt", "data"), text("next answer")])
+    child.sendline("write x")
+    child.expect(r"\[a\]lways for x\.txt: ")
+    child.sendintr()
+    child.expect("interrupted")
+    child.expect(PROMPT)
+    assert not (tmp_path / "ws" / "x.txt").exists()
+    child.sendline("go on")
+    child.expect("next answer")
+    child.expect(PROMPT)
+    leave(child)
+    history = saved_conversation(tmp_path)
+    (result,) = history[2].tool_results  # the call is answered: the conversation stays valid
+    assert result.tool_use_id == "w1" and result.is_error
+    assert [m.role for m in history] == ["user", "assistant", "user", "assistant", "user", "assistant"]
+
+
+def test_ctrl_c_twice_at_the_prompt_leaves(tmp_path: Path) -> None:
+    child = spawn(tmp_path, [])
+    child.sendintr()
+    child.expect("Ctrl-C again")
+    child.sendintr()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
