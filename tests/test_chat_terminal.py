@@ -153,3 +153,86 @@ def test_ctrl_c_twice_at_the_prompt_leaves(tmp_path: Path) -> None:
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
+
+
+def test_slash_commands_compact_model_clear_and_resume(tmp_path: Path) -> None:
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"responses": [text("from the other model")]}), encoding="utf-8")
+    summary = {**text("SUMMARY: the user said hello three times."), "purpose": "compact"}
+    agent = [{**text(f"reply {i}"), "purpose": "agent"} for i in range(3)]
+    child = spawn(tmp_path, [*agent, summary])
+    for i in range(3):
+        child.sendline(f"hello {i}")
+        child.expect(f"reply {i}")
+        child.expect(PROMPT)
+    child.sendline("/help")
+    child.expect("/undo")
+    child.expect(PROMPT)
+    child.sendline("/plan")
+    child.expect("no plan yet")
+    child.expect(PROMPT)
+    child.sendline("/notes")
+    child.expect("no notes yet")
+    child.expect(PROMPT)
+    child.sendline("/memory search anything")
+    child.expect("memory is off")
+    child.expect(PROMPT)
+    child.sendline("/compact keep the greetings")
+    child.expect(r"\[compact\] tokens")
+    child.expect(PROMPT)
+    child.sendline(f"/model scripted:{other}")
+    child.expect(f"model: scripted:{other}")
+    child.expect(PROMPT)
+    child.sendline("and you?")
+    child.expect("from the other model")
+    child.expect(PROMPT)
+    child.sendline("/clear")
+    child.expect("new conversation")
+    child.expect(PROMPT)
+    child.sendline("/resume t")
+    child.expect(r"resumed session t \(\d+ messages\)")
+    child.expect(PROMPT)
+    child.sendline("still there?")  # the resumed conversation goes on (a fresh copy of the script)
+    child.expect("from the other model")
+    child.expect(PROMPT)
+    child.sendline("/nonsense")
+    child.expect("unknown command")
+    child.expect(PROMPT)
+    leave(child)  # exit 0: every scripted response, the summary included, was used
+    history = saved_conversation(tmp_path)
+    assert "SUMMARY: the user said hello three times." in history[0].text + history[1].text
+    assert [m.text for m in history[-4:]] == [
+        "and you?",
+        "from the other model",
+        "still there?",
+        "from the other model",
+    ]
+
+
+@pytest.mark.local_model
+def test_chat_on_the_local_model_streams_a_reply(tmp_path: Path) -> None:
+    """The packaged model through the embedded llama.cpp server: a turn streams its answer
+    (the status line says "writing" once text arrives) and the prompt comes back."""
+    from tinyharness.models.local import default_gguf_path
+
+    try:
+        default_gguf_path()
+    except Exception as exc:  # the packaged model is not installed here
+        pytest.skip(str(exc))
+    (tmp_path / "ws").mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "TINYHARNESS_MODEL"}
+    env.update(TINYHARNESS_HOME=str(tmp_path / "home"), PROMPT_TOOLKIT_NO_CPR="1", TERM="xterm-256color")
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "tinyharness", "chat", "--model", "local", "--workspace", str(tmp_path / "ws")]
+        + ["--context-window", "2048", "--max-iterations", "2", "--max-output-tokens", "48", "--no-log"],
+        env=env,
+        encoding="utf-8",
+        timeout=240,
+        dimensions=(40, 120),
+    )
+    child.expect(PROMPT)
+    child.sendline("Say hello in one short sentence.")
+    child.expect("writing")
+    child.expect(PROMPT)
+    leave(child)

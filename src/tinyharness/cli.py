@@ -273,6 +273,9 @@ def _register_chat(commands: argparse._SubParsersAction[argparse.ArgumentParser]
     chat.add_argument("--context-window", type=_positive_int, help="window in tokens (default: model's)")
     chat.add_argument("--strategy", help="compaction strategy or pipeline (as for run)")
     chat.add_argument("--max-iterations", type=_positive_int, default=50, help="agent turns per message (50)")
+    chat.add_argument(
+        "--max-output-tokens", type=_positive_int, default=1024, help="output limit per request (1024)"
+    )
 
 
 def _chat_args(argv: Sequence[str]) -> argparse.Namespace:

@@ -100,6 +100,14 @@ class TurnView:
     def delta(self, text: str) -> None:
         self.activity = "writing"
         self.text += text
+        done, rest = settled(self.text)
+        if done:
+            # Finished paragraphs are printed for good; the live area keeps only the paragraph
+            # being written, so it stays small (a live area taller than the screen would be
+            # drawn again and again) and rendering costs no more as the reply grows.
+            self.text = done
+            self._flush_text()
+            self.text = rest
         self._ensure_live()
         assert self._live is not None
         self._live.update(self._renderable())
@@ -141,6 +149,17 @@ class TurnView:
         elif kind == "error":
             self._flush_text()
             self.console.print(Text(f"[{event.get('stop')}] {event.get('message')}", style="red"))
+
+
+def settled(text: str) -> tuple[str, str]:
+    """``text`` split after its last blank line outside a code fence: the paragraphs that are
+    complete, and the one still being written ("" and ``text`` when none is complete)."""
+    cut = text.rfind("\n\n")
+    while cut > 0 and text[:cut].count("```") % 2:
+        cut = text.rfind("\n\n", 0, cut)
+    if cut <= 0:
+        return "", text
+    return text[:cut], text[cut + 2 :]
 
 
 def show_diff(console: Console, diff: str) -> None:

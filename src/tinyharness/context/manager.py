@@ -88,6 +88,7 @@ class ContextManager:
         self._warned = False  # the notes warning was given since the last compaction
         self._last_tokens = 0  # the count at the last prepare, and how much it grew since
         self._growth = 0
+        self._forced_target: int | None = None  # set while the user asks for a compaction
 
     # --- the seam -----------------------------------------------------------------------------
 
@@ -159,10 +160,14 @@ class ContextManager:
         saved = self.compact_instructions
         if instructions:
             self.compact_instructions = f"{saved}\n{instructions}" if saved else instructions
+        # Asked for, a compaction goes as far as the steps can (down to the last round), not
+        # just under the usual target, which a short conversation is already below.
+        self._forced_target = 1
         try:
             return await self._compact(system, messages, call_model, reason="user")
         finally:
             self.compact_instructions = saved
+            self._forced_target = None
 
     def breakdown(
         self, system: str, tools: Sequence[ToolSpec], messages: Sequence[Message], notes: str = ""
@@ -241,6 +246,8 @@ class ContextManager:
 
     @property
     def target(self) -> int:
+        if self._forced_target is not None:
+            return self._forced_target
         return int(self.trigger.threshold * TARGET_SHARE)
 
     def _step_context(self, system: str, call_model: ModelCaller) -> StepContext:

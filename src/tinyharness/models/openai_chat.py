@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import openai
 from openai.lib.streaming.chat import ChatCompletionStreamState
@@ -112,7 +112,9 @@ class OpenAIChatModel:
                     shown = answer
         except openai.APIError as exc:
             raise map_sdk_error(exc, provider="openai", base_url=self.base_url) from exc
-        yield finish(state.get_final_completion())
+        # The snapshot, not get_final_completion(): that one parses the content and raises on a
+        # reply cut by the length limit, which must come back as a max_tokens stop instead.
+        yield finish(cast(ChatCompletion, state.current_completion_snapshot))
 
     def _prepare(
         self, request: ModelRequest
