@@ -19,18 +19,19 @@ from .agent import Agent, Limits, RunResult
 from .context.base import ContextPolicy
 from .context.flush import NotesFlush
 from .context.manager import build_context
-from .context.prefix import identical_prefix
 from .errors import ConfigError, HarnessError
-from .events import EventBus, EventSink, JsonlSink
+from .events import EventBus, JsonlSink
 from .memory import MemoryManager, MemoryStore, Scope, ScopedMemory, memory_tools, open_store
 from .memory import cli as memory_cli
 from .memory.factory import default_store_url
-from .messages import Message, messages_from_dicts, messages_to_dicts
+from .messages import ToolResultBlock, block_from_dict, messages_from_dicts
 from .models.base import Model
 from .models.factory import load_model
 from .otel import OTelSink, otel_sink_from_env, provider_name
 from .progress import ProgressPrinter
 from .runlog import RunLog, RunLogError, default_path
+from .session import SavedSession, StartPoint, TurnProgress, start_point
+from .sqlite_session import SessionStore, SessionStoreError, SQLiteSession, store_path_for
 from .tools.base import ToolRegistry
 from .tools.builtin import builtin_tools
 from .tools.notes import NotesFile
@@ -260,51 +261,57 @@ def _context(
     )
 
 
-class SessionCheckpointer:
-    """Commits the agent's history and state to the run log after every step. Messages are
-    immutable, so the ones already stored are recognised by identity and not written again."""
-
-    def __init__(self, log: RunLog, session: str, events: EventBus, stored: Sequence[Message]) -> None:
-        self.log, self.session, self.events = log, session, events
-        self.stored: list[Message] = list(stored)
-        self.step = 0
-
-    def save(self, messages: Sequence[Message], state: dict[str, Any]) -> None:
-        keep = identical_prefix(self.stored, messages)
-        self.step += 1
-        self.log.save_checkpoint(
-            self.events.run_id,
-            self.session,
-            self.step,
-            messages_to_dicts(messages[keep:]),
-            state,
-            keep=keep,
-        )
-        self.stored = list(messages)
+def _legacy_checkpoint(log: RunLog, name: str) -> SavedSession | None:
+    """A session saved by an older tinyharness in the run log itself (redacted: secrets in it
+    read as placeholders from now on, so say so)."""
+    checkpoint = log.load_checkpoint(name)
+    if checkpoint is None:
+        return None
+    state = dict(checkpoint.state)
+    turn = TurnProgress(started={str(c) for c in state.pop("started", [])})
+    for data in state.pop("finished_results", []):
+        block = block_from_dict(data)
+        if isinstance(block, ToolResultBlock):
+            turn.finished[block.tool_use_id] = block
+    print(
+        f"tinyharness: session {name!r} was saved by an older version with secrets redacted; "
+        "it continues from that copy",
+        file=sys.stderr,
+    )
+    return SavedSession(checkpoint.run_id, messages_from_dicts(checkpoint.messages), state, turn)
 
 
-def _session_start(args: argparse.Namespace, log: RunLog | None) -> tuple[str, list[Message], dict[str, Any]]:
-    """The session name, and the history and loop state this run starts from."""
-    if log is None:
+def _open_session(
+    args: argparse.Namespace, log: RunLog | None, store: SessionStore | None, run_id: str
+) -> tuple[SQLiteSession | None, StartPoint]:
+    """The session this run writes (locked) and what the run starts from."""
+    if log is None or store is None:
         if args.session or args.resume:
             raise ConfigError("--session and --resume need the run log; drop --no-log")
-        return "", [], {}
-    session = args.session
-    if args.resume and not session:
-        latest = log.list_runs(1)
-        if not latest or not latest[0].session:
-            raise ConfigError("nothing to resume: the run log has no runs; start one with a task")
-        session = latest[0].session
-    checkpoint = log.load_checkpoint(session) if session else None
-    history = messages_from_dicts(checkpoint.messages) if checkpoint else []
-    interrupted = bool(history) and not (history[-1].role == "assistant" and not history[-1].tool_uses)
-    if args.resume:
-        if not interrupted:
-            raise ConfigError(f"session {session!r} has no interrupted run; give a task to continue it")
-        return session, history, checkpoint.state if checkpoint else {}
-    if interrupted:
-        raise ConfigError(f"session {session!r} has an interrupted run; finish it first with --resume")
-    return session or "", history, {}
+        return None, start_point(None, "", resume=False)
+    name = args.session
+    if args.resume and not name:
+        name = store.latest()
+        if not name:
+            raise ConfigError("nothing to resume: no session has been saved yet; start one with a task")
+    session = store.open(name or run_id)
+    session.run_id = run_id
+    try:
+        session.lock()
+        saved = session.load() if name else None
+        if saved is None and name:
+            saved = _legacy_checkpoint(log, name)
+        start = start_point(saved, session.name, resume=args.resume)
+    except BaseException:
+        session.close()
+        raise
+    if start.closed and not args.quiet:
+        print(
+            f"tinyharness: session {session.name!r}: {len(start.closed)} tool call(s) cut off earlier "
+            "are answered as 'outcome unknown' (not run again)",
+            file=sys.stderr,
+        )
+    return session, start
 
 
 async def _run(args: argparse.Namespace) -> RunResult:
@@ -315,20 +322,25 @@ async def _run(args: argparse.Namespace) -> RunResult:
         raise ConfigError("give a task, or --resume to continue an interrupted run")
     check_shell_options(shell=args.shell, yes=args.yes, allow=args.allow)
     log = None if args.no_log else RunLog(args.log or default_path())
-    jsonl = JsonlSink(args.events) if args.events else None
+    store: SessionStore | None = None
+    session: SQLiteSession | None = None
+    jsonl: JsonlSink | None = None
     model: Model | None = None
     opened: list[MemoryStore] = []
     otel: OTelSink | None = None
     try:
-        session, history, state = _session_start(args, log)
-        sinks: list[EventSink] = [s for s in (log, jsonl) if s is not None]
+        if log is not None:
+            store = SessionStore(store_path_for(log.path))
+        events = EventBus()
+        session, start = _open_session(args, log, store, events.run_id)
+        jsonl = JsonlSink(args.events) if args.events else None
+        events.sinks.extend(s for s in (log, jsonl) if s is not None)
         if args.otel:
             otel = otel_sink_from_env(provider=provider_name(args.model))
-            sinks.append(otel)
+            events.sinks.append(otel)
         if not args.quiet:
-            sinks.append(ProgressPrinter())
-        events = EventBus(sinks)
-        session = session or events.run_id
+            events.sinks.append(ProgressPrinter())
+        session_name = session.name if session is not None else events.run_id
         model = load_model(
             args.model,
             base_url=args.base_url,
@@ -339,7 +351,7 @@ async def _run(args: argparse.Namespace) -> RunResult:
         )
         tools = _tools(args, workspace, events)
         context = _context(args, model, events, workspace, tools)
-        memory = _memory(args, events, session)
+        memory = _memory(args, events, session_name)
         if memory is not None:
             opened.append(memory.manager.store)
         agent = Agent(
@@ -349,17 +361,24 @@ async def _run(args: argparse.Namespace) -> RunResult:
             events=events,
             limits=Limits(args.max_iterations, args.token_budget, args.max_output_tokens),
             trace=args.trace,
-            checkpoint=SessionCheckpointer(log, session, events, history) if log else None,
+            checkpoint=session,
             memory=memory,
         )
         task = None if args.resume else args.task
-        return await agent.arun(task, history=history, state=state, session=session, **_run_info(context))
+        return await agent.arun(
+            task,
+            history=start.history,
+            state=start.state,
+            turn=start.turn,
+            session=session_name,
+            **_run_info(context),
+        )
     finally:
         try:
             if model is not None:
                 await model.aclose()
         finally:
-            for closable in (otel, jsonl, log, *opened):
+            for closable in (otel, jsonl, session, store, log, *opened):
                 if closable is not None:
                     closable.close()
 
@@ -417,7 +436,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             code: int = args.handler(args)
             return code
         result = asyncio.run(_run(args))
-    except (ConfigError, RunLogError) as exc:
+    except (ConfigError, RunLogError, SessionStoreError) as exc:
         print(f"tinyharness: {exc}", file=sys.stderr)
         return 2
     except HarnessError as exc:
