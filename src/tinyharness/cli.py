@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import json
 import os
 import sys
 from collections.abc import Sequence
@@ -15,10 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__, runlog_cli
-from .agent import Agent, Limits, RunResult
+from .agent import DEFAULT_SYSTEM_PROMPT, Agent, Limits, RunResult
 from .context.base import ContextPolicy
 from .context.flush import NotesFlush
 from .context.manager import build_context
+from .context.tokens import HeuristicCounter
 from .errors import ConfigError, HarnessError
 from .events import EventBus, JsonlSink
 from .memory import MemoryManager, MemoryStore, Scope, ScopedMemory, memory_tools, open_store
@@ -333,7 +336,7 @@ async def _run(args: argparse.Namespace) -> RunResult:
             store = SessionStore(store_path_for(log.path))
         events = EventBus()
         session, start = _open_session(args, log, store, events.run_id)
-        jsonl = JsonlSink(args.events) if args.events else None
+        jsonl = _events_file(args.events) if args.events else None
         events.sinks.extend(s for s in (log, jsonl) if s is not None)
         if args.otel:
             otel = otel_sink_from_env(provider=provider_name(args.model))
@@ -350,6 +353,7 @@ async def _run(args: argparse.Namespace) -> RunResult:
             context_window=args.context_window,
         )
         tools = _tools(args, workspace, events)
+        _check_window(args.context_window or model.context_window, tools, args.max_output_tokens)
         context = _context(args, model, events, workspace, tools)
         memory = _memory(args, events, session_name)
         if memory is not None:
@@ -373,6 +377,14 @@ async def _run(args: argparse.Namespace) -> RunResult:
             session=session_name,
             **_run_info(context),
         )
+    except BaseException:
+        # The error that stopped the run is the one to report: a scripted model's "responses
+        # left unused" at close would only hide it.
+        if model is not None:
+            with contextlib.suppress(Exception):
+                await model.aclose()
+            model = None
+        raise
     finally:
         try:
             if model is not None:
@@ -381,6 +393,31 @@ async def _run(args: argparse.Namespace) -> RunResult:
             for closable in (otel, jsonl, session, store, log, *opened):
                 if closable is not None:
                     closable.close()
+
+
+def _events_file(path: str) -> JsonlSink:
+    try:
+        return JsonlSink(path)
+    except OSError as exc:
+        raise ConfigError(f"cannot write the event stream to {path}: {exc.strerror or exc}") from None
+
+
+def _check_window(window: int | None, tools: ToolRegistry, max_output: int) -> None:
+    """Every request carries the system prompt and the tool list and leaves room for the reply:
+    a window smaller than that can never hold a request, whatever the model."""
+    if window is None:
+        return
+    specs = [
+        {"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in tools.specs
+    ]
+    counter = HeuristicCounter()
+    fixed = counter.count_text(DEFAULT_SYSTEM_PROMPT) + counter.count_text(json.dumps(specs))
+    if window < fixed + max_output:
+        raise ConfigError(
+            f"--context-window {window} is too small: the system prompt and the tool list take about "
+            f"{fixed} tokens and a reply up to {max_output} (--max-output-tokens); give at least "
+            f"{fixed + max_output}"
+        )
 
 
 def _tools(args: argparse.Namespace, workspace: Path, events: EventBus) -> ToolRegistry:
@@ -423,28 +460,49 @@ def _run_info(context: ContextPolicy) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The command. Every user mistake, whatever command it reaches, ends as one line on stderr:
+    typed errors, and OSError on a path the user gave (a folder that does not exist, a file
+    where a folder should be, a full disk). A closed stdout (``tinyharness runs | head``) ends
+    the command quietly."""
     args = build_parser().parse_args(argv)
     try:
-        if args.command == "notes":
-            workspace = Path(args.workspace)
-            text = NotesFile(_notes_path(args, workspace)).read()
-            print(text if text else f"(no notes yet in {_notes_path(args, workspace)})")
-            return 0
-        if args.command == "memory":
-            return memory_cli.handle(args)
-        if args.command != "run":
-            code: int = args.handler(args)
-            return code
-        result = asyncio.run(_run(args))
+        code = _command(args)
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        # The reader went away: nothing more to say. Point stdout at /dev/null so the
+        # interpreter's final flush does not complain either.
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except (ConfigError, RunLogError, SessionStoreError) as exc:
-        print(f"tinyharness: {exc}", file=sys.stderr)
-        return 2
+        return _fail(str(exc), 2)
     except HarnessError as exc:
-        print(f"tinyharness: {exc}", file=sys.stderr)
-        return 1
+        return _fail(str(exc), 1)
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        return _fail(f"{where}{exc.strerror or exc}", 2)
     except KeyboardInterrupt:
-        print("tinyharness: interrupted; continue with --resume", file=sys.stderr)
-        return 1
+        return _fail("interrupted; continue with --resume", 1)
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"tinyharness: {message}", file=sys.stderr)
+    return code
+
+
+def _command(args: argparse.Namespace) -> int:
+    if args.command == "notes":
+        workspace = Path(args.workspace)
+        text = NotesFile(_notes_path(args, workspace)).read()
+        print(text if text else f"(no notes yet in {_notes_path(args, workspace)})")
+        return 0
+    if args.command == "memory":
+        return memory_cli.handle(args)
+    if args.command != "run":
+        code: int = args.handler(args)
+        return code
+    result = asyncio.run(_run(args))
     if result.final:
         print(result.final)
     if not result.ok:

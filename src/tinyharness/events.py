@@ -9,6 +9,7 @@ string passes through ``tinyharness.redact`` first, so no secret reaches a log f
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import time
@@ -16,6 +17,7 @@ import uuid
 from pathlib import Path
 from typing import IO, Any, Protocol
 
+from .errors import ConfigError
 from .redact import redact
 
 Event = dict[str, Any]
@@ -45,6 +47,10 @@ def redacted_json(value: Any) -> str:
     """``value`` as one line of JSON with secrets redacted; what persisting sinks write."""
     plain = json.loads(json.dumps(value, ensure_ascii=False, default=str))
     return json.dumps(redact_value(plain), ensure_ascii=False)
+
+
+class EventFileError(ConfigError):
+    """The event stream's file cannot be written (a full disk, a file system gone read-only)."""
 
 
 class EventSink(Protocol):
@@ -87,8 +93,14 @@ class JsonlSink:
         self._file: IO[str] = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
 
     def emit(self, event: Event) -> None:
-        self._file.write(redacted_json(event) + "\n")
-        self._file.flush()
+        try:
+            self._file.write(redacted_json(event) + "\n")
+            self._file.flush()
+        except OSError as exc:
+            raise EventFileError(
+                f"cannot write the event stream to {self._file.name}: {exc.strerror or exc}"
+            ) from None
 
     def close(self) -> None:
-        self._file.close()
+        with contextlib.suppress(OSError):  # a failed write already said why
+            self._file.close()

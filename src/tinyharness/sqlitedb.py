@@ -28,9 +28,10 @@ _HEADER = b"SQLite format 3\x00"
 class Schema:
     """What a kind of file is: its name for messages, its mark, its migrations.
 
-    ``adopt`` recognises a file this code wrote before it stamped ``application_id`` (the
-    memory store did not, at first): called on a file with tables and no mark, it returns the
-    schema version that file is at, or None when it is not ours."""
+    ``adopt`` recognises a file by its tables: called on a file with tables and no mark (the
+    memory store did not mark its files at first), it returns the schema version that file is
+    at, or None when it is not ours; on a marked file at the current version, anything but that
+    version means the file was altered (a renamed column) and it is refused."""
 
     kind: str  # e.g. "memory store": used in every message
     application_id: int
@@ -77,6 +78,14 @@ def _create_private(path: Path) -> None:
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
 
 
+def _why(path: Path, exc: OSError) -> str:
+    """Why a file cannot be created, in words: mkdir says "File exists" for a parent that is a file."""
+    for parent in path.parents:
+        if parent.exists():
+            return f"{parent} is a file, not a folder" if not parent.is_dir() else str(exc.strerror or exc)
+    return str(exc.strerror or exc)
+
+
 def open_database(
     path: Path,
     schema: Schema,
@@ -102,7 +111,7 @@ def open_database(
         else:
             _check_header(path, schema, error)
     except OSError as exc:
-        raise _fail(error, f"cannot create {schema.kind} {path}: {exc.strerror or exc}") from None
+        raise _fail(error, f"cannot create {schema.kind} {path}: {_why(path, exc)}") from None
     try:
         db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=timeout)
     except sqlite3.Error as exc:
@@ -138,6 +147,12 @@ def _recognise(db: sqlite3.Connection, path: Path, schema: Schema, error: type[H
             f"knows ({schema.version}); upgrade tinyharness or pick another file",
         )
     if app == schema.application_id:
+        if version == schema.version and schema.adopt is not None and schema.adopt(db) != version:
+            raise _fail(
+                error,
+                f"{schema.kind} {path} was changed outside tinyharness (its tables are not those of "
+                f"schema version {version}); restore it from a backup or pick another file",
+            )
         return version
     if app == 0 and version == 0:
         if not tables:

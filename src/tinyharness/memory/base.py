@@ -119,6 +119,13 @@ class MemoryStore(Protocol):
         is searchable at a lower weight (``text.CONTEXT_WEIGHT``) but not part of the content."""
         ...
 
+    def add_unique(
+        self, content: str, scope: Scope, *, within: Scope, kind: str = "fact"
+    ) -> tuple[MemoryItem, bool]:
+        """``add`` unless a current memory with the same ``content_hash`` is visible in ``within``
+        (then it, and False), atomically across processes."""
+        ...
+
     def search(
         self, query: str, scope: Scope, *, limit: int = 5, vector: Sequence[float] | None = None
     ) -> list[SearchHit]:

@@ -286,12 +286,10 @@ class MemoryManager:
 
     def _add_fact(self, fact: Fact, scope: Scope) -> MemoryOp:
         text = redact(fact.text).strip()
-        existing = self.store.find_by_hash(content_hash(text), _long_term(scope))
-        if existing is not None:
-            return self._record(MemoryOp("duplicate", existing.id, text))
         kind = fact.kind if fact.kind in KINDS else "fact"
-        item = self.store.add(text, scope, kind=kind)
-        return self._record(MemoryOp("add", item.id, text))
+        # One transaction for the check and the insert: another process may store the same fact.
+        item, added = self.store.add_unique(text, scope, within=_long_term(scope), kind=kind)
+        return self._record(MemoryOp("add" if added else "duplicate", item.id, text))
 
     def _record(self, op: MemoryOp) -> MemoryOp:
         self._emit(
