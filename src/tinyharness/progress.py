@@ -70,6 +70,8 @@ class ProgressPrinter:
             )
         if kind == "tool_call":
             return f"[tool] {event['name']} {_short(event['args'])}"
+        if kind == "tool_result" and event.get("outcome") == "unknown":
+            return f"[tool] {event['name']}: outcome unknown (cut off by an earlier crash; not run again)"
         if kind == "tool_result" and not event["ok"]:
             return f"[tool] {event['name']} failed ({event['chars']} chars of error)"
         if kind == "compaction":

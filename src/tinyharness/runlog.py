@@ -1,5 +1,7 @@
 """The run log: every run's events, model calls, tool calls, compactions, memory and notes
-operations and errors in one SQLite file, plus the checkpoints that sessions resume from.
+operations and errors in one SQLite file, redacted. (Sessions resume from their own private
+store, ``sqlite_session``; the checkpoint tables here hold what older versions saved, which a
+session with no newer copy continues from.)
 
 ``RunLog`` is an ``EventSink``: add it to the ``EventBus`` and each event is committed as it
 arrives, so a run killed at any point (SIGKILL included) keeps everything up to its last event.

@@ -157,20 +157,26 @@ class SQLiteSession:
         if self._lock_file is not None:
             return
         path = self.store.lock_path(self.name)
-        try:
-            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            file = open(path, "a+b")  # noqa: SIM115 - held until close()
-        except OSError as exc:
-            raise SessionStoreError(f"cannot create the session lock {path}: {exc.strerror}") from None
-        if not _try_lock(file):
-            file.seek(0)
-            holder = file.read(32).decode("ascii", "replace").strip()
-            file.close()
-            who = f" (process {holder})" if holder.isdigit() else ""
-            raise SessionBusy(
-                f"session {self.name!r} is in use by another tinyharness run{who}; wait for it to "
-                "end, or use another --session"
-            )
+        for _ in range(20):  # retried only when a holder removed the file as we opened it
+            try:
+                path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+                file = open(path, "a+b")  # noqa: SIM115 - held until close()
+            except OSError as exc:
+                raise SessionStoreError(f"cannot create the session lock {path}: {exc.strerror}") from None
+            if not _try_lock(file):
+                file.seek(0)
+                holder = file.read(32).decode("ascii", "replace").strip()
+                file.close()
+                who = f" (process {holder})" if holder.isdigit() else ""
+                raise SessionBusy(
+                    f"session {self.name!r} is in use by another tinyharness run{who}; wait for it "
+                    "to end, or use another --session"
+                )
+            if _same_file(file, path):
+                break
+            file.close()  # we locked a file its holder had just removed: take the new one
+        else:
+            raise SessionStoreError(f"cannot take the session lock {path}")
         file.seek(0)
         file.truncate()
         file.write(str(os.getpid()).encode())
@@ -178,10 +184,11 @@ class SQLiteSession:
         self._lock_file = file
 
     def close(self) -> None:
-        """Release the lock (the store stays open)."""
+        """Release the lock (the store stays open). The lock file is removed while still held,
+        so no other run can lock a file that is about to disappear."""
         if self._lock_file is not None:
             with suppress(OSError):
-                self._lock_file.truncate(0)
+                os.unlink(self._lock_file.name)
             self._lock_file.close()  # closing the file releases the lock
             self._lock_file = None
 
@@ -251,6 +258,13 @@ class SQLiteSession:
                 (self.name, result.tool_use_id, self._calls, _json(block_to_dict(result))),
             )
         self._pending_calls = True
+
+
+def _same_file(file: IO[bytes], path: Path) -> bool:
+    try:
+        return os.path.samestat(os.fstat(file.fileno()), os.stat(path))
+    except OSError:
+        return False
 
 
 def _try_lock(file: IO[bytes]) -> bool:
