@@ -8,12 +8,15 @@ import os
 import sqlite3
 import subprocess
 import sys
+import threading
+import uuid
 from collections.abc import Callable
 from contextlib import closing, suppress
 from pathlib import Path
 
 import pytest
 
+from memory_conftest import memory_open, memory_pg_url
 from tinyharness.memory import Scope
 from tinyharness.memory.sqlite_store import _SCHEMA, APPLICATION_ID, MemoryStoreError, SQLiteStore, _split
 
@@ -165,3 +168,31 @@ def test_processes_remembering_the_same_facts_store_each_once(tmp_path: Path) ->
     contents = [item.content for item in store.list(SCOPE)]
     store.close()
     assert sorted(contents) == sorted(f"shared fact {i}" for i in range(12))
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_racing_writers_store_a_fact_once_on_both_backends(tmp_path: Path, backend: str) -> None:
+    """Four writers, each with its own connection, store the same 8 facts at the same time."""
+    if backend == "postgres":
+        memory_pg_url()
+    prefix = f"t{uuid.uuid4().hex[:10]}_"
+    stores = [memory_open(backend, tmp_path, prefix=prefix) for _ in range(4)]
+    barrier = threading.Barrier(len(stores))
+
+    def write(index: int) -> None:
+        barrier.wait()
+        for i in range(8):
+            stores[index].add_unique(f"raced fact {i}", Scope("u", "a", f"s{index}"), within=SCOPE)
+
+    threads = [threading.Thread(target=write, args=(i,)) for i in range(len(stores))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    contents = sorted(item.content for item in stores[0].list(SCOPE))
+    drop = getattr(stores[0], "drop_tables", None)
+    if drop is not None:
+        drop()
+    for store in stores:
+        store.close()
+    assert contents == sorted(f"raced fact {i}" for i in range(8))

@@ -122,13 +122,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     sessions = run.add_argument_group("sessions")
     sessions.add_argument(
-        "--session", metavar="NAME", help="continue the conversation of this session (created if new)"
+        "--session",
+        metavar="NAME",
+        help="continue the conversation of this session (created if new); one run at a time may use it",
     )
     sessions.add_argument(
         "--resume",
         action="store_true",
-        help="continue the session's interrupted run from its last committed step "
-        "(default session: the latest run's)",
+        help="continue the session's interrupted run from its last committed step (default "
+        "session: the one saved last); a tool call the interruption cut off is not run again: "
+        "the model is told its outcome is unknown",
     )
 
     limits = run.add_argument_group("limits and safety")
