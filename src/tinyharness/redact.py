@@ -42,6 +42,7 @@ from .redact_rules import (
     looks_like_code_or_placeholder,
     pem_blocks,
     putty_private_lines,
+    secret_key_before,
     url_passwords,
 )
 
@@ -136,6 +137,13 @@ def _plugin_hits(text: str, hits: Iterable[DetectorHit], *, keyword: bool) -> It
         yield Candidate(hit.kind, hit.start, hit.end)
 
 
+_KEYWORD_WORDS = frozenset({"password", "passwd", "pwd", "secret", "token", "apikey", "secretkey", "privatekey"})
+
+
+def _squash(name: str) -> str:
+    return name.lower().replace("-", "").replace("_", "").replace(".", "")
+
+
 _DIGEST_PREFIXES = ("sha1-", "sha256-", "sha384-", "sha512-", "sha1:", "sha256:", "sha512:", "h1:", "md5-")
 
 
@@ -145,7 +153,7 @@ def _looks_harmless(text: str, start: int, value: str, kind: str) -> bool:
     if looks_like_code_or_placeholder(value) or is_hash_like(value):
         return True
     if kind == "password":
-        return False
+        return secret_key_before(text, start) is True or _squash(value) in _KEYWORD_WORDS
     before = text[max(0, start - 8) : start].lower()
     if value.lower().startswith(_DIGEST_PREFIXES) or before.endswith(_DIGEST_PREFIXES):
         return True

@@ -41,6 +41,7 @@ __all__ = [
     "keyword_values",
     "looks_like_code_or_placeholder",
     "pem_blocks",
+    "secret_key_before",
     "putty_private_lines",
     "url_passwords",
 ]
@@ -366,7 +367,14 @@ _QUERY_SECRET = _rule(
     group=1,
     check=lambda value: not looks_like_code_or_placeholder(value),
 )
-_NPMRC = _rule("npm_token", r"_(?i:authToken|auth|password)\s{0,3}=\s{0,3}(" + _NOT_PLACEHOLDER + r"[^\s\"']{6,1024})", group=1)
+# .npmrc: "//registry.example.com/:_authToken=..." or "_auth=..." at the start of a line.
+_NPMRC = _rule(
+    "npm_token",
+    r"_(?i:authToken|auth|password)\s{0,3}=\s{0,3}(" + _NOT_PLACEHOLDER + r"[^\s\"']{6,1024})",
+    group=1,
+    before=re.compile(r"[^:\n]"),
+    check=lambda value: not looks_like_code_or_placeholder(value),
+)
 # Whole runs of the base64 alphabet (a greedy run with nothing after it never backtracks), of
 # which only those exactly 40 long are candidates.
 _AWS_SECRET_40 = _rule(
@@ -462,6 +470,7 @@ _QUALIFIED_KEY = re.compile(r"(?i)(?:" + "|".join(re.escape(q).replace("_", "[_.
                             + r")[_.-]?\Z")
 _KEY_BEFORE = re.compile(r"[A-Za-z0-9_.-]{1,48}\Z")
 _KEY_CHAR = re.compile(r"[A-Za-z0-9_.-]")
+_KEY_BEFORE_VALUE = re.compile(r"""([A-Za-z0-9_.-]{1,64})(?:\\{0,3}["'`\]]){0,2}[ \t]{0,8}(?:=>|:=|==|=|:)[ \t]{0,8}@?(?:\\{0,3}["'`])?\Z""")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w{0,80}")
 _KEY_AFTER = re.compile(r"[A-Za-z0-9_.-]{0,48}")
 
@@ -513,6 +522,20 @@ def keyword_values(text: str) -> Iterator[Candidate]:
             yield found
 
 
+def _squash(name: str) -> str:
+    return name.lower().replace("-", "").replace("_", "").replace(".", "")
+
+
+def secret_key_before(text: str, start: int) -> bool | None:
+    """For a value at ``start``: True when the key name just before it is one whose values are
+    not secrets (``PASSWORD_FIELD = "password"``, ``token_type: "bearer"``), None when no key
+    name stands there."""
+    match = _KEY_BEFORE_VALUE.search(text, max(0, start - 80), start)
+    if match is None:
+        return None
+    return bool(_NOT_A_SECRET_KEY.search(match.group(1).rstrip("_.-")))
+
+
 def _value_after(text: str, at: int, key: str, *, code_style: bool) -> Candidate | None:
     quote = _QUOTED_START.match(text, at)
     if quote is not None:
@@ -535,9 +558,10 @@ def _value_after(text: str, at: int, key: str, *, code_style: bool) -> Candidate
         return None
     if value.isdigit() and (len(value) < 4 or not _NUMERIC_OK.search(key)):
         return None
-    if code_style and _IDENTIFIER.fullmatch(value) and not any(c.isdigit() for c in value):
-        return None  # `password = password_input`: a name in code, not a value
-    if value.lower() in key.lower():
+    if _IDENTIFIER.fullmatch(value) and not any(c.isdigit() for c in value):
+        if code_style or (value.islower() and "_" in value):
+            return None  # `password = password_input`, `{"X-Api-Key": api_key}`: a name in code
+    if _squash(value) in _squash(key):
         return None
     return Candidate("password", unquoted.start(), unquoted.start() + len(value))
 
