@@ -24,6 +24,7 @@ two rule modules.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -33,6 +34,7 @@ from .redact_rules import (
     PII_RULES,
     TOKEN_RULES,
     Candidate,
+    base64_runs,
     base64_wrapped_secrets,
     emails,
     is_hash_like,
@@ -49,6 +51,7 @@ from .redact_rules import (
 __all__ = ["PLACEHOLDER", "Finding", "find_secrets", "is_luhn_valid", "is_valid_cn_id", "redact"]
 
 PLACEHOLDER = "[REDACTED:{kind}]"
+_PLACEHOLDER = re.compile(r"\[REDACTED:[a-z0-9_]{1,40}\]")
 _MAX_PASSES = 3  # a pass can uncover a finding that lost an overlap; the next one catches it
 
 
@@ -94,7 +97,9 @@ def _redact_once(text: str) -> str:
 def _find(text: str, *, decode_base64: bool) -> list[Finding]:
     if not text:
         return []
-    taken = bytearray(len(text))  # 1 where a finding already stands
+    taken = bytearray(len(text))  # 1 where a finding (or an earlier placeholder) already stands
+    for placeholder in _PLACEHOLDER.finditer(text):  # never redact a redaction: idempotence
+        taken[placeholder.start() : placeholder.end()] = b"\x01" * (placeholder.end() - placeholder.start())
     findings: list[Finding] = []
     for candidate in _candidates(text, decode_base64=decode_base64):
         start, end = candidate.start, candidate.end
@@ -120,6 +125,7 @@ def _candidates(text: str, *, decode_base64: bool) -> Iterator[Candidate]:
     yield from _plugin_hits(text, hits, keyword=True)
     if decode_base64:
         yield from base64_wrapped_secrets(text, lambda decoded: bool(_find(decoded, decode_base64=False)))
+    yield from base64_runs(text)
     yield from emails(text)
     for rule in PII_RULES:
         yield from rule.find(text)

@@ -33,6 +33,7 @@ __all__ = [
     "TOKEN_RULES",
     "Candidate",
     "Rule",
+    "base64_runs",
     "base64_wrapped_secrets",
     "emails",
     "is_hash_like",
@@ -381,15 +382,6 @@ _AWS_SECRET_40 = _rule(
     "aws_secret_key", r"[A-Za-z0-9/+=]{40,}", check=lambda run: len(run) == 40 and "=" not in run and _random_40(run)
 )
 _PUTTY_MAC = _rule("private_key", r"(?m)^Private-MAC:\s{0,5}([0-9a-fA-F]{20,128})", group=1)
-# A line of nothing but base64, long enough to be part of a key (a PEM body without its BEGIN
-# line, a key pasted line by line). Decided by the check: random enough, not a digest.
-_BASE64_LINE = _rule(
-    "private_key",
-    r"(?m)^[ \t]{0,16}([A-Za-z0-9+/]{40,4096}={0,2})[ \t]{0,16}\r?$",
-    group=1,
-    check=lambda value: not is_hash_like(value) and _mixed(value) and not is_sequential_string(value),
-)
-
 CONTEXT_RULES: tuple[Rule, ...] = (
     _AZURE,
     _BASIC_AUTH,
@@ -401,7 +393,6 @@ CONTEXT_RULES: tuple[Rule, ...] = (
     _QUERY_SECRET,
     _NPMRC,
     _PUTTY_MAC,
-    _BASE64_LINE,
     _AWS_SECRET_40,
 )
 
@@ -638,6 +629,7 @@ def putty_private_lines(text: str) -> Iterator[Candidate]:
         for _ in range(min(int(match.group(1)), 256)):
             newline = text.find("\n", end, end + 4096)
             end = len(text) if newline == -1 else newline + 1
+        end = end - 1 if text[end - 1 : end] == "\n" else end  # the line break stays
         if end > match.end():
             yield Candidate("private_key", match.end(), end)
 
@@ -645,6 +637,33 @@ def putty_private_lines(text: str) -> Iterator[Candidate]:
 # Whole runs (greedy, nothing after: no backtracking); long ones are decoded in part.
 _B64_TOKEN = re.compile(r"[A-Za-z0-9+/_-]{32,}={0,2}")
 _DATA_URI_MEDIA = re.compile(r"(?i)data:(?:image|audio|video|font)/[\w.+-]{1,40};base64,$")
+
+
+_BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{40,}={0,2}")
+_NOT_KEY_MATERIAL_BEFORE = re.compile(
+    r"(?i)(?:sha\d{1,3}[-:]|h1:|md5[-:]|;base64,|ssh-(?:rsa|ed25519|dss) |ecdsa-sha2-nistp\d{3} |sk-ssh-ed25519@openssh\.com )\Z"
+)
+
+
+def base64_runs(text: str) -> Iterator[Candidate]:
+    """Runs of 40 or more base64 characters that look random (both cases, digits, above
+    detect-secrets' entropy limit for base64): the body of a key pasted without its BEGIN line,
+    key lines prefixed with line numbers, a secret in a data blob. Digests (``sha512-...``,
+    ``h1:...``), SSH *public* keys and media in data URIs are left alone."""
+    for match in _BASE64_RUN.finditer(text):
+        run = match.group(0)
+        if not _mixed(run) or is_hash_like(run) or is_sequential_string(run[:64]):
+            continue
+        if entropy(run[:4096]) < _RUN_ENTROPY:
+            continue
+        if _NOT_KEY_MATERIAL_BEFORE.search(text, max(0, match.start() - 40), match.start()):
+            continue
+        if _decode(run[:6144]) is not None:
+            continue  # encoded text (a secret in it was caught by base64_wrapped_secrets)
+        yield Candidate("key_material", match.start(), match.end())
+
+
+_RUN_ENTROPY = 4.5  # detect-secrets' default limit for base64 strings
 
 
 def base64_wrapped_secrets(text: str, inner: Callable[[str], bool]) -> Iterator[Candidate]:
