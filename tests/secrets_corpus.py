@@ -6,6 +6,11 @@ are assembled from parts at import time so that secret scanners do not flag this
 
 from __future__ import annotations
 
+import base64 as _base64
+import json as _json
+import random as _random
+import string as _string
+
 _W = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
 
 
@@ -156,10 +161,6 @@ CORPUS: dict[str, tuple[str, str]] = {
 # Rows alternate between two halves: "tuning" (even rows, the ones the rules were adjusted on)
 # and "held_out" (odd rows, only measured). bench/secrets_bench.py reports both.
 
-import base64 as _base64
-import json as _json
-import random as _random
-import string as _string
 
 _rng = _random.Random(20261201)
 _ALNUM = _string.ascii_letters + _string.digits
@@ -176,7 +177,11 @@ def _mixed(n: int, alphabet: str = _ALNUM) -> str:
     """Random, with at least one upper, lower and digit (as real random tokens nearly always are)."""
     while True:
         value = _r(alphabet, n)
-        if any(c.isupper() for c in value) and any(c.islower() for c in value) and any(c.isdigit() for c in value):
+        if (
+            any(c.isupper() for c in value)
+            and any(c.islower() for c in value)
+            and any(c.isdigit() for c in value)
+        ):
             return value
 
 
@@ -191,12 +196,20 @@ def _pem_body(lines: int = 4) -> list[str]:
 
 def _pem(label: str) -> tuple[str, str]:
     body = _pem_body()
-    return _j(f"-----BEGIN {label} ", "PRIVATE KEY-----\n", "\n".join(body), f"\n-----END {label} ", "PRIVATE KEY-----"), body[1]
+    return _j(
+        f"-----BEGIN {label} ",
+        "PRIVATE KEY-----\n",
+        "\n".join(body),
+        f"\n-----END {label} ",
+        "PRIVATE KEY-----",
+    ), body[1]
 
 
 def _jwt() -> str:
     header = _base64.urlsafe_b64encode(b'{"alg":"HS256","typ":"JWT"}').decode().rstrip("=")
-    payload = _base64.urlsafe_b64encode(_json.dumps({"sub": _r(_string.digits, 10)}).encode()).decode().rstrip("=")
+    payload = (
+        _base64.urlsafe_b64encode(_json.dumps({"sub": _r(_string.digits, 10)}).encode()).decode().rstrip("=")
+    )
     return f"{header}.{payload}.{_mixed(43, _URLSAFE)}"
 
 
@@ -226,9 +239,17 @@ def _build_secrets() -> list[tuple[str, str, str]]:
     sk = _aws_secret()
     add("aws_pair_plain", f"{_aws_id()} {sk}", sk)
     sk = _aws_secret()
-    add("aws_console_csv", f"User name,Password,Access key ID,Secret access key,Console login link\ndeploy,,{_aws_id()},{sk},https://console.aws.amazon.com", sk)
+    add(
+        "aws_console_csv",
+        f"User name,Password,Access key ID,Secret access key,Console login link\ndeploy,,{_aws_id()},{sk},https://console.aws.amazon.com",
+        sk,
+    )
     sk = _aws_secret()
-    add("aws_sts_json", _json.dumps({"Credentials": {"AccessKeyId": _aws_id("ASIA"), "SecretAccessKey": sk}}), sk)
+    add(
+        "aws_sts_json",
+        _json.dumps({"Credentials": {"AccessKeyId": _aws_id("ASIA"), "SecretAccessKey": sk}}),
+        sk,
+    )
     st = "IQoJb3JpZ2luX2VjE" + _mixed(300, _B64_CHARS)
     add("aws_session_token", _json.dumps({"SessionToken": st, "Expiration": "2026-12-01T10:00:00Z"}), st)
     st = "FwoGZXIvYXdzE" + _mixed(200, _B64_CHARS)
@@ -236,21 +257,45 @@ def _build_secrets() -> list[tuple[str, str, str]]:
     sk = _aws_secret()
     add("aws_secret_env", f"AWS_SECRET_ACCESS_KEY={sk}", sk)
     sk = _aws_secret()
-    add("aws_credentials_file", f"[default]\naws_access_key_id = {_aws_id()}\naws_secret_access_key = {sk}\n", sk)
+    add(
+        "aws_credentials_file",
+        f"[default]\naws_access_key_id = {_aws_id()}\naws_secret_access_key = {sk}\n",
+        sk,
+    )
     tok("aws_access_key_id", _aws_id())
     tok("aws_temp_key_id", _aws_id("ASIA"))
     ak = _mixed(86, _B64_CHARS) + "=="
-    add("azure_storage_conn", f"DefaultEndpointsProtocol=https;AccountName=acme;AccountKey={ak};EndpointSuffix=core.windows.net", ak)
+    add(
+        "azure_storage_conn",
+        f"DefaultEndpointsProtocol=https;AccountName=acme;AccountKey={ak};EndpointSuffix=core.windows.net",
+        ak,
+    )
     sig = _mixed(43, _B64_CHARS).replace("+", "%2B").replace("/", "%2F") + "%3D"
-    add("azure_sas_url", f"https://acme.blob.core.windows.net/c/f.txt?sv=2022-11-02&ss=b&srt=o&sp=r&se=2026-12-31&sig={sig}", sig)
+    add(
+        "azure_sas_url",
+        f"https://acme.blob.core.windows.net/c/f.txt?sv=2022-11-02&ss=b&srt=o&sp=r&se=2026-12-31&sig={sig}",
+        sig,
+    )
     sak = _mixed(43, _B64_CHARS) + "="
-    add("azure_servicebus", f"Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey={sak}", sak)
+    add(
+        "azure_servicebus",
+        f"Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey={sak}",
+        sak,
+    )
     cs = _r(_ALNUM, 3) + "8Q~" + _mixed(34, _ALNUM + "_~.-")
     tok("azure_client_secret", cs, "AZURE_CLIENT_SECRET={v}")
     tok("gcp_api_key", "AIza" + _mixed(35, _URLSAFE))
     body = _pem_body()
     pk = "-----BEGIN PRIVATE KEY-----\\n" + "\\n".join(body) + "\\n-----END PRIVATE KEY-----\\n"
-    add("gcp_service_account_json", '{"type": "service_account", "private_key_id": "' + _r(_LOWER_HEX, 40) + '", "private_key": "' + pk + '"}', body[2])
+    add(
+        "gcp_service_account_json",
+        '{"type": "service_account", "private_key_id": "'
+        + _r(_LOWER_HEX, 40)
+        + '", "private_key": "'
+        + pk
+        + '"}',
+        body[2],
+    )
     tok("google_oauth_client_secret", "GOCSPX-" + _mixed(28, _URLSAFE))
     tok("google_oauth_access_token", "ya29." + _mixed(120, _URLSAFE))
     tok("google_refresh_token", "1//0" + _mixed(100, _URLSAFE))
@@ -281,7 +326,11 @@ def _build_secrets() -> list[tuple[str, str, str]]:
     tok("pypi_token", "pypi-AgEIcHlwaS5vcmc" + _mixed(70, _URLSAFE))
     tok("docker_pat", "dckr_pat_" + _mixed(27, _URLSAFE))
     pw = _mixed(16)
-    add("docker_config_auth", _json.dumps({"auths": {"https://index.docker.io/v1/": {"auth": _b64("deploy:" + pw)}}}), _b64("deploy:" + pw))
+    add(
+        "docker_config_auth",
+        _json.dumps({"auths": {"https://index.docker.io/v1/": {"auth": _b64("deploy:" + pw)}}}),
+        _b64("deploy:" + pw),
+    )
     tok("huggingface_token", "hf_" + _mixed(34))
     tok("postman_key", "PMAK-" + _r(_LOWER_HEX, 24) + "-" + _r(_LOWER_HEX, 34))
     tok("atlassian_token", "ATATT3xFfGF0" + _mixed(180, _URLSAFE))
@@ -304,14 +353,42 @@ def _build_secrets() -> list[tuple[str, str, str]]:
     tok("replicate_token", "r8_" + _mixed(37))
     # Messaging, payments, SaaS
     tok("slack_bot_token", "xoxb-" + _r(_string.digits, 12) + "-" + _r(_string.digits, 13) + "-" + _mixed(24))
-    tok("slack_user_token", "xoxp-" + _r(_string.digits, 12) + "-" + _r(_string.digits, 12) + "-" + _r(_string.digits, 13) + "-" + _r(_LOWER_HEX, 32))
-    tok("slack_app_token", "xapp-1-A0" + _r(_string.ascii_uppercase + _string.digits, 9) + "-" + _r(_string.digits, 13) + "-" + _r(_LOWER_HEX, 64))
+    tok(
+        "slack_user_token",
+        "xoxp-"
+        + _r(_string.digits, 12)
+        + "-"
+        + _r(_string.digits, 12)
+        + "-"
+        + _r(_string.digits, 13)
+        + "-"
+        + _r(_LOWER_HEX, 32),
+    )
+    tok(
+        "slack_app_token",
+        "xapp-1-A0"
+        + _r(_string.ascii_uppercase + _string.digits, 9)
+        + "-"
+        + _r(_string.digits, 13)
+        + "-"
+        + _r(_LOWER_HEX, 64),
+    )
     tok("slack_refresh_token", "xoxe.xoxp-1-" + _mixed(140))
-    wh = "T" + _r(_string.ascii_uppercase + _string.digits, 8) + "/B" + _r(_string.ascii_uppercase + _string.digits, 10) + "/" + _mixed(24)
+    wh = (
+        "T"
+        + _r(_string.ascii_uppercase + _string.digits, 8)
+        + "/B"
+        + _r(_string.ascii_uppercase + _string.digits, 10)
+        + "/"
+        + _mixed(24)
+    )
     add("slack_webhook", _j("https://hooks.", "slack.com/services/", wh), wh)
     dw = _mixed(68, _URLSAFE)
     add("discord_webhook", f"https://discord.com/api/webhooks/{_r(_string.digits, 18)}/{dw}", dw)
-    tok("discord_bot_token", "M" + _mixed(25, _URLSAFE) + "." + _mixed(6, _URLSAFE) + "." + _mixed(38, _URLSAFE))
+    tok(
+        "discord_bot_token",
+        "M" + _mixed(25, _URLSAFE) + "." + _mixed(6, _URLSAFE) + "." + _mixed(38, _URLSAFE),
+    )
     tb = _mixed(33, _URLSAFE)
     add("telegram_bot_token", f"bot{_r(_string.digits, 10)}:AA{tb}", tb)
     tok("stripe_live_secret", "sk_live_" + _mixed(99))
@@ -338,10 +415,26 @@ def _build_secrets() -> list[tuple[str, str, str]]:
     body = _pem_body()
     add("pem_body_lines_alone", "the key continues:\n" + "\n".join(body[:3]), body[1])
     pgp = [_mixed(64, _B64_CHARS) for _ in range(3)]
-    add("pgp_private_block", _j("-----BEGIN PGP ", "PRIVATE KEY BLOCK-----\n\n", "\n".join(pgp), "\n-----END PGP ", "PRIVATE KEY BLOCK-----"), pgp[1])
+    add(
+        "pgp_private_block",
+        _j(
+            "-----BEGIN PGP ",
+            "PRIVATE KEY BLOCK-----\n\n",
+            "\n".join(pgp),
+            "\n-----END PGP ",
+            "PRIVATE KEY BLOCK-----",
+        ),
+        pgp[1],
+    )
     priv = _mixed(44, _B64_CHARS)
     mac = _r(_LOWER_HEX, 64)
-    add("putty_key", f"PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: ed25519-key\nPublic-Lines: 2\n{_mixed(64, _B64_CHARS)}\n{_mixed(4, _B64_CHARS)}\nPrivate-Lines: 1\n{priv}\nPrivate-MAC: {mac}\n", priv)
+    add(
+        "putty_key",
+        "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: ed25519-key\n"
+        f"Public-Lines: 2\n{_mixed(64, _B64_CHARS)}\n{_mixed(4, _B64_CHARS)}\n"
+        f"Private-Lines: 1\n{priv}\nPrivate-MAC: {mac}\n",
+        priv,
+    )
     b64pem = _b64(_pem("RSA")[0])
     add("base64_wrapped_pem", f"tls.key: {b64pem}", b64pem[:60])
     add("base64_wrapped_env", f"data: {(v := _b64('DB_PASSWORD=' + _mixed(18)))}", v)
@@ -350,18 +443,30 @@ def _build_secrets() -> list[tuple[str, str, str]]:
     wg = _mixed(43, _B64_CHARS) + "="
     add("wireguard_private_key", f"[Interface]\nPrivateKey = {wg}\nAddress = 10.0.0.2/32", wg)
     ov = [_r(_LOWER_HEX, 32) for _ in range(4)]
-    add("openvpn_static_key", "-----BEGIN OpenVPN Static key V1-----\n" + "\n".join(ov) + "\n-----END OpenVPN Static key V1-----", ov[2])
+    add(
+        "openvpn_static_key",
+        "-----BEGIN OpenVPN Static key V1-----\n" + "\n".join(ov) + "\n-----END OpenVPN Static key V1-----",
+        ov[2],
+    )
     # Passwords in context
     pw = _mixed(14)
     add("url_password", f"postgres://app:{pw}@db.internal:5432/app", pw)
     pw = _mixed(6) + "@" + _mixed(5) + "/" + _mixed(4)
-    add("url_password_with_at_slash", f"mongodb+srv://admin:{pw}@cluster0.example.net/test?retryWrites=true", pw)
+    add(
+        "url_password_with_at_slash",
+        f"mongodb+srv://admin:{pw}@cluster0.example.net/test?retryWrites=true",
+        pw,
+    )
     pw = _mixed(12)
     add("redis_url_password_only", f"redis://:{pw}@cache.internal:6379/0", pw)
     pw = _mixed(10)
     add("jdbc_query_password", f"jdbc:mysql://db.internal:3306/app?user=app&password={pw}", pw)
     pw = _mixed(12)
-    add("sqlserver_conn_string", f"Server=tcp:db.example.net,1433;Database=app;User Id=app;Password={pw};Encrypt=True", pw)
+    add(
+        "sqlserver_conn_string",
+        f"Server=tcp:db.example.net,1433;Database=app;User Id=app;Password={pw};Encrypt=True",
+        pw,
+    )
     pw = _mixed(12)
     add("curl_user", f"curl -u deploy:{pw} https://api.example.com/v1/items", pw)
     pw = _mixed(12)
@@ -389,7 +494,11 @@ def _build_secrets() -> list[tuple[str, str, str]]:
     pw = "correct horse " + _mixed(6) + " staple"
     add("quoted_password_with_spaces", f'password = "{pw}"', pw)
     pw = _mixed(8) + " " + _mixed(6)
-    add("escaped_json_in_json", _json.dumps({"body": _json.dumps({"user": "app", "password": pw})}), pw.split(" ")[0])
+    add(
+        "escaped_json_in_json",
+        _json.dumps({"body": _json.dumps({"user": "app", "password": pw})}),
+        pw.split(" ")[0],
+    )
     dk = "django-insecure-" + _r(_string.ascii_lowercase + _string.digits + "!@#$%^&*(-_=+)", 50)
     add("django_secret_key", f"SECRET_KEY = '{dk}'", dk[16:])
     rk = _r(_LOWER_HEX, 128)
@@ -447,7 +556,10 @@ def _build_look_alikes() -> list[tuple[str, str]]:
     add("git_remote_ssh_url", "ssh://git@github.com/org/repo.git")
     add("git_remote_https", "https://github.com/org/repo.git")
     add("cargo_lock_checksum", f'checksum = "{sha256}"')
-    add("poetry_lock_hash", f'{{file = "requests-2.31.0-py3-none-any.whl", hash = "sha256:{_r(_LOWER_HEX, 64)}"}}')
+    add(
+        "poetry_lock_hash",
+        f'{{file = "requests-2.31.0-py3-none-any.whl", hash = "sha256:{_r(_LOWER_HEX, 64)}"}}',
+    )
     add("npm_integrity", f'"integrity": "sha512-{_mixed(86, _B64_CHARS)}=="')
     add("npm_integrity_sha1", f'"integrity": "sha1-{_mixed(27, _B64_CHARS)}="')
     add("go_sum", f"golang.org/x/text v0.14.0 h1:{_mixed(43, _B64_CHARS)}=")
@@ -494,7 +606,7 @@ def _build_look_alikes() -> list[tuple[str, str]]:
     add("ts_type", "  secretKey: string;")
     add("java_getter", "String password = user.getPassword();")
     add("go_assign", 'apiKey := os.Getenv("API_KEY")')
-    add("rust_assign", "let token = env::var(\"TOKEN\")?;")
+    add("rust_assign", 'let token = env::var("TOKEN")?;')
     add("js_destructure", "const { password, ...rest } = body;")
     add("unix_path", "/usr/local/lib/python3.11/site-packages/detect_secrets/plugins/keyword.py")
     add("windows_path", r"C:\Users\build\AppData\Local\Temp\pytest-of-build\pytest-42")
@@ -527,7 +639,10 @@ def _build_look_alikes() -> list[tuple[str, str]]:
     add("camel_with_digits", "convertUtf8ToUtf16LittleEndianWithBom2Bytes")
     add("kebab_name", "tinyharness-context-summarize-middle-strategy-v2")
     add("python_import", "from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString")
-    add("markdown_table", "| strategy | calls | compactions |\n| --- | ---: | ---: |\n| summarize | 301 | 12 |")
+    add(
+        "markdown_table",
+        "| strategy | calls | compactions |\n| --- | ---: | ---: |\n| summarize | 301 | 12 |",
+    )
     add("chinese_prose", "身份证号码格式是十八位，最后一位是校验码。")
     add("english_prose", "Basic usage: call the tool with a path and read its output.")
     add("bearer_word", "The bearer of this letter is a friend.")
@@ -545,7 +660,7 @@ def _build_look_alikes() -> list[tuple[str, str]]:
     add("shell_env_ref", 'export DATABASE_URL="postgres://app:$DB_PASS@db/app"')
     add("json_config_plain", '{"model": "gpt-4o-mini", "temperature": 0.2, "max_tokens": 1024}')
     add("toml_config", '[tool.ruff]\nline-length = 110\ntarget-version = "py311"')
-    add("yaml_config", "services:\n  web:\n    image: nginx:1.25\n    ports: [\"8080:80\"]")
+    add("yaml_config", 'services:\n  web:\n    image: nginx:1.25\n    ports: ["8080:80"]')
     add("password_reset_url", "https://example.com/account/password/reset?step=2")
     add("key_value_plain", 'key = "name"  # sort key')
     add("primary_key", "id INTEGER PRIMARY KEY AUTOINCREMENT")

@@ -240,7 +240,22 @@ def test_detect_secrets_plugins_take_part() -> None:
 # The tuning half: the rows the rules were adjusted on (the other half is measured in bench/).
 _TUNED = [row for index, row in enumerate(SECRETS) if half(index) == "tuning"]
 _SAMPLES = [text for _, text, _ in _TUNED]
-_FILLER = ["hello", "世界", " ", "\n", "=", ":", "密码是", "password", '"', "://", "@", "a.a.a.", "eyJ", "\\n"]
+_FILLER = [
+    "hello",
+    "世界",
+    " ",
+    "\n",
+    "=",
+    ":",
+    "密码是",
+    "password",
+    '"',
+    "://",
+    "@",
+    "a.a.a.",
+    "eyJ",
+    "\\n",
+]
 
 
 @settings(max_examples=300, deadline=None)

@@ -126,8 +126,14 @@ def test_the_measured_corpus_has_a_hundred_kinds_each_way() -> None:
 
 
 def test_the_tuning_half_is_all_caught_and_its_look_alikes_untouched() -> None:
-    missed = [kind for i, (kind, text, secret) in enumerate(SECRETS) if half(i) == "tuning" and _leaks(secret, redact(text))]
-    changed = [name for i, (name, text) in enumerate(LOOK_ALIKES) if half(i) == "tuning" and redact(text) != text]
+    missed = [
+        kind
+        for i, (kind, text, secret) in enumerate(SECRETS)
+        if half(i) == "tuning" and _leaks(secret, redact(text))
+    ]
+    changed = [
+        name for i, (name, text) in enumerate(LOOK_ALIKES) if half(i) == "tuning" and redact(text) != text
+    ]
     assert missed == [] and changed == []
 
 
@@ -169,7 +175,10 @@ def test_planted_formats_reach_no_output_of_a_run_with_memory(
     facts = {"facts": [{"text": f"The deploy credential is {text}", "kind": "fact"} for text, _ in planted]}
     script = [
         {**tool_turn(("r1", "read_file", {"path": "creds.txt"})), "purpose": "agent"},
-        {**tool_turn(*[(f"n{i}", "note", {"text": text}) for i, (text, _) in enumerate(planted)]), "purpose": "agent"},
+        {
+            **tool_turn(*[(f"n{i}", "note", {"text": text}) for i, (text, _) in enumerate(planted)]),
+            "purpose": "agent",
+        },
         {**tool_turn(("u1", "update_notes", {"content": everything})), "purpose": "agent"},
         {**answer(f"Found:\n{everything}"), "purpose": "agent"},
         {**answer(json.dumps(facts)), "purpose": "memory"},
@@ -177,7 +186,13 @@ def test_planted_formats_reach_no_output_of_a_run_with_memory(
     log = tmp_path / "log" / "runs.db"
     memory = tmp_path / "mem" / "memory.db"
     events = tmp_path / "events.jsonl"
-    args = ["run", "--model", f"scripted:{write_script(tmp_path / 's.json', script)}", "--workspace", str(workspace)]
+    args = [
+        "run",
+        "--model",
+        f"scripted:{write_script(tmp_path / 's.json', script)}",
+        "--workspace",
+        str(workspace),
+    ]
     args += ["--log", str(log), "--events", str(events), "--trace", "--memory", str(memory)]
     args += ["--context-window", "200000", "collect the credentials"]
     assert main(args) == 0
@@ -191,7 +206,10 @@ def test_planted_formats_reach_no_output_of_a_run_with_memory(
     for command in (["show", run_id, "--log", str(log)], ["export", run_id, "--log", str(log)]):
         assert main(command) == 0, command
         outputs[command[0]] = capsys.readouterr().out
-    for command in (["memory", "list", "--memory", str(memory), "--all"], ["memory", "list", "--memory", str(memory), "--all", "--json"]):
+    for command in (
+        ["memory", "list", "--memory", str(memory), "--all"],
+        ["memory", "list", "--memory", str(memory), "--all", "--json"],
+    ):
         assert main(command) == 0, command
         outputs[" ".join(command[:2] + command[-1:])] = capsys.readouterr().out
     assert "[REDACTED:" in str(outputs["memory list --json"])  # the facts were stored, redacted

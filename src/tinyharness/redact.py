@@ -138,12 +138,16 @@ def _plugin_hits(text: str, hits: Iterable[DetectorHit], *, keyword: bool) -> It
         value = text[hit.start : hit.end]
         if text.startswith("[REDACTED:", hit.start) or "[REDACTED:" in value:
             continue
-        if hit.kind in ("high_entropy_string", "password") and _looks_harmless(text, hit.start, value, hit.kind):
+        if hit.kind in ("high_entropy_string", "password") and _looks_harmless(
+            text, hit.start, value, hit.kind
+        ):
             continue
         yield Candidate(hit.kind, hit.start, hit.end)
 
 
-_KEYWORD_WORDS = frozenset({"password", "passwd", "pwd", "secret", "token", "apikey", "secretkey", "privatekey"})
+_KEYWORD_WORDS = frozenset(
+    {"password", "passwd", "pwd", "secret", "token", "apikey", "secretkey", "privatekey"}
+)
 
 
 def _squash(name: str) -> str:

@@ -72,7 +72,9 @@ def _trigger(*literals: str, flags: int = 0) -> re.Pattern[str]:
 
 
 _PLUGINS: tuple[_Plugin, ...] = (
-    _Plugin("aws_access_key", AWSKeyDetector(), _trigger("AKIA", "ASIA", "ABIA", "ACCA", "A3T", "aws", "AWS")),
+    _Plugin(
+        "aws_access_key", AWSKeyDetector(), _trigger("AKIA", "ASIA", "ABIA", "ACCA", "A3T", "aws", "AWS")
+    ),
     _Plugin("azure_storage_key", AzureStorageKeyDetector(), _trigger("AccountKey=")),
     _Plugin("url_password", BasicAuthDetector(), _trigger("://")),
     _Plugin("slack_token", SlackDetector(), _trigger("xox", "hooks.slack.com", flags=re.IGNORECASE)),

@@ -42,8 +42,8 @@ __all__ = [
     "keyword_values",
     "looks_like_code_or_placeholder",
     "pem_blocks",
-    "secret_key_before",
     "putty_private_lines",
+    "secret_key_before",
     "url_passwords",
 ]
 
@@ -192,7 +192,9 @@ def is_hash_like(value: str) -> bool:
 def _mixed(value: str, *, need_digit: bool = True) -> bool:
     """Upper and lower case letters (and a digit): how random tokens look, unlike identifiers."""
     has_digit = any(c.isdigit() for c in value)
-    return any(c.islower() for c in value) and any(c.isupper() for c in value) and (has_digit or not need_digit)
+    return (
+        any(c.islower() for c in value) and any(c.isupper() for c in value) and (has_digit or not need_digit)
+    )
 
 
 def _random_40(value: str) -> bool:
@@ -202,8 +204,35 @@ def _random_40(value: str) -> bool:
 
 
 _CODE_LITERALS = frozenset(
-    "none null nil true false undefined nan str string int bool bytes float any object secretstr "
-    "optional required yes no on off empty default changeme_in_env env environ getenv".split()
+    [
+        "none",
+        "null",
+        "nil",
+        "true",
+        "false",
+        "undefined",
+        "nan",
+        "str",
+        "string",
+        "int",
+        "bool",
+        "bytes",
+        "float",
+        "any",
+        "object",
+        "secretstr",
+        "optional",
+        "required",
+        "yes",
+        "no",
+        "on",
+        "off",
+        "empty",
+        "default",
+        "env",
+        "environ",
+        "getenv",
+    ]
 )
 _PLACEHOLDER_VALUE = re.compile(
     r"""(?ix)
@@ -252,7 +281,9 @@ TOKEN_RULES: tuple[Rule, ...] = (
     _token("xai_key", r"xai-[A-Za-z0-9]{60,100}"),
     _token("perplexity_key", r"pplx-[A-Za-z0-9]{40,64}"),
     _token("replicate_token", r"r8_[A-Za-z0-9]{30,48}"),
-    _token("aws_access_key", r"(?:AKIA|ASIA|ABIA|ACCA|AROA|AIDA|AGPA|ANPA|ANVA|APKA|A3T[A-Z0-9])[0-9A-Z]{16}"),
+    _token(
+        "aws_access_key", r"(?:AKIA|ASIA|ABIA|ACCA|AROA|AIDA|AGPA|ANPA|ANVA|APKA|A3T[A-Z0-9])[0-9A-Z]{16}"
+    ),
     _token("aws_session_token", r"(?:FwoGZXIvYXdz|IQoJb3JpZ2lu|FQoGZXIvYXdz)[A-Za-z0-9/+=]{40,4096}"),
     _token("github_token", r"gh[pousr]_[A-Za-z0-9]{36,255}"),
     _token("github_token", r"github_pat_[A-Za-z0-9_]{22,255}"),
@@ -260,8 +291,13 @@ TOKEN_RULES: tuple[Rule, ...] = (
     _token("gitlab_token", r"GR1348941[A-Za-z0-9_-]{20,50}"),
     _token("slack_token", r"xox(?:[abposre]|e\.xox[bp])-[A-Za-z0-9-]{10,255}"),
     _token("slack_token", r"xapp-\d-[A-Za-z0-9-]{10,255}"),
-    _rule("slack_webhook", r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{20,255}"),
-    _rule("discord_webhook", r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d{5,30}/[A-Za-z0-9_-]{20,255}"),
+    _rule(
+        "slack_webhook", r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{20,255}"
+    ),
+    _rule(
+        "discord_webhook",
+        r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d{5,30}/[A-Za-z0-9_-]{20,255}",
+    ),
     _token("google_api_key", r"AIza[0-9A-Za-z_-]{35}"),
     _token("google_oauth_secret", r"GOCSPX-[A-Za-z0-9_-]{20,64}"),
     _token("google_oauth_token", r"ya29\.[A-Za-z0-9_-]{20,2048}"),
@@ -332,7 +368,9 @@ _BEARER = _rule(
 )
 _CLI_USER = _rule(
     "cli_password",
-    r"(?:-u|--user|--proxy-user)(?:\s{1,5}|=)['\"]?[^\s:'\"]{1,128}:(" + _NOT_PLACEHOLDER + r"[^\s'\"]{1,256})",
+    r"(?:-u|--user|--proxy-user)(?:\s{1,5}|=)['\"]?[^\s:'\"]{1,128}:("
+    + _NOT_PLACEHOLDER
+    + r"[^\s'\"]{1,256})",
     group=1,
     check=lambda value: not looks_like_code_or_placeholder(value),
     before=NOT_SPACE_OR_QUOTE,
@@ -363,7 +401,8 @@ _NETRC = _rule(
 _QUERY_SECRET = _rule(
     "url_secret",
     r"(?i)[?&;](?:api[_-]?key|apikey|access[_-]?token|auth[_-]?token|token|secret|client[_-]?secret|password"
-    r"|passwd|pwd|sig|signature|key|x-amz-signature|x-amz-security-token)=(" + _NOT_PLACEHOLDER
+    r"|passwd|pwd|sig|signature|key|x-amz-signature|x-amz-security-token)=("
+    + _NOT_PLACEHOLDER
     + r"[^&\s#\"'<>]{6,2048})",
     group=1,
     check=lambda value: not looks_like_code_or_placeholder(value),
@@ -379,7 +418,9 @@ _NPMRC = _rule(
 # Whole runs of the base64 alphabet (a greedy run with nothing after it never backtracks), of
 # which only those exactly 40 long are candidates.
 _AWS_SECRET_40 = _rule(
-    "aws_secret_key", r"[A-Za-z0-9/+=]{40,}", check=lambda run: len(run) == 40 and "=" not in run and _random_40(run)
+    "aws_secret_key",
+    r"[A-Za-z0-9/+=]{40,}",
+    check=lambda run: len(run) == 40 and "=" not in run and _random_40(run),
 )
 _PUTTY_MAC = _rule("private_key", r"(?m)^Private-MAC:\s{0,5}([0-9a-fA-F]{20,128})", group=1)
 CONTEXT_RULES: tuple[Rule, ...] = (
@@ -408,7 +449,12 @@ PII_RULES: tuple[Rule, ...] = (
     _rule("hk_id", r"[A-Z]{1,2}\d{6}\([0-9A]\)", before=ALNUM),
     # Card numbers: grouped 4-4-4-4-3, 4-4-4-4, 4-6-5 (Amex) or a plain run; each form is its own
     # rule so a longer reading that fails Luhn does not hide a shorter one that passes.
-    _rule("bank_card", r"\d{4}([ -])\d{4}\1\d{4}\1\d{4}\1\d{3}" + _NO_DIGIT_AFTER, check=_card_check, before=DIGIT),
+    _rule(
+        "bank_card",
+        r"\d{4}([ -])\d{4}\1\d{4}\1\d{4}\1\d{3}" + _NO_DIGIT_AFTER,
+        check=_card_check,
+        before=DIGIT,
+    ),
     _rule("bank_card", r"\d{4}([ -])\d{4}\1\d{4}\1\d{4}" + _NO_DIGIT_AFTER, check=_card_check, before=DIGIT),
     _rule("bank_card", r"\d{4}([ -])\d{6}\1\d{5}" + _NO_DIGIT_AFTER, check=_card_check, before=DIGIT),
     _rule("bank_card", r"\d{13,19}" + _NO_DIGIT_AFTER, check=_card_check, before=DIGIT),
@@ -451,17 +497,41 @@ def emails(text: str) -> Iterator[Candidate]:
 # needs a qualifier: "api_key", "AccountKey", not "monkey" or "primary_key") and "connection"
 # (only "connection_string"). The qualifiers are detect-secrets' keyword list (DENYLIST) and the
 # names cloud tools and frameworks give secrets.
-_STEM = re.compile(r"(?=[PpSsTtKkCc密口令])(?i:pass|pwd|secret|token|key|credential|contrase|connection|密码|口令|密钥|令牌)")
+_STEM = re.compile(
+    r"(?=[PpSsTtKkCc密口令])(?i:pass|pwd|secret|token|key|credential|contrase|connection|密码|口令|密钥|令牌)"
+)
 _KEY_QUALIFIERS = sorted(
     {word[: -len("key")].rstrip("_?") for word in DENYLIST if word.endswith("key")}
-    | {"access", "signing", "encryption", "master", "preshared", "shared_access", "app", "license", "ssh",
-       "session", "secret", "storage", "subscription", "admin", "deploy", "webhook", "x_api", "x-api"}
+    | {
+        "access",
+        "signing",
+        "encryption",
+        "master",
+        "preshared",
+        "shared_access",
+        "app",
+        "license",
+        "ssh",
+        "session",
+        "secret",
+        "storage",
+        "subscription",
+        "admin",
+        "deploy",
+        "webhook",
+        "x_api",
+        "x-api",
+    }
 )
-_QUALIFIED_KEY = re.compile(r"(?i)(?:" + "|".join(re.escape(q).replace("_", "[_.-]?") for q in _KEY_QUALIFIERS)
-                            + r")[_.-]?\Z")
+_QUALIFIED_KEY = re.compile(
+    r"(?i)(?:" + "|".join(re.escape(q).replace("_", "[_.-]?") for q in _KEY_QUALIFIERS) + r")[_.-]?\Z"
+)
 _KEY_BEFORE = re.compile(r"[A-Za-z0-9_.-]{1,48}\Z")
 _KEY_CHAR = re.compile(r"[A-Za-z0-9_.-]")
-_KEY_BEFORE_VALUE = re.compile(r"""([A-Za-z0-9_.-]{1,64})(?:\\{0,3}["'`\]]){0,2}[ \t]{0,8}(?:=>|:=|==|=|:)[ \t]{0,8}@?(?:\\{0,3}["'`])?\Z""")
+_KEY_BEFORE_VALUE = re.compile(
+    r"""([A-Za-z0-9_.-]{1,64})(?:\\{0,3}["'`\]]){0,2}[ \t]{0,8}(?:=>|:=|==|=|:)[ \t]{0,8}@?"""
+    r"""(?:\\{0,3}["'`])?\Z"""
+)
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w{0,80}")
 _KEY_AFTER = re.compile(r"[A-Za-z0-9_.-]{0,48}")
 
@@ -549,9 +619,9 @@ def _value_after(text: str, at: int, key: str, *, code_style: bool) -> Candidate
         return None
     if value.isdigit() and (len(value) < 4 or not _NUMERIC_OK.search(key)):
         return None
-    if _IDENTIFIER.fullmatch(value) and not any(c.isdigit() for c in value):
-        if code_style or (value.islower() and "_" in value):
-            return None  # `password = password_input`, `{"X-Api-Key": api_key}`: a name in code
+    name_in_code = code_style or (value.islower() and "_" in value)
+    if name_in_code and _IDENTIFIER.fullmatch(value) and not any(c.isdigit() for c in value):
+        return None  # `password = password_input`, `{"X-Api-Key": api_key}`: a name in code
     if _squash(value) in _squash(key):
         return None
     return Candidate("password", unquoted.start(), unquoted.start() + len(value))
@@ -594,9 +664,12 @@ def _env_reference(value: str) -> bool:
 
 
 _PEM_BEGIN = re.compile(
-    r"-----BEGIN[A-Z0-9 ]{0,40}(?:PRIVATE KEY(?: BLOCK)?|OpenVPN Static key V1|SSH2 ENCRYPTED PRIVATE KEY)-----"
+    r"-----BEGIN[A-Z0-9 ]{0,40}"
+    r"(?:PRIVATE KEY(?: BLOCK)?|OpenVPN Static key V1|SSH2 ENCRYPTED PRIVATE KEY)-----"
 )
-_PEM_END = re.compile(r"-----END[A-Z0-9 ]{0,40}(?:PRIVATE KEY(?: BLOCK)?|OpenVPN Static key V1|PRIVATE KEY)-----")
+_PEM_END = re.compile(
+    r"-----END[A-Z0-9 ]{0,40}(?:PRIVATE KEY(?: BLOCK)?|OpenVPN Static key V1|PRIVATE KEY)-----"
+)
 _PEM_MAX = 65536  # longest key block looked for
 
 
@@ -641,7 +714,8 @@ _DATA_URI_MEDIA = re.compile(r"(?i)data:(?:image|audio|video|font)/[\w.+-]{1,40}
 
 _BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{40,}={0,2}")
 _NOT_KEY_MATERIAL_BEFORE = re.compile(
-    r"(?i)(?:sha\d{1,3}[-:]|h1:|md5[-:]|;base64,|ssh-(?:rsa|ed25519|dss) |ecdsa-sha2-nistp\d{3} |sk-ssh-ed25519@openssh\.com )\Z"
+    r"(?i)(?:sha\d{1,3}[-:]|h1:|md5[-:]|;base64,|ssh-(?:rsa|ed25519|dss) |ecdsa-sha2-nistp\d{3} "
+    r"|sk-ssh-ed25519@openssh\.com )\Z"
 )
 
 
@@ -682,7 +756,9 @@ def base64_wrapped_secrets(text: str, inner: Callable[[str], bool]) -> Iterator[
 def _decode(token: str) -> str | None:
     token = token[: len(token) - len(token) % 4] if "=" not in token else token
     try:
-        raw = base64.b64decode(token + "=" * (-len(token) % 4), altchars=b"-_" if "-" in token or "_" in token else None)
+        raw = base64.b64decode(
+            token + "=" * (-len(token) % 4), altchars=b"-_" if "-" in token or "_" in token else None
+        )
     except (binascii.Error, ValueError):
         return None
     try:
@@ -696,4 +772,3 @@ def _decode(token: str) -> str | None:
 def _decodes_to_credentials(value: str) -> bool:
     decoded = _decode(value)
     return decoded is not None and ":" in decoded and "\n" not in decoded
-
