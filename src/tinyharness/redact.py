@@ -112,15 +112,16 @@ def _find(text: str, *, decode_base64: bool) -> list[Finding]:
 
 def _candidates(text: str, *, decode_base64: bool) -> Iterator[Candidate]:
     """All candidates, the most specific sources first."""
+    lowered = text.lower()  # for the rules' substring pre-checks only (lower() may shift positions)
     yield from pem_blocks(text)
     yield from putty_private_lines(text)
     for rule in TOKEN_RULES:
-        yield from rule.find(text)
+        yield from rule.find(text, lowered)
     hits = list(scan_with_detect_secrets(text))
     yield from _plugin_hits(text, hits, keyword=False)
     yield from url_passwords(text)
     for rule in CONTEXT_RULES:
-        yield from rule.find(text)
+        yield from rule.find(text, lowered)
     yield from keyword_values(text)
     yield from _plugin_hits(text, hits, keyword=True)
     if decode_base64:
@@ -128,7 +129,7 @@ def _candidates(text: str, *, decode_base64: bool) -> Iterator[Candidate]:
     yield from base64_runs(text)
     yield from emails(text)
     for rule in PII_RULES:
-        yield from rule.find(text)
+        yield from rule.find(text, lowered)
 
 
 def _plugin_hits(text: str, hits: Iterable[DetectorHit], *, keyword: bool) -> Iterator[Candidate]:

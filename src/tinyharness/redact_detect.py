@@ -48,8 +48,8 @@ __all__ = ["WINDOW", "DetectorHit", "entropy", "scan_with_detect_secrets"]
 
 WINDOW = 1024  # characters a plugin sees around a trigger
 _KEYWORD_WINDOW = 240  # the keyword detector's regexes are the slow ones: shorter windows
-_KEYWORD_BUDGET_BASE = 64  # keyword-detector calls allowed per input, plus one per ...
-_KEYWORD_BUDGET_CHARS = 2048  # ... this many characters of input
+_KEYWORD_BUDGET_BASE = 16  # keyword-detector calls allowed per input, plus one per ...
+_KEYWORD_BUDGET_CHARS = 8192  # ... this many characters of input
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,15 +81,19 @@ _PLUGINS: tuple[_Plugin, ...] = (
     _Plugin("stripe_key", StripeDetector(), _trigger("k_live_")),
     _Plugin("github_token", GitHubTokenDetector(), _trigger("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
     _Plugin("gitlab_token", GitLabTokenDetector(), _trigger("gl", "GR1348941")),
-    _Plugin("discord_token", DiscordBotTokenDetector(), _trigger(".")),
-    _Plugin("twilio_key", TwilioKeyDetector(), _trigger("AC", "SK")),
-    _Plugin("artifactory_token", ArtifactoryDetector(), _trigger("AKC", "AP")),
+    # Triggers that are the token's own distinctive middle or its start with the length it needs:
+    # a bare "." or "AC" would open a window almost everywhere in source code.
+    _Plugin("discord_token", DiscordBotTokenDetector(), re.compile(r"\.[a-zA-Z0-9_-]{6}\.[a-zA-Z0-9_-]{27}")),
+    _Plugin("twilio_key", TwilioKeyDetector(), re.compile(r"(?:AC|SK)[a-z0-9]{32}")),
+    _Plugin(
+        "artifactory_token", ArtifactoryDetector(), re.compile(r"AKC[a-zA-Z0-9]{10}|AP[0-9A-F][a-zA-Z0-9]{8}")
+    ),
     _Plugin("mailchimp_key", MailchimpDetector(), _trigger("-us")),
     _Plugin("openai_key", OpenAIDetector(), _trigger("T3BlbkFJ")),
     _Plugin("pypi_token", PypiTokenDetector(), _trigger("pypi-")),
     _Plugin("sendgrid_key", SendGridDetector(), _trigger("SG.")),
     _Plugin("square_token", SquareOAuthDetector(), _trigger("sq0csp-")),
-    _Plugin("telegram_bot_token", TelegramBotTokenDetector(), _trigger(":")),
+    _Plugin("telegram_bot_token", TelegramBotTokenDetector(), re.compile(r":[0-9A-Za-z_-]{35}")),
     # Quoted strings of the base64 alphabet above the entropy limit.
     _Plugin("high_entropy_string", Base64HighEntropyString(), _trigger('"', "'")),
 )
@@ -97,6 +101,18 @@ _BASE64_ENTROPY = Base64HighEntropyString()
 _KEYWORD = KeywordDetector()
 # The keyword detector's own word list (lower case; "_?" between parts).
 _KEYWORD_TRIGGER = re.compile(r"(?i)pass|pwd|secret|key|contrase")
+
+
+_QUOTE = re.compile("[\"'`]")
+
+
+def _random_looking(value: str) -> bool:
+    return (
+        len(value) >= 20
+        and any(c.isdigit() for c in value)
+        and any(c.isupper() for c in value)
+        and any(c.islower() for c in value)
+    )
 
 
 def entropy(value: str) -> float:
@@ -139,7 +155,10 @@ def scan_with_detect_secrets(text: str) -> Iterator[DetectorHit]:
             window = text[start:end]
             values = set(entry.plugin.analyze_string(window))
             if entry.kind == "high_entropy_string":
-                values = {v for v in values if entropy(v) > _BASE64_ENTROPY.entropy_limit}
+                # Only values that could pass the look-alike checks later are worth the entropy.
+                values = {
+                    v for v in values if _random_looking(v) and entropy(v) > _BASE64_ENTROPY.entropy_limit
+                }
             for value in values:
                 if len(value) < 4:
                     continue
@@ -149,8 +168,10 @@ def scan_with_detect_secrets(text: str) -> Iterator[DetectorHit]:
     for start, end in _windows(text, _KEYWORD_TRIGGER, _KEYWORD_WINDOW):
         if budget <= 0:
             break
-        budget -= 1
         window = text[start:end]
+        if not _QUOTE.search(window):
+            continue  # every regex of the keyword detector used here needs a quoted value
+        budget -= 1
         for value in set(_KEYWORD.analyze_string(window, QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP)):
             for hit_start, hit_end in _locate(text, start, end, value):
                 yield DetectorHit("password", hit_start, hit_end, via_keyword=True)

@@ -77,8 +77,16 @@ class Rule:
     check: Callable[[str], bool] | None = None
     before: re.Pattern[str] | None = None  # what may not precede the match
     back: int = 0  # characters before the match that belong to the secret (see _anchored)
+    # Lower-case strings of which the text must hold one for the rule to match anywhere: a
+    # substring test runs at memory speed, so most rules cost nothing on most texts.
+    requires: tuple[str, ...] = ()
 
-    def find(self, text: str) -> Iterator[Candidate]:
+    def find(self, text: str, lowered: str | None = None) -> Iterator[Candidate]:
+        """Candidates in ``text``; ``lowered`` is ``text.lower()`` when the caller has it."""
+        if self.requires:
+            haystack = text.lower() if lowered is None else lowered
+            if not any(literal in haystack for literal in self.requires):
+                return
         position = 0
         while (match := self.pattern.search(text, position)) is not None:
             whole_start, whole_end = match.span()
@@ -104,8 +112,28 @@ def _rule(
     check: Callable[[str], bool] | None = None,
     before: re.Pattern[str] | None = None,
     back: int = 0,
+    requires: tuple[str, ...] = (),
 ) -> Rule:
-    return Rule(kind, re.compile(pattern, flags), group, check, before, back)
+    return Rule(kind, re.compile(pattern, flags), group, check, before, back, requires)
+
+
+def _leading_literal(body: str) -> str:
+    """The literal text a pattern starts with (``sk-ant-`` of ``sk-ant-[A-Za-z0-9]...``)."""
+    literal = []
+    index = 0
+    while index < len(body):
+        char = body[index]
+        if char == "\\" and index + 1 < len(body) and body[index + 1] in ".-/+":
+            literal.append(body[index + 1])
+            index += 2
+            continue
+        if char in "[](){}.*+?|^$\\":
+            break
+        literal.append(char)
+        index += 1
+    if index < len(body) and body[index] in "*?{":  # the last character is optional or repeated
+        literal = literal[:-1]
+    return "".join(literal).lower()
 
 
 def _anchored(kind: str, head: str, literal: str, tail: str) -> Rule:
@@ -118,7 +146,7 @@ def _anchored(kind: str, head: str, literal: str, tail: str) -> Rule:
         raise ValueError(f"head must be one class with a fixed count: {head!r}")
     count = int(match.group(2))
     pattern = re.escape(literal) + rf"(?<={head}{re.escape(literal)})" + tail + _NO_TOKEN_AFTER
-    return _rule(kind, pattern, back=count)
+    return _rule(kind, pattern, back=count, requires=(literal.lower(),))
 
 
 def _token(kind: str, body: str, *, check: Callable[[str], bool] | None = None, flags: int = 0) -> Rule:
@@ -129,6 +157,7 @@ def _token(kind: str, body: str, *, check: Callable[[str], bool] | None = None, 
     drops a token glued to a longer word at once, instead of reading the whole run first (which
     made ``eyJeyJeyJ...`` quadratic). Its last repeat is possessive: what follows it may not be a
     token character anyway, so giving characters back could never help."""
+    literal = _leading_literal(body)
     if body[0].isascii() and body[0].isalnum() and body[1:2] not in ("{", "?", "*", "+", "|"):
         body = body[0] + r"(?<![A-Za-z0-9_-]." + ")" + body[1:]
         before = None
@@ -136,7 +165,8 @@ def _token(kind: str, body: str, *, check: Callable[[str], bool] | None = None, 
         before = TOKEN_CHAR
     if body.endswith("}"):
         body += "+"
-    return _rule(kind, body + _NO_TOKEN_AFTER, check=check, flags=flags, before=before)
+    requires = (literal,) if len(literal) >= 2 else ()
+    return _rule(kind, body + _NO_TOKEN_AFTER, check=check, flags=flags, before=before, requires=requires)
 
 
 # --- checks ------------------------------------------------------------------------------------
@@ -351,6 +381,7 @@ _AZURE = _rule(
     r"=(" + _NOT_PLACEHOLDER + r"[A-Za-z0-9+/=%_.~-]{8,1024})",
     group=1,
     before=ALNUM,
+    requires=("key=", "sig=", "signature="),
 )
 _BASIC_AUTH = _rule(
     "basic_auth",
@@ -358,6 +389,7 @@ _BASIC_AUTH = _rule(
     group=1,
     check=lambda value: _decodes_to_credentials(value),
     before=LETTER,
+    requires=("basic",),
 )
 _BEARER = _rule(
     "bearer_token",
@@ -365,6 +397,7 @@ _BEARER = _rule(
     group=1,
     check=lambda value: not is_hash_like(value) or len(value) >= 32,
     before=LETTER,
+    requires=("bearer",),
 )
 _CLI_USER = _rule(
     "cli_password",
@@ -374,6 +407,7 @@ _CLI_USER = _rule(
     group=1,
     check=lambda value: not looks_like_code_or_placeholder(value),
     before=NOT_SPACE_OR_QUOTE,
+    requires=("-u", "--user", "--proxy-user"),
 )
 _CLI_P_FLAG = _rule(
     "cli_password",
@@ -382,6 +416,7 @@ _CLI_P_FLAG = _rule(
     group=1,
     check=lambda value: not looks_like_code_or_placeholder(value),
     before=TOKEN_CHAR,
+    requires=("mysql", "mariadb"),
 )
 _CLI_SEPARATE = _rule(
     "cli_password",
@@ -391,12 +426,14 @@ _CLI_SEPARATE = _rule(
     group=1,
     check=lambda value: not looks_like_code_or_placeholder(value),
     before=TOKEN_CHAR,
+    requires=("sshpass", "redis-cli", "docker", "htpasswd"),
 )
 _NETRC = _rule(
     "password",
     r"(?=[MmLl])(?i:machine|login)\s[^\n]{0,200}?\b(?i:password)\s{1,5}(" + _NOT_PLACEHOLDER + r"\S{1,256})",
     group=1,
     before=TOKEN_CHAR,
+    requires=("password",),
 )
 _QUERY_SECRET = _rule(
     "url_secret",
@@ -406,6 +443,7 @@ _QUERY_SECRET = _rule(
     + r"[^&\s#\"'<>]{6,2048})",
     group=1,
     check=lambda value: not looks_like_code_or_placeholder(value),
+    requires=("=",),
 )
 # .npmrc: "//registry.example.com/:_authToken=..." or "_auth=..." at the start of a line.
 _NPMRC = _rule(
@@ -414,6 +452,7 @@ _NPMRC = _rule(
     group=1,
     before=re.compile(r"[^:\n]"),
     check=lambda value: not looks_like_code_or_placeholder(value),
+    requires=("_auth", "_password"),
 )
 # Whole runs of the base64 alphabet (a greedy run with nothing after it never backtracks), of
 # which only those exactly 40 long are candidates.
@@ -422,7 +461,9 @@ _AWS_SECRET_40 = _rule(
     r"[A-Za-z0-9/+=]{40,}",
     check=lambda run: len(run) == 40 and "=" not in run and _random_40(run),
 )
-_PUTTY_MAC = _rule("private_key", r"(?m)^Private-MAC:\s{0,5}([0-9a-fA-F]{20,128})", group=1)
+_PUTTY_MAC = _rule(
+    "private_key", r"(?m)^Private-MAC:\s{0,5}([0-9a-fA-F]{20,128})", group=1, requires=("private-mac",)
+)
 CONTEXT_RULES: tuple[Rule, ...] = (
     _AZURE,
     _BASIC_AUTH,
