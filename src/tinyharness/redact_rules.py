@@ -720,10 +720,15 @@ def pem_blocks(text: str) -> Iterator[Candidate]:
     the BEGIN line go (the base64-line rule)."""
     position = 0
     next_end: re.Match[str] | None = None
+    no_end_before = 0  # no END marker starts in [searched from, no_end_before): never read twice
     while (begin := _PEM_BEGIN.search(text, position)) is not None:
+        reach = begin.end() + _PEM_MAX
         if next_end is None or next_end.start() < begin.end():
-            next_end = _PEM_END.search(text, begin.end(), begin.end() + _PEM_MAX)
-        if next_end is not None and next_end.start() - begin.end() <= _PEM_MAX:
+            next_end = None
+            if reach > no_end_before:
+                next_end = _PEM_END.search(text, max(begin.end(), no_end_before), reach)
+                no_end_before = reach if next_end is None else no_end_before
+        if next_end is not None and next_end.start() <= reach:
             yield Candidate("private_key", begin.start(), next_end.end())
             position = next_end.end()
         else:
