@@ -18,8 +18,8 @@ templates and SSH remotes such as ``git@github.com:org/repo.git`` as they are.
 
 Cost is linear in the length of the text whatever it holds: every rule has bounded repeats, every
 detect-secrets plugin sees windows of bounded size, and overlaps are settled on a byte map.
-``redact`` is idempotent: placeholders never match a rule. Imports nothing from tinyharness but its
-two rule modules.
+``redact`` is idempotent: placeholders never match a rule. May import ``redact_rules`` and
+``redact_detect`` (its two halves), nothing else of the package.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ Three limits keep this linear in the size of the input, whatever the input:
   on short windows only and within a budget of calls proportional to the input length; our own
   keyword rule (linear) covers everything it is not given time for.
 
-Imports nothing from tinyharness.
+May import nothing of the package.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ The look-alike checks decide what is *not* a secret though it has the shape of o
 (git object ids, lock-file checksums), UUIDs, code (``pwd = os.getcwd()``), templates and
 placeholders, paths, versions, and SSH remotes such as ``git@github.com:org/repo.git``.
 
-Imports nothing from tinyharness.
+May import ``redact_detect`` (for its entropy measure), nothing else of the package.
 """
 
 from __future__ import annotations
