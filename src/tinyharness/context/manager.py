@@ -12,15 +12,16 @@ and the files in use back after a lossy step, recounts the window and resets the
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
+from ..errors import ConfigError
 from ..events import EventBus
 from ..history import paths_still_visible, recent_file_paths
 from ..messages import Message, TextBlock
-from ..models.base import ModelRequest, ModelResponse, ToolSpec
-from .accounting import ACCOUNTING_MODES, Accountant, AccountingMode
+from ..models.base import CountsTokens, Model, ModelRequest, ModelResponse, ToolSpec
+from .accounting import Accountant
 from .base import ModelCaller
-from .flush import NOTE_TOOL, NotesFlush
+from .config import DEFAULT_WINDOW, ContextConfig
+from .flush import NOTE_TOOL, NotesFlush, RunCall
 from .pipeline import CircuitBreaker, parse_pipeline
 from .prefix import PrefixTracker
 from .restore import (
@@ -36,7 +37,6 @@ from .tokens import make_counter
 from .trigger import Trigger
 from .validator import InvalidRequest, check_compaction
 
-DEFAULT_WINDOW = 32_768  # when neither the user nor the model says
 TARGET_SHARE = 0.6  # of the trigger threshold a compaction aims for, so it is not re-triggered at once
 NOTES_SHARE = 0.15  # of the threshold NOTES.md may take when read back
 FILES_SHARE = 0.15  # of the threshold re-read files may take, in all
@@ -46,38 +46,44 @@ STORM_CALLS = 2  # agent calls a compaction must buy before another may call the
 
 
 class ContextManager:
+    """The context policy of one run, made from a ``ContextConfig``. ``model_window`` is the
+    model's own window (the summarizer's requests must fit it; the trigger's window is the
+    config's, else this one); ``exact_counter`` is the model's tokenizer for ``counter="exact"``;
+    ``run_call`` runs the note calls of the notes flush (``flush_notes``)."""
+
     def __init__(
         self,
+        config: ContextConfig | None = None,
         *,
-        trigger: Trigger,
-        accountant: Accountant,
-        pipeline: Sequence[Strategy],
-        keep_recent: int = 4,
         events: EventBus | None = None,
-        notes_path: Path | None = None,
-        file_reader: FileReader | None = None,
-        state_dir: Path | None = None,
-        workspace: Path | None = None,
-        compact_instructions: str | None = None,
         model_window: int | None = None,
-        restore_files: int = 5,
-        breaker_limit: int = 2,
-        flush: NotesFlush | None = None,
+        exact_counter: Callable[[str], int] | None = None,
+        file_reader: FileReader | None = None,
+        run_call: RunCall | None = None,
     ) -> None:
-        self.trigger = trigger
-        self.accountant = accountant
-        self.pipeline = list(pipeline)
-        self.keep_recent = keep_recent
+        config = config or ContextConfig()
+        self.config = config
+        # The one place the window is resolved: the user's, else the model's, else the default.
+        self.trigger = Trigger(config.window or model_window or DEFAULT_WINDOW, config.ratio, config.buffer)
+        try:
+            raw = make_counter(config.counter, exact=exact_counter)
+        except (ValueError, LookupError) as exc:
+            raise ConfigError(f"--counter {config.counter}: {exc}") from None
+        self.accountant = Accountant(raw, config.accounting, calibrate=config.counter != "chars4")
+        self.pipeline: list[Strategy] = parse_pipeline(config.strategy)
         self.events = events
-        self.notes_path = notes_path
-        self.file_reader = file_reader or (workspace_reader(workspace) if workspace else None)
-        self.state_dir = state_dir
-        self.workspace = workspace
-        self.compact_instructions = compact_instructions
-        self.model_window = model_window or trigger.window
-        self.restore_files = restore_files
-        self.breaker = CircuitBreaker(breaker_limit)
-        self.flush = flush
+        self.file_reader = file_reader or (workspace_reader(config.workspace) if config.workspace else None)
+        self.state_dir = config.state_dir
+        if self.state_dir is None and config.workspace is not None:
+            run = events.run_id if events is not None else "run"
+            self.state_dir = config.workspace / ".tinyharness" / "runs" / run
+        self.model_window = model_window or self.trigger.window
+        self.breaker = CircuitBreaker()
+        self.flush: NotesFlush | None = None
+        if config.flush_notes:
+            if run_call is None:
+                raise ConfigError("flush_notes (--flush-notes) needs a way to run the note calls (run_call)")
+            self.flush = NotesFlush(run_call, events or EventBus())
         self.prefix = PrefixTracker()
         self._offload = next((s for s in self.pipeline if isinstance(s, Offload)), None)
         self._compactions = 0
@@ -215,12 +221,12 @@ class ContextManager:
             call_model=call_model,
             count=self.accountant.estimate,
             count_text=self.accountant.count_text,
-            keep_recent=self.keep_recent,
+            keep_recent=self.config.keep_recent,
             target=self.target,
             model_window=self.model_window,
-            instructions=self.compact_instructions,
+            instructions=self.config.instructions,
             state_dir=self.state_dir,
-            workspace=self.workspace,
+            workspace=self.config.workspace,
             offload_cap=max(200, int(threshold * OFFLOAD_SHARE)),
             summary_max_tokens=min(1024, max(256, threshold // 4)),
         )
@@ -345,12 +351,12 @@ class ContextManager:
         stale = tagged_blocks(head, [NOTES, FILES])
         keep = [b for b in head.content[len(task_blocks(head)) :] if b not in stale]
         added = []
-        notes = read_notes(self.notes_path)
+        notes = read_notes(self.config.notes_path)
         if notes is not None:
-            added.append(notes_block(notes, int(threshold * NOTES_SHARE), count, self.notes_path))
-        if self.file_reader is not None and self.restore_files > 0:
+            added.append(notes_block(notes, int(threshold * NOTES_SHARE), count, self.config.notes_path))
+        if self.file_reader is not None and self.config.restore_files > 0:
             visible = paths_still_visible(current)
-            paths = [p for p in recent_file_paths(original, self.restore_files) if p not in visible]
+            paths = [p for p in recent_file_paths(original, self.config.restore_files) if p not in visible]
             room = min(int(threshold * FILES_SHARE), self.target - self.accountant.estimate(current))
             block, _restored = files_block(paths, self.file_reader, count, room, max(200, room // 2))
             if block is not None:
@@ -369,62 +375,22 @@ def _chars(message: Message) -> int:
 
 
 def build_context(
-    strategy: str | None = None,
+    config: ContextConfig | None = None,
     *,
-    window: int | None = None,
-    ratio: float | None = None,
-    buffer: int | None = None,
-    keep_recent: int | None = None,
-    accounting: str = "context",
-    counter: str = "auto",
-    notes_path: str | Path | None = None,
-    state_dir: str | Path | None = None,
-    workspace: str | Path | None = None,
+    model: Model | None = None,
     events: EventBus | None = None,
-    compact_instructions: str | None = None,
-    model_window: int | None = None,
-    exact_counter: Callable[[str], int] | None = None,
+    run_call: RunCall | None = None,
     file_reader: FileReader | None = None,
-    flush: NotesFlush | None = None,
 ) -> ContextManager:
-    """The context policy for the CLI options ``--strategy``, ``--context-window``,
-    ``--compact-ratio``/``--compact-buffer``, ``--keep-recent``, ``--accounting``,
-    ``--counter`` and ``--compact-instructions``.
-
-    ``window`` defaults to ``model_window`` (what the model reports), then 32768. With neither
-    ``ratio`` nor ``buffer`` the trigger is 0.7 of the window. ``counter="auto"`` is the CJK-aware
-    estimate corrected by reported usage; ``"chars4"`` is seed 000's estimate, uncorrected;
-    ``"exact"`` uses ``exact_counter`` (the model's tokenizer) or an offline BPE encoding.
-    ``state_dir`` (offloaded outputs) defaults to ``WORKSPACE/.tinyharness/runs/RUN_ID``.
-    ``flush`` (``--flush-notes``) makes the model save notes before each compaction.
+    """The context policy for ``config`` with ``model``: the model gives its window (used when
+    the config leaves the window open, and as the summarizer's limit) and, when it has one, its
+    tokenizer for ``counter="exact"``. ``run_call`` runs the note calls of ``flush_notes``.
     Raises ``ConfigError`` for bad values."""
-    from ..errors import ConfigError
-
-    if accounting not in ACCOUNTING_MODES:
-        raise ConfigError(f"--accounting must be one of {', '.join(ACCOUNTING_MODES)}, got {accounting!r}")
-    mode: AccountingMode = "cumulative" if accounting == "cumulative" else "context"
-    try:
-        raw = make_counter(counter, exact=exact_counter)
-    except (ValueError, LookupError) as exc:
-        raise ConfigError(f"--counter {counter}: {exc}") from None
-    if keep_recent is not None and keep_recent < 0:
-        raise ConfigError(f"--keep-recent must not be negative, got {keep_recent}")
-    trigger = Trigger(window or model_window or DEFAULT_WINDOW, ratio=ratio, buffer=buffer)
-    root = Path(workspace) if workspace is not None else None
-    if state_dir is None and root is not None:
-        run = events.run_id if events is not None else "run"
-        state_dir = root / ".tinyharness" / "runs" / run
     return ContextManager(
-        trigger=trigger,
-        accountant=Accountant(raw, mode, calibrate=counter != "chars4"),
-        pipeline=parse_pipeline(strategy),
-        keep_recent=4 if keep_recent is None else keep_recent,
+        config,
         events=events,
-        notes_path=Path(notes_path) if notes_path is not None else None,
+        model_window=model.context_window if model is not None else None,
+        exact_counter=model.count_tokens if isinstance(model, CountsTokens) else None,
         file_reader=file_reader,
-        state_dir=Path(state_dir) if state_dir is not None else None,
-        workspace=root,
-        compact_instructions=compact_instructions,
-        model_window=model_window,
-        flush=flush,
+        run_call=run_call,
     )

@@ -51,8 +51,8 @@ class StepContext:
     call_model: ModelCaller
     count: Callable[[Sequence[Message]], int]
     count_text: Callable[[str], int]
-    keep_recent: int = 4
-    target: int = 0
+    keep_recent: int  # ContextConfig.keep_recent
+    target: int
     model_window: int | None = None
     instructions: str | None = None
     state_dir: Path | None = None

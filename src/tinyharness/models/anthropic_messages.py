@@ -33,7 +33,15 @@ from ..errors import ConfigError, ModelError
 from ..messages import Block, Message, TextBlock, ThinkingBlock, ToolUseBlock, block_to_dict
 from . import json_mode
 from ._sdk_errors import map_sdk_error
-from .base import ModelRequest, ModelResponse, StopReason, ToolSpec, Usage
+from .base import (
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_TIMEOUT,
+    ModelRequest,
+    ModelResponse,
+    StopReason,
+    ToolSpec,
+    Usage,
+)
 from .json_mode import ToolMode
 
 _MAX_TOKENS_STOPS = ("max_tokens", "model_context_window_exceeded")
@@ -51,8 +59,8 @@ class AnthropicModel:
         base_url: str | None = None,
         api_key: str | None = None,
         tool_mode: ToolMode = "native",
-        timeout: float = 120.0,
-        max_retries: int = 3,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_retries: int = DEFAULT_MAX_RETRIES,
         context_window: int | None = None,
         thinking: Mapping[str, Any] | None = None,
         name: str | None = None,

@@ -35,7 +35,15 @@ from ..errors import ConfigError, ModelError
 from ..messages import Block, Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from . import json_mode
 from ._sdk_errors import map_sdk_error
-from .base import ModelRequest, ModelResponse, StopReason, ToolSpec, Usage
+from .base import (
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_TIMEOUT,
+    ModelRequest,
+    ModelResponse,
+    StopReason,
+    ToolSpec,
+    Usage,
+)
 from .json_mode import ToolMode
 
 # A stand-in key for servers that check none (local llama.cpp, vLLM, Ollama): the SDK refuses to
@@ -54,8 +62,8 @@ class OpenAIChatModel:
         base_url: str | None = None,
         api_key: str | None = None,
         tool_mode: ToolMode = "native",
-        timeout: float = 120.0,
-        max_retries: int = 3,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_retries: int = DEFAULT_MAX_RETRIES,
         context_window: int | None = None,
         temperature: float | None = None,
         frequency_penalty: float | None = None,
