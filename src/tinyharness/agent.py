@@ -19,7 +19,18 @@ from typing import Any, Protocol
 
 from .context.base import ContextPolicy, ModelCaller, Unmanaged
 from .context.validator import RequestValidator
-from .errors import ConfigError, ContextLengthExceeded, ModelError, StopRun
+from .errors import (
+    ConfigError,
+    ContextLengthExceeded,
+    ContextOverflow,
+    IterationLimit,
+    ModelError,
+    OutputLimit,
+    StopReason,
+    StopRun,
+    Stuck,
+    TokenBudgetSpent,
+)
 from .events import EventBus
 from .guards import RepetitionGuard
 from .messages import (
@@ -110,7 +121,7 @@ class LongTermMemory(Protocol):
 
 @dataclass
 class RunResult:
-    stop: str  # end_turn | max_iterations | token_budget | stuck | max_tokens | context_overflow | error
+    stop: StopReason
     final: str
     model_calls: int
     compactions: int
@@ -167,9 +178,17 @@ class Agent:
         """Run ``task``. ``history`` and ``state`` (from a checkpoint) continue an earlier
         conversation or a killed run; with no new task the run resumes where it stopped,
         running only the tool calls of the interrupted turn that had not finished."""
-        self.events.emit("run_start", task=task, model=self.model.name, tools=self.tools.names, **run_info)
+        self.events.emit(
+            "run_start",
+            task=task,
+            model=self.model.name,
+            tools=self.tools.names,
+            **self._context_info(),
+            **run_info,
+        )
         self._restore(history, state or {})
-        stop, detail, final = "end_turn", "", ""
+        stop: StopReason = "end_turn"
+        detail = final = ""
         try:
             if task is not None:
                 self._append(await self._task_message(task))
@@ -197,6 +216,15 @@ class Agent:
         )
         return result
 
+    def _context_info(self) -> dict[str, Any]:
+        """The window, trigger line and strategy, for the report to draw (when known)."""
+        info = {
+            "context_window": self.context.context_window,
+            "compact_at": self.context.compact_at,
+            "strategy": self.context.strategy,
+        }
+        return {name: value for name, value in info.items() if value is not None}
+
     async def _task_message(self, task: str) -> Message:
         """The task, after the block of recalled memories (the system prompt stays stable)."""
         block = await self.memory.recall(task) if self.memory is not None else ""
@@ -218,9 +246,7 @@ class Agent:
             await self._run_tools(self.messages[-1].tool_uses)  # a turn interrupted by a kill
         while True:
             if self.iterations >= self.config.max_iterations:
-                raise StopRun(
-                    "max_iterations", f"stopped after {self.iterations} iterations (--max-iterations)"
-                )
+                raise IterationLimit(f"stopped after {self.iterations} iterations (--max-iterations)")
             self.iterations += 1
             response = await self._agent_turn()
             self._append(response.message)
@@ -230,7 +256,7 @@ class Agent:
                 if cut_offs > MAX_TOKENS_RETRIES:
                     if calls:  # answer the cut-off calls, or the final request would be invalid
                         self._append(self._cut_off_reply(calls, ask_to_continue=False))
-                    raise StopRun("max_tokens", "the model's replies keep hitting the output limit")
+                    raise OutputLimit("the model's replies keep hitting the output limit")
                 self._append(self._cut_off_reply(calls))
                 continue
             cut_offs = 0
@@ -260,7 +286,7 @@ class Agent:
         nudge, stuck = self.repetition.observe(calls)
         self._append(Message("user", (*results, *nudge)))
         if stuck:
-            raise StopRun("stuck", stuck)
+            raise Stuck(stuck)
 
     async def _agent_turn(self, *, final_only: bool = False) -> ModelResponse:
         """One request of the loop (or the final answer), after the context policy's step."""
@@ -274,7 +300,7 @@ class Agent:
             try:
                 return await self.call_model(self._request(final_only=final_only))
             except ContextLengthExceeded as exc:
-                raise StopRun("context_overflow", f"still too long after compaction: {exc}") from None
+                raise ContextOverflow(f"still too long after compaction: {exc}") from None
 
     def _request(self, *, final_only: bool = False) -> ModelRequest:
         return ModelRequest(
@@ -291,7 +317,7 @@ class Agent:
         self.validator.check(request.messages, purpose=request.purpose)
         budget = self.config.token_budget
         if budget is not None and self.billed.total >= budget and not request.final_only:
-            raise StopRun("token_budget", f"used {self.billed.total} of the {budget}-token budget")
+            raise TokenBudgetSpent(f"used {self.billed.total} of the {budget}-token budget")
         self.model_calls += 1
         response = await self.model.complete(request)
         self.billed = Usage(
@@ -310,9 +336,8 @@ class Agent:
             "tokens": self.context.tokens,
             "messages": len(request.messages),
         }
-        prefix_share = getattr(self.context, "prefix_share", None)
-        if prefix_share is not None:
-            event["prefix_share"] = prefix_share
+        if self.context.prefix_share is not None:
+            event["prefix_share"] = self.context.prefix_share
         if self.config.trace:
             event["request"] = {"system": request.system, "messages": messages_to_dicts(request.messages)}
         self.events.emit("model_call", **event)

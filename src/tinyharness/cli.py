@@ -414,7 +414,7 @@ async def _run(args: argparse.Namespace) -> RunResult:
             memory=memory,
         )
         task = None if args.resume else args.task
-        return await agent.arun(task, history=history, state=state, session=session, **_run_info(context))
+        return await agent.arun(task, history=history, state=state, session=session)
     finally:
         try:
             if model is not None:
@@ -452,16 +452,6 @@ def _memory(args: argparse.Namespace, events: EventBus, session: str) -> ScopedM
         return None
     manager = MemoryManager(open_store(args.memory), events=events)
     return ScopedMemory(manager, Scope(user=args.memory_user, agent="tinyharness", session=session))
-
-
-def _run_info(context: ContextPolicy) -> dict[str, Any]:
-    """Fields for the run_start event that the report draws (window and trigger line)."""
-    info: dict[str, Any] = {}
-    for name in ("context_window", "compact_at", "strategy"):
-        value = getattr(context, name, None)
-        if value is not None:
-            info[name] = value
-    return info
 
 
 def main(argv: Sequence[str] | None = None) -> int:

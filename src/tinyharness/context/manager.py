@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from ..errors import ConfigError
 from ..events import EventBus
 from ..history import paths_still_visible, recent_file_paths
-from ..messages import Message, TextBlock
+from ..messages import Message, TextBlock, ToolResultBlock
 from ..models.base import CountsTokens, Model, ModelRequest, ModelResponse, ToolSpec
 from .accounting import Accountant
 from .base import ModelCaller
@@ -371,7 +371,11 @@ class ContextManager:
 
 
 def _chars(message: Message) -> int:
-    return sum(len(getattr(b, "content", "") or getattr(b, "text", "")) for b in message.content)
+    """Characters of text and tool output (what offloading shrinks)."""
+    return sum(
+        len(b.content) if isinstance(b, ToolResultBlock) else len(b.text) if isinstance(b, TextBlock) else 0
+        for b in message.content
+    )
 
 
 def build_context(
