@@ -16,6 +16,7 @@ from tinyharness.context.accounting import Accountant
 from tinyharness.context.config import ContextConfig
 from tinyharness.context.manager import ContextManager
 from tinyharness.context.pipeline import STRATEGIES
+from tinyharness.context.spill import SpillFolder
 from tinyharness.context.strategies import CompactionFailed, StepContext
 from tinyharness.context.tokens import HeuristicCounter
 from tinyharness.context.validator import check_compaction, validate_messages
@@ -79,8 +80,7 @@ def step_context(tmp: Path, accountant: Accountant, target: int, keep: int) -> S
         count_text=accountant.count_text,
         keep_recent=keep,
         target=target,
-        state_dir=tmp,
-        workspace=tmp,
+        spill=SpillFolder(tmp / "offload", tmp),
         offload_cap=200,
     )
 

@@ -32,6 +32,7 @@ from .restore import (
     workspace_reader,
 )
 from .rewrite import FILES, NOTES, tagged_blocks, task_blocks
+from .spill import SpillFolder
 from .strategies import CompactionFailed, Offload, SlidingWindow, StepContext, Strategy
 from .tokens import make_counter
 from .trigger import Trigger
@@ -73,10 +74,12 @@ class ContextManager:
         self.pipeline: list[Strategy] = parse_pipeline(config.strategy)
         self.events = events
         self.file_reader = file_reader or (workspace_reader(config.workspace) if config.workspace else None)
-        self.state_dir = config.state_dir
-        if self.state_dir is None and config.workspace is not None:
+        state_dir = config.state_dir
+        if state_dir is None and config.workspace is not None:
             run = events.run_id if events is not None else "run"
-            self.state_dir = config.workspace / ".tinyharness" / "runs" / run
+            state_dir = config.workspace / ".tinyharness" / "runs" / run
+        # The one writer of context management: offloaded outputs, in the run's state folder.
+        self.spill = SpillFolder(state_dir / "offload", config.workspace) if state_dir else None
         self.model_window = model_window or self.trigger.window
         self.breaker = CircuitBreaker()
         self.flush: NotesFlush | None = None
@@ -225,8 +228,7 @@ class ContextManager:
             target=self.target,
             model_window=self.model_window,
             instructions=self.config.instructions,
-            state_dir=self.state_dir,
-            workspace=self.config.workspace,
+            spill=self.spill,
             offload_cap=max(200, int(threshold * OFFLOAD_SHARE)),
             summary_max_tokens=min(1024, max(256, threshold // 4)),
         )
