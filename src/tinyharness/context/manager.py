@@ -12,6 +12,7 @@ and the files in use back after a lossy step, recounts the window and resets the
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from ..errors import ConfigError
 from ..events import EventBus
@@ -44,6 +45,24 @@ FILES_SHARE = 0.15  # of the threshold re-read files may take, in all
 OFFLOAD_SHARE = 0.25  # of the threshold one tool result may take before it is offloaded
 WARN_SHARE = 0.8  # of the trigger threshold at which the model is asked to take notes
 STORM_CALLS = 2  # agent calls a compaction must buy before another may call the model
+
+
+@dataclass(frozen=True)
+class _Step:
+    """A strategy as one step of a compaction: a pipeline step, or a last resort the manager
+    adds so that something can always shrink the history."""
+
+    strategy: Strategy
+    last_resort: bool
+
+    @property
+    def name(self) -> str:
+        return self.strategy.name
+
+    def enough(self, target: int, threshold: int) -> int:
+        """The size at which the compaction stops before this step: the target for pipeline
+        steps, and merely under the trigger for a last resort (it drops what it cuts)."""
+        return threshold - 1 if self.last_resort else target
 
 
 class ContextManager:
@@ -260,38 +279,11 @@ class ContextManager:
     async def _compact(
         self, system: str, messages: list[Message], call_model: ModelCaller, *, reason: str
     ) -> list[Message]:
+        """Run the steps, put notes and files back after a lossy one, reset the counter and
+        report the compaction."""
         tokens_before = self.accountant.tokens
         window_before = self.accountant.estimate(messages)
-        ctx = self._step_context(system, call_model)
-        storm = self._compactions > 0 and self._calls_since_compaction < STORM_CALLS
-        current = list(messages)
-        applied: list[str] = []
-        lossy = False
-        for step, last_resort in self._steps():
-            size = self.accountant.estimate(current)
-            if applied and size <= (self.trigger.threshold - 1 if last_resort else ctx.target):
-                break
-            if not last_resort and not self.breaker.allows(step.name):
-                continue
-            if storm and step.calls_model:
-                self._fallback(step.name, "compacted too recently (compaction storm guard)")
-                continue
-            try:
-                candidate = await step.apply(current, ctx)
-                self._check(current, candidate)
-            except (CompactionFailed, InvalidRequest) as exc:
-                self._fail(step.name, str(exc), last_resort)
-                continue
-            if size > ctx.target and self.accountant.estimate(candidate) >= size:
-                # Ran but did not help: not an error, but it counts towards retiring the step.
-                if not last_resort:  # a last resort that cannot shrink further is not news
-                    self._fail(step.name, "no reduction")
-                continue
-            if not last_resort:
-                self.breaker.success(step.name)
-            current = candidate
-            applied.append(step.name)
-            lossy = lossy or step.lossy
+        current, applied, lossy = await self._run_steps(messages, self._step_context(system, call_model))
         if lossy:
             current = self._restore(current, messages)
         self.accountant.reset(current)
@@ -322,25 +314,79 @@ class ContextManager:
             )
         return current
 
-    def _steps(self) -> list[tuple[Strategy, bool]]:
+    async def _run_steps(
+        self, messages: list[Message], ctx: StepContext
+    ) -> tuple[list[Message], list[str], bool]:
+        """Each step in turn, until the history is small enough: a step runs unless a guard
+        holds it back, and its result is kept only when it is valid and smaller. Returns the
+        history, the steps applied and whether any of them lost content."""
+        current, lossy = list(messages), False
+        applied: list[str] = []
+        for step in self._steps():
+            size = self.accountant.estimate(current)
+            if applied and size <= step.enough(ctx.target, self.trigger.threshold):
+                break
+            held = self._held_back(step)
+            if held is not None:
+                if held:
+                    self._fallback(step.name, held)
+                continue
+            candidate = await self._attempt(step, current, ctx, size)
+            if candidate is not None:
+                current, lossy = candidate, lossy or step.strategy.lossy
+                applied.append(step.name)
+        return current, applied, lossy
+
+    def _steps(self) -> list[_Step]:
         """The pipeline, then the last resorts it lacks: sliding-window, then offload with the
         cap in force (a single round can still hold one oversized output)."""
-        steps: list[tuple[Strategy, bool]] = [(s, False) for s in self.pipeline]
+        steps = [_Step(s, last_resort=False) for s in self.pipeline]
         names = {s.name for s in self.pipeline}
         if "sliding-window" not in names:
-            steps.append((SlidingWindow(), True))
+            steps.append(_Step(SlidingWindow(), last_resort=True))
         if "offload" not in names:
-            steps.append((Offload(), True))
+            steps.append(_Step(Offload(), last_resort=True))
         return steps
 
-    def _check(self, before: list[Message], after: list[Message]) -> None:
-        check_compaction(before, after)
+    def _held_back(self, step: _Step) -> str | None:
+        """Why ``step`` sits out this compaction: "" quietly (its circuit breaker is open: it
+        was reported when it tripped), a reason to report (the storm guard: a compaction right
+        after another may not call the model again), None when it runs. Last resorts always
+        run: something must always be able to shrink."""
+        if step.last_resort:
+            return None
+        if not self.breaker.allows(step.name):
+            return ""
+        storm = self._compactions > 0 and self._calls_since_compaction < STORM_CALLS
+        if storm and step.strategy.calls_model:
+            return "compacted too recently (compaction storm guard)"
+        return None
 
-    def _fail(self, name: str, reason: str, last_resort: bool = False) -> None:
+    async def _attempt(
+        self, step: _Step, current: list[Message], ctx: StepContext, size: int
+    ) -> list[Message] | None:
+        """The step's result, or None when it failed, broke the history (the validator's
+        compaction check) or did not shrink it. Failures and no progress count towards the
+        step's breaker; a last resort that cannot shrink further is not news."""
+        try:
+            candidate = await step.strategy.apply(current, ctx)
+            check_compaction(current, candidate)
+        except (CompactionFailed, InvalidRequest) as exc:
+            self._fail(step, str(exc))
+            return None
+        if size > ctx.target and self.accountant.estimate(candidate) >= size:
+            if not step.last_resort:
+                self._fail(step, "no reduction")
+            return None
+        if not step.last_resort:
+            self.breaker.success(step.name)
+        return candidate
+
+    def _fail(self, step: _Step, reason: str) -> None:
         # The last resorts are never retired: something must always be able to shrink.
-        tripped = False if last_resort else self.breaker.failure(name)
+        tripped = False if step.last_resort else self.breaker.failure(step.name)
         suffix = f"; skipped for the next {self.breaker.cooldown} compactions" if tripped else ""
-        self._fallback(name, reason + suffix)
+        self._fallback(step.name, reason + suffix)
 
     def _fallback(self, name: str, reason: str) -> None:
         self._emit("compaction_fallback", strategy=name, reason=reason)
