@@ -271,7 +271,8 @@ _PLACEHOLDER_VALUE = re.compile(
     | (?:redacted|hidden|masked|placeholder|example|dummy|sample)$
     """
 )
-_TEMPLATE_MARKS = ("${", "{{", "{%", "%(")
+_TEMPLATE_MARK = re.compile(r"\$\{|\{\{|\{%|%\(")
+_DIGIT_ANYWHERE = re.compile(r"[0-9]")
 _CODE_VALUE = re.compile(
     r"""(?x)
     [A-Za-z_]\w{0,80}(?:\.[A-Za-z_]\w{0,80}){0,8}\s{0,3}[(\[]  # a call or an index: f(...), os.environ[...]
@@ -291,7 +292,7 @@ def looks_like_code_or_placeholder(value: str) -> bool:
         return True
     if core.lower() in _CODE_LITERALS or _PLACEHOLDER_VALUE.match(core):
         return True
-    if any(mark in core for mark in _TEMPLATE_MARKS):
+    if _TEMPLATE_MARK.search(core):
         return True
     return bool(_CODE_VALUE.match(core))
 
@@ -586,13 +587,97 @@ def _secret_key_name(text: str, stem_start: int, stem_end: int) -> bool:
     return True
 
 
-_NOT_A_SECRET_KEY = re.compile(
-    r"(?i)(?:file|path|dir|name|type|length|len|size|count|url|uri|endpoint|field|label|prompt|hash|id|ids"
-    r"|ref|policy|min|max|limit|expires?|expiry|ttl|timeout|format|mode|version|header|provider|store|manager"
-    r"|rotation|required|enabled|regex|pattern|hint|help|error|message|msg|column|input|widget|form|reset"
-    r"|usage|used|budget|tokenizer|encoding|index|location|arn|kind|algorithm|alg|method|strength|policy"
-    r"|storage|class|schema|scope|scopes|source|style|color|visible|prefix|suffix|template|env[_.-]?var)$"
+# Key names that end so hold something about a secret, not the secret (``password_length``,
+# ``token_type``, ``SharedAccessKeyName``). A suffix test (``str.endswith``) costs nothing.
+_NOT_A_SECRET_KEY_ENDINGS = tuple(
+    [
+        "file",
+        "path",
+        "dir",
+        "name",
+        "type",
+        "length",
+        "len",
+        "size",
+        "count",
+        "url",
+        "uri",
+        "endpoint",
+        "field",
+        "label",
+        "prompt",
+        "hash",
+        "id",
+        "ids",
+        "ref",
+        "policy",
+        "min",
+        "max",
+        "limit",
+        "expire",
+        "expires",
+        "expiry",
+        "ttl",
+        "timeout",
+        "format",
+        "mode",
+        "version",
+        "header",
+        "provider",
+        "store",
+        "manager",
+        "rotation",
+        "required",
+        "enabled",
+        "regex",
+        "pattern",
+        "hint",
+        "help",
+        "error",
+        "message",
+        "msg",
+        "column",
+        "input",
+        "widget",
+        "form",
+        "reset",
+        "usage",
+        "used",
+        "budget",
+        "tokenizer",
+        "encoding",
+        "index",
+        "location",
+        "arn",
+        "kind",
+        "algorithm",
+        "alg",
+        "method",
+        "strength",
+        "storage",
+        "class",
+        "schema",
+        "scope",
+        "scopes",
+        "source",
+        "style",
+        "color",
+        "visible",
+        "prefix",
+        "suffix",
+        "template",
+        "envvar",
+        "env_var",
+        "env-var",
+        "env.var",
+    ]
 )
+
+
+def _not_a_secret_key(key: str) -> bool:
+    return key.rstrip("_.-").lower().endswith(_NOT_A_SECRET_KEY_ENDINGS)
+
+
 _NUMERIC_OK = re.compile(r"(?i)pass|pwd|pin|密码|口令")
 # After the key: a closing quote (maybe escaped, as in JSON inside JSON), then the separator.
 _SEPARATOR = re.compile(r"""(?:\\{0,3}["'`\]]){0,2}[ \t]{0,8}(?:=>|:=|==|=|:|：|\bis\b|是|为)[ \t]{0,8}@?""")
@@ -612,11 +697,11 @@ def keyword_values(text: str) -> Iterator[Candidate]:
         after = _KEY_AFTER.match(text, match.end())
         key_end = after.end() if after else match.end()
         position = key_end
-        key = text[key_start:key_end]
-        if not _secret_key_name(text, match.start(), match.end()):
-            continue
         separator = _SEPARATOR.match(text, key_end)
-        if separator is None or _NOT_A_SECRET_KEY.search(key.rstrip("_.-")):
+        if separator is None:
+            continue
+        key = text[key_start:key_end]
+        if not _secret_key_name(text, match.start(), match.end()) or _not_a_secret_key(key):
             continue
         found = _value_after(text, separator.end(), key, code_style=" =" in separator.group(0))
         if found is not None:
@@ -635,7 +720,7 @@ def secret_key_before(text: str, start: int) -> bool | None:
     match = _KEY_BEFORE_VALUE.search(text, max(0, start - 80), start)
     if match is None:
         return None
-    return bool(_NOT_A_SECRET_KEY.search(match.group(1).rstrip("_.-")))
+    return _not_a_secret_key(match.group(1))
 
 
 def _value_after(text: str, at: int, key: str, *, code_style: bool) -> Candidate | None:
@@ -661,7 +746,7 @@ def _value_after(text: str, at: int, key: str, *, code_style: bool) -> Candidate
     if value.isdigit() and (len(value) < 4 or not _NUMERIC_OK.search(key)):
         return None
     name_in_code = code_style or (value.islower() and "_" in value)
-    if name_in_code and _IDENTIFIER.fullmatch(value) and not any(c.isdigit() for c in value):
+    if name_in_code and _IDENTIFIER.fullmatch(value) and not _DIGIT_ANYWHERE.search(value):
         return None  # `password = password_input`, `{"X-Api-Key": api_key}`: a name in code
     if _squash(value) in _squash(key):
         return None
