@@ -17,7 +17,7 @@ from memory_conftest import memory_open
 from tinyharness.events import EventBus, ListSink
 from tinyharness.memory import MemoryManager, Scope
 from tinyharness.memory.base import MemoryStore
-from tinyharness.memory.block import BLOCK_END, BLOCK_START
+from tinyharness.memory.block import BLOCK_END, BLOCK_START, format_memory_block
 from tinyharness.memory.parsing import parse_facts, parse_operations
 from tinyharness.messages import Message, TextBlock
 from tinyharness.models.scripted import ScriptedModel
@@ -259,3 +259,61 @@ def test_extraction_reads_tool_output_as_quoted_data() -> None:
     assert "x" * (RESULT_CHARS // 2 + 1) not in text
     assert "hunter2" not in text and "[REDACTED:password]" in text
     assert render_transcript(messages, 50) == text[-50:]
+
+
+def test_extracted_memories_carry_subject_time_and_context(memory_store: MemoryStore) -> None:
+    """The agent's own write path records what an import records: who a fact is about, when it
+    happened (the model's date, else the conversation's date moved by "yesterday"), and the
+    conversation it came from."""
+    from datetime import UTC, datetime
+
+    now = datetime(2026, 3, 10, 9, 0, tzinfo=UTC).timestamp()
+    manager = MemoryManager(memory_store)
+    conversation = [
+        Message.user("Bob moved to Berlin in 2024. I fixed the flaky test yesterday. 我喜欢绿茶"),
+        Message.assistant("Noted: Bob lives in Berlin."),
+    ]
+    model = scripted(
+        {
+            "facts": [
+                {"text": "Bob moved to Berlin", "kind": "fact", "subject": "Bob", "time": "2024-05-01"},
+                {"text": "The user fixed the flaky test yesterday", "kind": "fact"},
+                {"text": "用户喜欢喝绿茶", "kind": "preference", "subject": "user"},
+            ]
+        }
+    )
+    run(manager.extract_and_store(conversation, SCOPE, model.complete, now=now))
+    items = {i.content: i for i in memory_store.list_items(Scope("alice"))}
+    bob, test, tea = (
+        items["Bob moved to Berlin"],
+        items["The user fixed the flaky test yesterday"],
+        items["用户喜欢喝绿茶"],
+    )
+    assert bob.subject == "Bob" and bob.event_time == datetime(2024, 5, 1, tzinfo=UTC).timestamp()
+    assert test.subject == "alice" and test.event_time == now - 86_400  # the scope's user; "yesterday"
+    assert tea.subject == "user" and tea.event_time == now
+    for item in (bob, test, tea):
+        assert item.context.startswith("conversation of 2026-03-10 | user asked: Bob moved to Berlin")
+        assert item.context.endswith("assistant answered: Noted: Bob lives in Berlin.")
+    assert "Today is 2026-03-10." in model.requests[0].messages[0].text
+    # the block shows the day it happened and whom it is about
+    block = format_memory_block([bob])
+    assert '- 2024-05-01 fact about "Bob": "Bob moved to Berlin"' in block
+
+
+def test_consolidated_update_keeps_subject_time_and_context(memory_store: MemoryStore) -> None:
+    from datetime import UTC, datetime
+
+    now = datetime(2026, 3, 10, tzinfo=UTC).timestamp()
+    manager = MemoryManager(memory_store)
+    old = memory_store.add("project uses postgres", SCOPE)
+    model = scripted(
+        {"facts": [{"text": "project uses postgres 16", "subject": "project", "time": "2026-03-09"}]},
+        {"operations": [{"op": "update", "id": 1, "fact": 1, "text": "project uses postgres 16"}]},
+    )
+    ops = run(manager.extract_and_store([Message.user("we upgraded")], SCOPE, model.complete, now=now))
+    assert [o.op for o in ops] == ["update"]
+    new = memory_store.get(ops[0].memory_id)
+    assert new is not None and new.previous_id == old.id
+    assert new.subject == "project" and new.event_time == datetime(2026, 3, 9, tzinfo=UTC).timestamp()
+    assert new.context.startswith("conversation of 2026-03-10 | user asked: we upgraded")

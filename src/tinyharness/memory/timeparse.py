@@ -64,7 +64,7 @@ _RELATIVE: tuple[tuple[re.Pattern[str], float], ...] = tuple(
         (r"\bnext week\b", 7.0),
         (r"\bnext month\b", 30.0),
         (r"\bnext year\b", 365.0),
-        (r"\b昨天|昨晚", -1.0),
+        (r"昨天|昨晚", -1.0),
         (r"前天", -2.0),
         (r"上周|上个星期|上星期", -7.0),
         (r"上个月", -30.0),
