@@ -33,6 +33,8 @@ def _demo() -> Any:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
 KEY = "sk-ant-api03-" + "Q" * 40
 
 

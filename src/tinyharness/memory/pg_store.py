@@ -266,9 +266,7 @@ class PostgresStore(SQLStoreBase):
                 return found
         return []
 
-    def _vector_ranking(
-        self, cur: Any, qvec: Vectors, scope: Scope, limit: int
-    ) -> list[tuple[str, float]]:
+    def _vector_ranking(self, cur: Any, qvec: Vectors, scope: Scope, limit: int) -> list[tuple[str, float]]:
         """Nearest vectors in scope by the HNSW index (an iterative scan: pgvector keeps walking the
         graph until ``limit`` rows pass the scope filter); the exact scan when there is no index
         (a store of few vectors, or one another process indexed since this one opened it) or it
@@ -353,9 +351,7 @@ PHRASE_SCORE = (
 )
 
 
-def _phrase_weights(
-    query: str, weights: list[tuple[str, float]]
-) -> list[tuple[str, float]]:
+def _phrase_weights(query: str, weights: list[tuple[str, float]]) -> list[tuple[str, float]]:
     """The pairs of kept terms side by side in the question (``query_phrases``) as ``a <-> b``
     tsqueries, each weighted by the IDF of its rarer word. Why that weight: a phrase is in no more
     memories than its rarer word, so that IDF is a lower bound of the phrase's own, and it is

@@ -249,9 +249,7 @@ class SQLiteStore(SQLStoreBase):
         index.add_many(keys, matrix, [Scope(r[1] or None, r[2] or None, r[3] or None) for r in rows])
         self._index = index
 
-    def _text_ranking(
-        self, db: sqlite3.Connection, query: str, scope: Scope, limit: int
-    ) -> list[int]:
+    def _text_ranking(self, db: sqlite3.Connection, query: str, scope: Scope, limit: int) -> list[int]:
         """BM25's best ``limit`` rows, reordered by BM25 times ``content_coordination``."""
         terms, all_common = self._useful_terms(query_terms(query))
         if not terms:
@@ -285,9 +283,7 @@ class SQLiteStore(SQLStoreBase):
         return []
 
     @staticmethod
-    def _newest_floor(
-        db: sqlite3.Connection, match: str, where: list[str], params: list[str]
-    ) -> int:
+    def _newest_floor(db: sqlite3.Connection, match: str, where: list[str], params: list[str]) -> int:
         """The smallest rowid among the newest MAX_TERM_ROWS memories in scope that ``match``."""
         row = db.execute(
             "SELECT m.rowid FROM memory_fts JOIN memories m ON m.rowid = memory_fts.rowid "
