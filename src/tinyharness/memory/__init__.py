@@ -10,8 +10,9 @@ reranking), ``vector_index`` (exact numpy search), ``text`` (full-text preparati
 ``block`` (the recall block), ``adapter`` (``ScopedMemory``, the loop's view), ``files`` (the
 ``memory`` tool), ``cli``.
 
-May import ``messages``, ``models.base``, ``events``, ``errors``, ``redact`` and ``tools`` (for
-``function_tool`` and workspace confinement); nothing imports the agent loop from here.
+May import ``messages``, ``history``, ``models.base``, ``models.scripted`` (the demo only),
+``events``, ``errors``, ``redact``, ``paths`` and ``tools`` (for ``function_tool`` and workspace
+confinement); never context, the agent loop or the CLI.
 """
 
 from .adapter import ScopedMemory
