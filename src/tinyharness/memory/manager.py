@@ -30,7 +30,6 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from ..events import EventBus
-from ..history import transcript_lines
 from ..messages import Message
 from ..models.base import ModelRequest, ModelResponse
 from ..redact import redact

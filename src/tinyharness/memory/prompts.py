@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..context.summarize import transcript_lines
+from ..history import transcript_lines
 from ..messages import Message
 from ..redact import redact
 
