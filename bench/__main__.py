@@ -21,7 +21,7 @@ from pathlib import Path
 
 from bench import HERE, load_line, machine_line, progress
 
-PARTS = ("loop", "tokens", "memory", "e2e", "parallel")
+PARTS = ("loop", "tokens", "memory", "e2e", "secrets", "parallel")
 
 
 def _loop(small: bool) -> str:
@@ -91,6 +91,12 @@ def _e2e(small: bool) -> str:
     return f"Command: `{result.command}`\n\n{e2e_local.to_markdown(result)}"
 
 
+def _secrets(small: bool) -> str:
+    from bench import secrets_bench
+
+    return _quiet(lambda: secrets_bench.main(["--small"] if small else []))
+
+
 def _parallel(small: bool) -> str:
     from bench import parallel_calls
 
@@ -120,7 +126,8 @@ SECTIONS: dict[str, tuple[str, str, Callable[[bool], str]]] = {
     "tokens": ("2. Token economy on a long task", "python bench/context_bench.py", _tokens),
     "memory": ("3. Memory", "python bench/memory_bench.py", _memory),
     "e2e": ("4. Real model, end to end", "python -m bench.e2e_local", _e2e),
-    "parallel": ("5. Parallel tool calls with the run log", "python -m bench.parallel_calls", _parallel),
+    "secrets": ("5. Secret redaction", "python -m bench.secrets_bench", _secrets),
+    "parallel": ("6. Parallel tool calls with the run log", "python -m bench.parallel_calls", _parallel),
 }
 
 

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import markdown_table, progress
-from tinyharness.agent import Agent, Limits
+from tinyharness.agent import Agent, AgentConfig
 from tinyharness.events import EventBus, EventSink
 from tinyharness.messages import Message, ToolResultBlock, ToolUseBlock, block_to_dict, messages_to_dicts
 from tinyharness.models.base import ModelRequest, ModelResponse, Usage
@@ -141,7 +141,7 @@ def measure(calls: int, way: str) -> Row:
             ToolRegistry([noop]),
             events=EventBus(sinks),
             checkpoint=checkpoint,
-            limits=Limits(max_iterations=3),
+            config=AgentConfig(max_iterations=3),
         )
         started = time.perf_counter()
         result = asyncio.run(agent.arun("fan out"))

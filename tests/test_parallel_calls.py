@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from tinyharness.agent import Agent, Limits
+from tinyharness.agent import Agent, AgentConfig
 from tinyharness.events import EventBus
 from tinyharness.messages import Message, ToolUseBlock
 from tinyharness.models.base import ModelRequest, ModelResponse, Usage
@@ -61,7 +61,7 @@ def work(folder: Path, calls: int) -> tuple[int, int]:
         ToolRegistry([noop]),
         events=EventBus([log]),
         checkpoint=store.open("s"),
-        limits=Limits(max_iterations=3),
+        config=AgentConfig(max_iterations=3),
     )
     result = asyncio.run(agent.arun("fan out"))
     log.close()

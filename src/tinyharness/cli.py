@@ -2,6 +2,8 @@
 
 Exit codes: 0 when the task ended normally, 1 when the run stopped early (limits, errors),
 2 for bad usage or configuration, always with a one-line reason on stderr.
+
+May import anything: this is the top floor, and nothing imports it.
 """
 
 from __future__ import annotations
@@ -9,17 +11,20 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from . import __version__, runlog_cli
-from .agent import DEFAULT_SYSTEM_PROMPT, Agent, Limits, RunResult
+from .agent import Agent, AgentConfig, RunResult
+from .agent import problem as agent_problem
 from .context.base import ContextPolicy
-from .context.flush import NotesFlush
+from .context.config import DEFAULT_RATIO, DEFAULT_WINDOW, ContextConfig
+from .context.config import problem as context_problem
 from .context.manager import build_context
 from .context.tokens import HeuristicCounter
 from .errors import ConfigError, HarnessError
@@ -28,7 +33,7 @@ from .memory import MemoryManager, MemoryStore, Scope, ScopedMemory, memory_tool
 from .memory import cli as memory_cli
 from .memory.factory import default_store_url
 from .messages import ToolResultBlock, block_from_dict, messages_from_dicts
-from .models.base import Model
+from .models.base import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, Model
 from .models.factory import load_model
 from .otel import OTelSink, otel_sink_from_env, provider_name
 from .progress import ProgressPrinter
@@ -58,18 +63,32 @@ model strings:
 """
 
 
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
-    return value
+AGENT = AgentConfig()  # the defaults, written once in the config classes
+CONTEXT = ContextConfig()
 
 
-def _ratio(text: str) -> float:
-    value = float(text)
-    if not 0 < value <= 1:
-        raise argparse.ArgumentTypeError(f"must be in (0, 1], got {text}")
-    return value
+def _checked(
+    problem: Callable[[str, Any], str | None], field: str, convert: Callable[[str], Any]
+) -> Callable[[str], Any]:
+    """An option parser that refuses what the config would refuse, for the same reason."""
+
+    def parse(text: str) -> Any:
+        value = convert(text)  # a ValueError becomes argparse's "invalid int value"
+        wrong = problem(field, value)
+        if wrong is not None:
+            raise argparse.ArgumentTypeError(wrong)
+        return value
+
+    parse.__name__ = convert.__name__
+    return parse
+
+
+def _agent_option(field: str) -> Callable[[str], Any]:
+    return _checked(agent_problem, field, int)
+
+
+def _context_option(field: str, convert: Callable[[str], Any] = int) -> Callable[[str], Any]:
+    return _checked(context_problem, field, convert)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -99,10 +118,23 @@ def build_parser() -> argparse.ArgumentParser:
         help="native tool calls, or schema-constrained JSON actions for models without them "
         "(default: json for local, native otherwise)",
     )
-    model.add_argument("--timeout", type=float, default=120.0, help="seconds per model request (120)")
-    model.add_argument("--max-retries", type=int, default=3, help="retries on 429/5xx/timeouts (3)")
     model.add_argument(
-        "--max-output-tokens", type=_positive_int, default=1024, help="output limit per request"
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        help=f"seconds per model request (default {DEFAULT_TIMEOUT:g})",
+    )
+    model.add_argument(
+        "--max-retries",
+        type=int,
+        default=DEFAULT_MAX_RETRIES,
+        help=f"retries on 429/5xx/timeouts (default {DEFAULT_MAX_RETRIES})",
+    )
+    model.add_argument(
+        "--max-output-tokens",
+        type=_agent_option("max_output_tokens"),
+        default=AGENT.max_output_tokens,
+        help=f"output limit per request (default {AGENT.max_output_tokens})",
     )
 
     where = run.add_argument_group("workspace and output")
@@ -135,8 +167,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     limits = run.add_argument_group("limits and safety")
-    limits.add_argument("--max-iterations", type=_positive_int, default=50, help="agent turns (default 50)")
-    limits.add_argument("--token-budget", type=_positive_int, help="stop after this many billed tokens")
+    limits.add_argument(
+        "--max-iterations",
+        type=_agent_option("max_iterations"),
+        default=AGENT.max_iterations,
+        help=f"agent turns (default {AGENT.max_iterations})",
+    )
+    limits.add_argument(
+        "--token-budget",
+        type=_agent_option("token_budget"),
+        help="stop after this many billed tokens (input + output of every model call)",
+    )
     limits.add_argument(
         "--allow-write",
         action="store_true",
@@ -193,29 +234,46 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     context = run.add_argument_group("context management")
-    context.add_argument("--context-window", type=_positive_int, help="window in tokens (default: model's)")
-    context.add_argument("--compact-ratio", type=_ratio, help="compact at this share of the window")
-    context.add_argument("--compact-buffer", type=_positive_int, help="compact this many tokens below it")
-    context.add_argument("--keep-recent", type=_positive_int, help="rounds kept verbatim at compaction")
+    context.add_argument(
+        "--context-window",
+        type=_context_option("window"),
+        help=f"window in tokens (default: the model's, else {DEFAULT_WINDOW})",
+    )
+    context.add_argument(
+        "--compact-ratio",
+        type=_context_option("ratio", float),
+        help=f"compact at this share of the window (default {DEFAULT_RATIO})",
+    )
+    context.add_argument(
+        "--compact-buffer", type=_context_option("buffer"), help="compact this many tokens below the window"
+    )
+    context.add_argument(
+        "--keep-recent",
+        type=_context_option("keep_recent"),
+        default=CONTEXT.keep_recent,
+        help=f"rounds kept verbatim at compaction (default {CONTEXT.keep_recent})",
+    )
     context.add_argument(
         "--accounting",
         choices=["context", "cumulative"],
-        default="context",
+        default=CONTEXT.accounting,
         help="context: tokens in the current window (default); cumulative: the sum of input+output "
         "of every call, reset at compaction (lesson 6)",
     )
     context.add_argument(
         "--counter",
         choices=["auto", "chars4", "exact"],
-        default="auto",
+        default=CONTEXT.counter,
         help="auto: an estimate (honest for CJK) corrected by reported usage (default); chars4: "
         "characters/4 (seed 000); exact: a real tokenizer (the local server's, Anthropic's "
         "count_tokens endpoint, else o200k offline)",
     )
     context.add_argument(
         "--strategy",
+        type=_context_option("strategy", str),
+        default=CONTEXT.strategy,
         help="summarize, restart, clear-tool-results, sliding-window, offload or none, or a pipeline "
-        "a,b,c (default: offload,clear-tool-results,summarize,sliding-window)",
+        f"a,b,c (default: {CONTEXT.strategy})",
     )
     context.add_argument("--compact-instructions", help="extra instructions for the summarizer")
     context.add_argument(
@@ -248,23 +306,22 @@ def _confirm_on_terminal(question: str) -> bool:
 def _context(
     args: argparse.Namespace, model: Model, events: EventBus, workspace: Path, tools: ToolRegistry
 ) -> ContextPolicy:
-    flush = args.flush_notes if args.flush_notes is not None else args.model.startswith("local")
-    return build_context(
-        args.strategy,
+    config = ContextConfig(
+        strategy=args.strategy,
         window=args.context_window,
         ratio=args.compact_ratio,
         buffer=args.compact_buffer,
         keep_recent=args.keep_recent,
         accounting=args.accounting,
         counter=args.counter,
+        instructions=args.compact_instructions,
         notes_path=_notes_path(args, workspace),
         workspace=workspace,
-        events=events,
-        compact_instructions=args.compact_instructions,
-        model_window=model.context_window,
-        exact_counter=getattr(model, "count_tokens", None),
-        flush=NotesFlush(tools, events) if flush else None,
+        # Local models do not take notes when only asked (measured), so they must by default.
+        flush_notes=args.flush_notes if args.flush_notes is not None else args.model.startswith("local"),
     )
+    run_call = functools.partial(tools.run_call, events=events)
+    return build_context(config, model=model, events=events, run_call=run_call)
 
 
 def _legacy_checkpoint(log: RunLog, name: str) -> SavedSession | None:
@@ -364,21 +421,20 @@ async def _run(args: argparse.Namespace) -> RunResult:
         agent = Agent(
             model,
             tools,
+            AgentConfig(
+                max_iterations=args.max_iterations,
+                token_budget=args.token_budget,
+                max_output_tokens=args.max_output_tokens,
+                trace=args.trace,
+            ),
             context=context,
             events=events,
-            limits=Limits(args.max_iterations, args.token_budget, args.max_output_tokens),
-            trace=args.trace,
             checkpoint=session,
             memory=memory,
         )
         task = None if args.resume else args.task
         return await agent.arun(
-            task,
-            history=start.history,
-            state=start.state,
-            turn=start.turn,
-            session=session_name,
-            **_run_info(context),
+            task, history=start.history, state=start.state, turn=start.turn, session=session_name
         )
     except BaseException:
         # The error that stopped the run is the one to report: a scripted model's "responses
@@ -414,7 +470,7 @@ def _check_window(window: int | None, tools: ToolRegistry, max_output: int) -> N
         {"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in tools.specs
     ]
     counter = HeuristicCounter()
-    fixed = counter.count_text(DEFAULT_SYSTEM_PROMPT) + counter.count_text(json.dumps(specs))
+    fixed = counter.count_text(AGENT.system) + counter.count_text(json.dumps(specs))
     if window < fixed + max_output:
         raise ConfigError(
             f"--context-window {window} is too small: the system prompt and the tool list take about "
@@ -450,16 +506,6 @@ def _memory(args: argparse.Namespace, events: EventBus, session: str) -> ScopedM
         return None
     manager = MemoryManager(open_store(args.memory), events=events)
     return ScopedMemory(manager, Scope(user=args.memory_user, agent="tinyharness", session=session))
-
-
-def _run_info(context: ContextPolicy) -> dict[str, Any]:
-    """Fields for the run_start event that the report draws (window and trigger line)."""
-    info: dict[str, Any] = {}
-    for name in ("context_window", "compact_at", "strategy"):
-        value = getattr(context, name, None)
-        if value is not None:
-            info[name] = value
-    return info
 
 
 def main(argv: Sequence[str] | None = None) -> int:

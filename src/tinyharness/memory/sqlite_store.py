@@ -16,7 +16,6 @@ with ``MemoryStoreError`` before anything is written to it.
 
 from __future__ import annotations
 
-import builtins
 import re
 import sqlite3
 import time
@@ -68,7 +67,8 @@ CREATE TABLE memories (
     last_access_at REAL NOT NULL,
     access_count INTEGER NOT NULL DEFAULT 0,
     context TEXT NOT NULL DEFAULT '',
-    seq INTEGER NOT NULL
+    seq INTEGER NOT NULL,
+    event_time REAL
 );
 CREATE INDEX memories_root ON memories(root_id, version);
 CREATE INDEX memories_hash ON memories(content_hash) WHERE status = 'current';
@@ -86,7 +86,6 @@ CREATE TABLE memory_vectors (
 );
 """
 
-
 APPLICATION_ID = 0x74696E6D  # "tinm": marks a SQLite file as a tinyharness memory store
 _MEMORY_COLUMNS = {
     "rowid", "id", "root_id", "version", "content", "user_id", "agent_id", "session_id", "kind",
@@ -95,6 +94,7 @@ _MEMORY_COLUMNS = {
 }  # fmt: skip
 _VECTOR_COLUMNS = {"memory_rowid", "model", "dim", "data"}
 _FTS_COLUMNS = {"body", "context"}
+_ADDED_IN = {2: "event_time"}  # columns of ``memories`` added by a migration, by schema version
 
 
 class MemoryStoreError(ConfigError):
@@ -112,15 +112,14 @@ def _recognise(db: sqlite3.Connection) -> int | None:
     tables = {str(r[0]) for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     if not {"memories", "memory_fts", "memory_vectors"} <= tables:
         return None
-    if _columns(db, "memories") != _MEMORY_COLUMNS or _columns(db, "memory_vectors") != _VECTOR_COLUMNS:
+    if _columns(db, "memory_vectors") != _VECTOR_COLUMNS or _columns(db, "memory_fts") != _FTS_COLUMNS:
         return None
-    return 1 if _columns(db, "memory_fts") == _FTS_COLUMNS else None
-
-
-MIGRATIONS: builtins.list[builtins.list[str]] = [
-    # 1: the first schema
-    [],  # filled below from _SCHEMA
-]
+    columns = _columns(db, "memories")
+    for version in range(len(MIGRATIONS), 0, -1):
+        added = {name for at, name in _ADDED_IN.items() if at <= version}
+        if columns == _MEMORY_COLUMNS | added:
+            return version
+    return None
 
 
 def sqlite_path(url: str) -> Path:
@@ -196,7 +195,7 @@ class SQLiteStore(SQLStoreBase):
     def _insert_row(self, db: sqlite3.Connection, row: dict[str, Any], vector: Vectors | None) -> None:
         """One version with its full-text entry and, given one, its vector."""
         row["seq"] = self._write_seq(db)
-        rowid = db.execute(self._insert_sql(row), builtins.list(row.values())).lastrowid
+        rowid = db.execute(self._insert_sql(row), list(row.values())).lastrowid
         db.execute(
             "INSERT INTO memory_fts (rowid, body, context) VALUES (?, ?, ?)",
             (rowid, index_text(row["content"]), index_text(row["context"])),
@@ -232,7 +231,7 @@ class SQLiteStore(SQLStoreBase):
         db.execute("DELETE FROM memory_fts WHERE rowid = ?", (rowid,))
 
     def _insert_many(
-        self, db: sqlite3.Connection, rows: builtins.list[dict[str, Any]], vectors: Vectors | None
+        self, db: sqlite3.Connection, rows: list[dict[str, Any]], vectors: Vectors | None
     ) -> None:
         for index, row in enumerate(rows):
             self._insert_row(db, row, vectors[index] if vectors is not None else None)
@@ -285,9 +284,7 @@ class SQLiteStore(SQLStoreBase):
         index.add_many(keys, matrix, [Scope(r[1] or None, r[2] or None, r[3] or None) for r in rows])
         self._index = index
 
-    def _text_ranking(
-        self, db: sqlite3.Connection, query: str, scope: Scope, limit: int
-    ) -> builtins.list[int]:
+    def _text_ranking(self, db: sqlite3.Connection, query: str, scope: Scope, limit: int) -> list[int]:
         """BM25's best ``limit`` rows, reordered by BM25 times ``content_coordination``."""
         terms, all_common = self._useful_terms(query_terms(query))
         if not terms:
@@ -321,9 +318,7 @@ class SQLiteStore(SQLStoreBase):
         return []
 
     @staticmethod
-    def _newest_floor(
-        db: sqlite3.Connection, match: str, where: builtins.list[str], params: builtins.list[str]
-    ) -> int:
+    def _newest_floor(db: sqlite3.Connection, match: str, where: list[str], params: list[str]) -> int:
         """The smallest rowid among the newest MAX_TERM_ROWS memories in scope that ``match``."""
         row = db.execute(
             "SELECT m.rowid FROM memory_fts JOIN memories m ON m.rowid = memory_fts.rowid "
@@ -332,7 +327,7 @@ class SQLiteStore(SQLStoreBase):
         ).fetchone()
         return int(row[0]) if row else 0
 
-    def _useful_terms(self, terms: builtins.list[str]) -> tuple[builtins.list[str], bool]:
+    def _useful_terms(self, terms: list[str]) -> tuple[list[str], bool]:
         """``terms`` without those in more than COMMON_SHARE of the memories (counted up to that
         cap, which is cheap: FTS5 walks a doclist without ranking it), and whether all were."""
         total = int(self._db.execute("SELECT COALESCE(MAX(rowid), 0) FROM memory_fts").fetchone()[0])
@@ -350,13 +345,13 @@ class SQLiteStore(SQLStoreBase):
 
     def _vector_ranking(
         self, db: sqlite3.Connection, qvec: Vectors, scope: Scope, limit: int
-    ) -> builtins.list[tuple[int, float]]:
+    ) -> list[tuple[int, float]]:
         index = self._refresh_index()
         if index is None or index.dim != qvec.shape[0]:
             return []
         return index.search(qvec, scope, limit)
 
-    def _rows_by_key(self, db: sqlite3.Connection, keys: builtins.list[str]) -> dict[str, Sequence[Any]]:
+    def _rows_by_key(self, db: sqlite3.Connection, keys: list[str]) -> dict[str, Sequence[Any]]:
         rowids = [int(key) for key in keys]
         marks = ",".join("?" * len(rowids))
         rows = db.execute(f"SELECT {COLUMNS}, rowid FROM memories WHERE rowid IN ({marks})", rowids)
@@ -372,9 +367,14 @@ def marked_terms(highlighted: str, cap: int) -> int:
     return min(len({word.casefold() for span in _MARKED.findall(highlighted) for word in span.split()}), cap)
 
 
-def _split(script: str) -> builtins.list[str]:
+def _split(script: str) -> list[str]:
     return [s.strip() for s in script.split(";") if s.strip()]
 
 
-MIGRATIONS[0] = _split(_SCHEMA)
+MIGRATIONS: list[list[str]] = [
+    # 1: the first schema (the columns added later are left out here, and added by their step)
+    _split(_SCHEMA.replace(",\n    event_time REAL", "")),
+    # 2: when what a memory says happened
+    ["ALTER TABLE memories ADD COLUMN event_time REAL"],
+]
 MEMORY_STORE = Schema("memory store", APPLICATION_ID, MIGRATIONS, adopt=_recognise)
