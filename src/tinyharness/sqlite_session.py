@@ -13,7 +13,8 @@ N snapshots of a growing list. The rows of a turn are deleted in the transaction
 the turn's results.
 
 One run writes a session at a time: ``lock`` takes an OS lock (``flock``) on a lock file of its
-own, which the kernel releases when the process dies, however it dies.
+own (``runs.sessions.db-lock-<hash of the name>``, removed when the run ends), which the kernel
+releases when the process dies, however it dies.
 
 May import: ``errors``, ``messages``, ``session``, ``sqlitedb``, ``paths``, ``context.prefix``.
 """
@@ -134,7 +135,7 @@ class SessionStore:
 
     def lock_path(self, name: str) -> Path:
         digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-        return self.path.with_name(self.path.name + "-locks") / f"{digest}.lock"
+        return self.path.with_name(f"{self.path.name}-lock-{digest}")
 
 
 class SQLiteSession:
@@ -159,7 +160,6 @@ class SQLiteSession:
         path = self.store.lock_path(self.name)
         for _ in range(20):  # retried only when a holder removed the file as we opened it
             try:
-                path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
                 file = open(path, "a+b")  # noqa: SIM115 - held until close()
             except OSError as exc:
                 raise SessionStoreError(f"cannot create the session lock {path}: {exc.strerror}") from None
