@@ -250,15 +250,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--accounting",
         choices=["context", "cumulative"],
         default=CONTEXT.accounting,
-        help="context: tokens in the current window (default); cumulative: the sum of input+output "
-        "of every call, reset at compaction (lesson 6)",
+        help="context: tokens in the current window (default); cumulative: input + output of every "
+        "call added up, reset at compaction",
     )
     context.add_argument(
         "--counter",
         choices=["auto", "chars4", "exact"],
         default=CONTEXT.counter,
         help="auto: an estimate (honest for CJK) corrected by reported usage (default); chars4: "
-        "characters/4 (seed 000); exact: a real tokenizer (the local server's, Anthropic's "
+        "characters/4, never corrected; exact: a real tokenizer (the local server's, Anthropic's "
         "count_tokens endpoint, else o200k offline)",
     )
     context.add_argument(

@@ -1,5 +1,5 @@
 """The model-written strategies: ``summarize`` (head + summary of the middle + recent rounds)
-and ``restart`` (lesson 6: a handoff summary becomes the whole new window).
+and ``restart`` (a handoff summary becomes the whole new window).
 
 The summarizer sees the history as a plain-text transcript in one user message, with a
 structured prompt and no tools offered: a transcript has no tool ids to orphan, and a model
@@ -144,7 +144,7 @@ class Summarize:
 
 
 class Restart:
-    """Lesson 6: summarize everything; the task, the handoff summary (and, added by the
+    """Summarize everything; the task, the handoff summary (and, added by the
     manager, NOTES.md and the files in use) become the whole new window, one user message."""
 
     name = "restart"
