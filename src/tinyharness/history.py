@@ -127,6 +127,11 @@ def transcript_lines(messages: Sequence[Message], result_chars: int) -> list[str
     return lines
 
 
+def render_transcript(messages: Sequence[Message], result_chars: int) -> str:
+    """``transcript_lines`` as one text, the form the summarizer and memory extraction read."""
+    return "\n\n".join(transcript_lines(messages, result_chars))
+
+
 def clip_middle(text: str, limit: int) -> str:
     """``text`` with its middle left out so that about ``limit`` characters remain."""
     if len(text) <= limit:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..events import EventBus
-from ..history import transcript_lines
+from ..history import render_transcript
 from ..messages import Message
 from ..models.base import ModelRequest, ModelResponse
 from ..redact import redact
@@ -194,7 +194,7 @@ class MemoryManager:
         return ops
 
     async def _extract(self, messages: Sequence[Message], call_model: CallModel) -> list[Fact]:
-        transcript = render_transcript(messages, self.transcript_chars)
+        transcript = extraction_transcript(messages, self.transcript_chars)
         if not transcript.strip():
             return []
         reply = await _ask(
@@ -347,10 +347,10 @@ def format_memory_block(items: Sequence[MemoryItem]) -> str:
     return "\n".join(lines)
 
 
-def render_transcript(messages: Sequence[Message], limit: int) -> str:
+def extraction_transcript(messages: Sequence[Message], limit: int) -> str:
     """The conversation as the summarizer sees it (tool output quoted as data), redacted, keeping
     the most recent ``limit`` characters."""
-    return redact("\n\n".join(transcript_lines(messages, RESULT_CHARS)))[-limit:]
+    return redact(render_transcript(messages, RESULT_CHARS))[-limit:]
 
 
 def parse_facts(text: str) -> list[Fact]:
