@@ -49,7 +49,7 @@ def describe_call(call: ToolUseBlock | None, limit: int = 160) -> str:
     return f"{call.name}({args})"
 
 
-def recent_file_paths(messages: Sequence[Message], limit: int = 5) -> list[str]:
+def recent_file_paths(messages: Sequence[Message], limit: int) -> list[str]:
     """Paths of read_file/edit_file/write_file calls, most recent first, without repeats."""
     seen: list[str] = []
     for message in reversed(messages):
