@@ -299,9 +299,10 @@ def _confirm_on_terminal(question: str) -> bool:
 def _context(
     args: argparse.Namespace, model: Model, events: EventBus, workspace: Path, tools: ToolRegistry
 ) -> ContextPolicy:
+    # No window here: --context-window went to the model (a local server sizes itself by it),
+    # and the context takes the model's, so the window is resolved in one place.
     config = ContextConfig(
         strategy=args.strategy,
-        window=args.context_window,
         ratio=args.compact_ratio,
         buffer=args.compact_buffer,
         keep_recent=args.keep_recent,
