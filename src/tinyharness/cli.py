@@ -238,13 +238,16 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"compact at this share of the window (default {DEFAULT_RATIO})",
     )
     context.add_argument(
-        "--compact-buffer", type=_context_option("buffer"), help="compact this many tokens below the window"
+        "--compact-buffer",
+        type=_context_option("buffer"),
+        help="compact this many tokens below the window (instead of --compact-ratio)",
     )
     context.add_argument(
         "--keep-recent",
         type=_context_option("keep_recent"),
         default=CONTEXT.keep_recent,
-        help=f"rounds kept verbatim at compaction (default {CONTEXT.keep_recent})",
+        help="latest rounds (a model reply and its tool results) kept word for word at compaction "
+        f"(default {CONTEXT.keep_recent})",
     )
     context.add_argument(
         "--accounting",
