@@ -14,8 +14,7 @@ from typing import Any
 import pexpect
 import pytest
 
-from tinyharness.messages import messages_from_dicts
-from tinyharness.runlog import RunLog
+from tinyharness.sqlite_session import SessionStore, store_path_for
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a pty")
 PROMPT = "›"
@@ -63,10 +62,10 @@ def leave(child: pexpect.spawn) -> None:
 
 
 def saved_conversation(tmp_path: Path) -> list[Any]:
-    with RunLog(tmp_path / "home" / "runs.db") as log:
-        checkpoint = log.load_checkpoint("t")
-    assert checkpoint is not None
-    return messages_from_dicts(checkpoint.messages)
+    with SessionStore(store_path_for(tmp_path / "home" / "runs.db")) as store:
+        saved = store.open("t").load()
+    assert saved is not None
+    return saved.messages
 
 
 def test_streaming_a_slash_command_diff_approval_and_undo(tmp_path: Path) -> None:
@@ -224,8 +223,10 @@ def test_chat_on_the_local_model_streams_a_reply(tmp_path: Path) -> None:
     env.update(TINYHARNESS_HOME=str(tmp_path / "home"), PROMPT_TOOLKIT_NO_CPR="1", TERM="xterm-256color")
     child = pexpect.spawn(
         sys.executable,
-        ["-m", "tinyharness", "chat", "--model", "local", "--workspace", str(tmp_path / "ws")]
-        + ["--context-window", "2048", "--max-iterations", "2", "--max-output-tokens", "48", "--no-log"],
+        [
+            *("-m", "tinyharness", "chat", "--model", "local", "--workspace", str(tmp_path / "ws")),
+            *("--context-window", "2048", "--max-iterations", "2", "--max-output-tokens", "48", "--no-log"),
+        ],
         env=env,
         encoding="utf-8",
         timeout=240,

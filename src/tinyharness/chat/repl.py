@@ -17,7 +17,7 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.history import FileHistory, InMemoryHistory
@@ -29,8 +29,8 @@ from rich.text import Text
 
 from ..agent import Agent, RunResult
 from ..errors import HarnessError, ModelError, StopRun
-from ..messages import Message, ToolResultBlock, messages_from_dicts
-from ..runlog import RunLog
+from ..messages import Message, ToolResultBlock
+from ..session import Session, close_orphans
 from .render import TurnView, show_diff
 from .review import WriteReview
 
@@ -53,8 +53,16 @@ HELP = [
 ]
 _T = TypeVar("_T")
 
-# (model string, session, history, review) -> a ready agent
-BuildAgent = Callable[[str, str, list[Message], WriteReview], Agent]
+# (model string, session name, the locked session or None, review) -> a ready agent
+BuildAgent = Callable[[str, str, Any, WriteReview], Agent]
+
+
+class Sessions(Protocol):
+    """Where conversations are saved (the session store)."""
+
+    def open(self, name: str) -> Session: ...
+
+    def latest(self) -> str | None: ...
 
 
 @dataclass
@@ -66,7 +74,7 @@ class ChatSetup:
     build: BuildAgent
     close: Callable[[Agent], Awaitable[None]]
     notes_path: Path
-    log: RunLog | None = None
+    sessions: Sessions | None = None
     session: str | None = None
     history_file: Path | None = None
     search_memory: Callable[[str], list[str]] | None = None
@@ -88,13 +96,14 @@ class ChatSession:
         self.last_was_interrupt = False
         self._task: asyncio.Future[Any] | None = None
         self._pressed = self._signal_seen = False
-        history = self._load(self.session) if setup.session else []
-        self.agent = setup.build(self.model, self.session, history, self.review)
+        self.saved = self._open(self.session)
+        self.agent = setup.build(self.model, self.session, self.saved, self.review)
+        self.agent.messages = self._history(self.saved)
 
     # --- the loop -----------------------------------------------------------------------------
 
     async def loop(self) -> None:
-        prompt = PromptSession[str](history=self._history(), key_bindings=_bindings())
+        prompt = PromptSession[str](history=self._input_history(), key_bindings=_bindings())
         self.console.print(
             Text(
                 f"tinyharness chat · {self.model} · session {self.session} · {self.setup.workspace}\n"
@@ -295,7 +304,7 @@ class ChatSession:
         notes = self._read_notes()
         lines = Table(show_header=False, box=None)
         if breakdown is not None:
-            parts = breakdown(self.agent.system, self.agent.tools.specs, self.agent.messages, notes)
+            parts = breakdown(self.agent.config.system, self.agent.tools.specs, self.agent.messages, notes)
             for part in ("system", "tools", "history"):
                 lines.add_row(part, f"{parts[part]:,}")
             lines.add_row("notes file (read back at compaction)", f"{parts['notes']:,}")
@@ -361,7 +370,10 @@ class ChatSession:
         try:
             messages = await self._cancellable(
                 compact_now(
-                    self.agent.system, self.agent.messages, self.agent.call_model, instructions=instructions
+                    self.agent.config.system,
+                    self.agent.messages,
+                    self.agent.call_model,
+                    instructions=instructions,
                 )
             )
         except (ModelError, StopRun) as exc:
@@ -379,11 +391,22 @@ class ChatSession:
         await self._switch(self.session, list(self.agent.messages), model=name)
         self.console.print(Text(f"model: {self.model}", style="dim"))
 
-    async def _switch(self, session: str, history: list[Message], *, model: str | None = None) -> None:
-        """A new agent (new model, or another conversation); the old one is closed after the new
-        one is built, so a bad model string leaves the chat as it was."""
-        fresh = self.setup.build(model or self.model, session, history, self.review)
+    async def _switch(self, session: str, history: list[Message] | None, *, model: str | None = None) -> None:
+        """A new agent (new model, or another conversation: ``history`` None loads the saved
+        one); the old agent is closed after the new one is built, so a bad model string leaves
+        the chat as it was."""
+        saved = self._open(session) if session != self.session else self.saved
+        try:
+            fresh = self.setup.build(model or self.model, session, saved, self.review)
+        except BaseException:
+            if saved is not self.saved and saved is not None:
+                saved.close()
+            raise
+        fresh.messages = self._history(saved) if history is None else history
         old, self.agent = self.agent, fresh
+        if saved is not self.saved and self.saved is not None:
+            self.saved.close()
+        self.saved = saved
         self.model, self.session = model or self.model, session
         try:
             await self.setup.close(old)
@@ -391,34 +414,44 @@ class ChatSession:
             self.console.print(Text(f"closing the previous model: {exc}", style="red"))
 
     async def _resume(self, name: str) -> None:
-        log = self.setup.log
-        if log is None:
+        sessions = self.setup.sessions
+        if sessions is None:
             self.console.print(Text("/resume needs the run log (drop --no-log)", style="red"))
             return
-        session = name or next(
-            (run.session for run in log.list_runs(50) if run.session and run.session != self.session), None
-        )
-        if not session:
-            self.console.print(Text("no earlier conversation to resume", style="dim"))
+        session = name or sessions.latest()
+        if not session or session == self.session:
+            self.console.print(Text("no other saved conversation; /resume NAME picks one", style="dim"))
             return
-        history = self._load(session)
+        await self._switch(session, None)
+        history = self.agent.messages
         if not history:
-            self.console.print(Text(f"session {session!r} has no saved conversation", style="red"))
+            self.console.print(Text(f"session {session!r} had no saved conversation: it starts now", "dim"))
             return
-        await self._switch(session, history)
         self.console.print(Text(f"resumed session {session} ({len(history)} messages)", style="dim"))
         last = next((m.text for m in reversed(history) if m.role == "assistant" and m.text), "")
         if last:
             self.console.print(Markdown(last))
 
-    def _load(self, session: str) -> list[Message]:
-        """A session's saved conversation, its open tool calls closed as interrupted."""
-        if self.setup.log is None:
+    def _open(self, name: str) -> Session | None:
+        """The session ``name``, locked for this chat (None without a session store)."""
+        if self.setup.sessions is None:
+            return None
+        session = self.setup.sessions.open(name)
+        try:
+            session.lock()
+        except BaseException:
+            session.close()
+            raise
+        return session
+
+    @staticmethod
+    def _history(session: Session | None) -> list[Message]:
+        """A session's saved conversation, made valid: calls a run left without a result are
+        answered as interrupted (never run again), and it ends on the assistant's side."""
+        saved = session.load() if session is not None else None
+        if saved is None:
             return []
-        checkpoint = self.setup.log.load_checkpoint(session)
-        if checkpoint is None:
-            return []
-        history = messages_from_dicts(checkpoint.messages)
+        history, _ = close_orphans(saved.messages)
         if history and history[-1].role == "assistant" and history[-1].tool_uses:
             closed = tuple(
                 ToolResultBlock(c.id, INTERRUPTED_RESULT, is_error=True) for c in history[-1].tool_uses
@@ -428,7 +461,7 @@ class ChatSession:
             history.append(Message.assistant("(interrupted)"))
         return history
 
-    def _history(self) -> FileHistory | InMemoryHistory:
+    def _input_history(self) -> FileHistory | InMemoryHistory:
         path = self.setup.history_file
         if path is None:
             return InMemoryHistory()
@@ -438,7 +471,11 @@ class ChatSession:
         return InMemoryHistory()
 
     async def close(self) -> None:
-        await self.setup.close(self.agent)
+        try:
+            await self.setup.close(self.agent)
+        finally:
+            if self.saved is not None:
+                self.saved.close()
 
 
 def _bindings() -> KeyBindings:
