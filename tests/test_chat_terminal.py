@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
 import sys
+import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +33,9 @@ def write_call(path: str, content: str) -> dict[str, Any]:
     return {"stop_reason": "tool_use", "content": [{"type": "text", "text": "Writing."}, call], "usage": {}}
 
 
-def spawn(tmp_path: Path, responses: list[dict[str, Any]], *, delay: float = 0.0) -> pexpect.spawn:
+def spawn(
+    tmp_path: Path, responses: list[dict[str, Any]], *, delay: float = 0.0, extra: Sequence[str] = ()
+) -> pexpect.spawn:
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"responses": responses, "stream_delay": delay}), encoding="utf-8")
     workspace = tmp_path / "ws"
@@ -44,7 +50,7 @@ def spawn(tmp_path: Path, responses: list[dict[str, Any]], *, delay: float = 0.0
     argv = ["-m", "tinyharness", "chat", "--model", f"scripted:{script}", "--workspace", str(workspace)]
     child = pexpect.spawn(
         sys.executable,
-        [*argv, "--session", "t"],
+        [*argv, "--session", "t", *extra],
         env=env,
         encoding="utf-8",
         timeout=30,
@@ -237,3 +243,36 @@ def test_chat_on_the_local_model_streams_a_reply(tmp_path: Path) -> None:
     child.expect("writing")
     child.expect(PROMPT)
     leave(child)
+
+
+@pytest.mark.skipif(shutil.which("pgrep") is None, reason="needs pgrep")
+def test_ctrl_c_during_a_shell_command_kills_it(tmp_path: Path) -> None:
+    """A tool's thread cannot be cancelled, so Ctrl-C also kills the command the shell tool is
+    running: nothing of it is left behind."""
+    marker = "sleep 37.25"
+    call = {"type": "tool_use", "id": "s1", "name": "shell", "input": {"command": marker}}
+    child = spawn(
+        tmp_path,
+        [{"stop_reason": "tool_use", "content": [call], "usage": {}}, text("after")],
+        extra=["--shell", "--allow", "shell:sleep *"],
+    )
+    child.sendline("wait a bit")
+    child.expect("running shell")
+    for _ in range(200):  # the tool_call line comes just before the command starts
+        if _running(marker):
+            break
+        time.sleep(0.05)
+    assert _running(marker)
+    child.sendintr()
+    child.expect("interrupted")
+    child.expect(PROMPT)
+    assert not _running(marker)
+    child.sendline("go on")
+    child.expect("after")
+    child.expect(PROMPT)
+    leave(child)
+
+
+def _running(command: str) -> bool:
+    found = subprocess.run(["pgrep", "-f", command], capture_output=True, text=True)
+    return bool(found.stdout.strip())

@@ -31,6 +31,7 @@ from ..agent import Agent, RunResult
 from ..errors import HarnessError, ModelError, StopRun
 from ..messages import Message, ToolResultBlock
 from ..session import Session, close_orphans
+from ..tools.shell import stop_running_commands
 from .render import TurnView, show_diff
 from .review import WriteReview
 
@@ -197,6 +198,7 @@ class ChatSession:
         self._pressed = True
         if self._task is not None:
             self._task.cancel()
+        stop_running_commands()  # a tool thread cannot be cancelled; the shell's command can
 
     def _interrupt_from_question(self) -> None:
         """Ctrl-C at the write question: stop the turn now, before the agent goes on with the
