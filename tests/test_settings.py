@@ -188,3 +188,9 @@ def test_adapters_use_a_stored_key_only_without_the_env_var_and_only_for_their_o
     assert key_of(AnthropicModel("claude-sonnet-4-5")) == SECRET + "-a"
     monkeypatch.setenv("OPENAI_API_KEY", "sk-from-env")
     assert key_of(OpenAIChatModel("gpt-4o-mini")) == "sk-from-env"
+
+
+def test_chat_outside_a_terminal_says_to_use_run(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["chat"]) == 2  # stdin is not a terminal under pytest
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "tinyharness run" in err

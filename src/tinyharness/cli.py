@@ -367,6 +367,8 @@ def _chat_args(argv: Sequence[str]) -> argparse.Namespace:
 async def _chat(args: argparse.Namespace) -> int:
     from .chat import ChatSetup, WriteReview, run_chat  # only the chat needs rich and prompt_toolkit
 
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise ConfigError('chat needs a terminal; for scripts and pipes use tinyharness run "task"')
     workspace = Path(args.workspace).resolve()
     if not workspace.is_dir():
         raise ConfigError(f"workspace {args.workspace} is not a folder")
