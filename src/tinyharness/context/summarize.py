@@ -22,13 +22,14 @@ from .rewrite import (
     flatten,
     rounds_after_head,
     tag_body,
+    tag_of,
     tagged,
     tagged_blocks,
     task_blocks,
     tool_calls_by_id,
     with_head_blocks,
 )
-from .strategies import CompactionFailed, StepContext, recent_rounds
+from .strategies import CLEARED_PREFIX, CompactionFailed, StepContext, recent_rounds
 
 SUMMARIZER_SYSTEM = (
     "You write handoff summaries of an agent's work. The agent will continue from your summary "
@@ -73,9 +74,14 @@ def transcript_lines(messages: Sequence[Message], result_chars: int) -> list[str
     for message in messages:
         for block in message.content:
             if isinstance(block, TextBlock) and block.text.strip():
-                lines.append(f"{message.role.upper()}: {block.text}")
+                if tag_of(block) is None:  # the harness's own inserts are not the user's words
+                    lines.append(f"{message.role.upper()}: {block.text}")
             elif isinstance(block, ToolUseBlock):
                 lines.append(f"ASSISTANT called {describe_call(block, 400)}")
+            elif isinstance(block, ToolResultBlock) and block.content.startswith(CLEARED_PREFIX):
+                # A placeholder, not output: shown, it became a "fact" in the summary ("the
+                # user should not clear any of the tool results", measured with the 0.5B).
+                continue
             elif isinstance(block, ToolResultBlock):
                 status = "error" if block.is_error else "result"
                 lines.append(

@@ -309,6 +309,11 @@ class ToolRegistry:
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
 
+    def remove(self, name: str) -> None:
+        """Stop offering ``name`` (no error when it is not there)."""
+        self._tools.pop(name, None)
+        self._validators.pop(name, None)
+
     @property
     def names(self) -> list[str]:
         return list(self._tools)
