@@ -21,7 +21,7 @@ from pathlib import Path
 
 from bench import HERE, load_line, machine_line, progress
 
-PARTS = ("loop", "tokens", "memory", "e2e")
+PARTS = ("loop", "tokens", "memory", "e2e", "secrets")
 
 
 def _loop(small: bool) -> str:
@@ -91,6 +91,12 @@ def _e2e(small: bool) -> str:
     return f"Command: `{result.command}`\n\n{e2e_local.to_markdown(result)}"
 
 
+def _secrets(small: bool) -> str:
+    from bench import secrets_bench
+
+    return _quiet(lambda: secrets_bench.main(["--small"] if small else []))
+
+
 def _quiet(call: Callable[[], str]) -> str:
     """Run a part that prints its own report; keep stdout for the summary, return the report."""
     buffer = io.StringIO()
@@ -104,6 +110,7 @@ SECTIONS: dict[str, tuple[str, str, Callable[[bool], str]]] = {
     "tokens": ("2. Token economy on a long task", "python bench/context_bench.py", _tokens),
     "memory": ("3. Memory", "python bench/memory_bench.py", _memory),
     "e2e": ("4. Real model, end to end", "python -m bench.e2e_local", _e2e),
+    "secrets": ("5. Secret redaction", "python -m bench.secrets_bench", _secrets),
 }
 
 

@@ -38,8 +38,9 @@ from pathlib import Path
 from typing import Any
 
 from bench import markdown_table, median, progress
-from tinyharness.agent import Agent, Limits
+from tinyharness.agent import Agent, AgentConfig
 from tinyharness.cli import SessionCheckpointer
+from tinyharness.context.config import ContextConfig
 from tinyharness.context.manager import ContextManager, build_context
 from tinyharness.context.prefix import PrefixTracker
 from tinyharness.context.validator import validate_messages
@@ -168,7 +169,7 @@ class _Timed:
 
 def measure_context(history: list[Message], turns: int, warmup: int = 3) -> dict[str, list[float]]:
     """Per-turn CPU seconds of the context path and its parts, and of ``validate_messages``."""
-    context = build_context("default", window=HUGE_WINDOW)
+    context = build_context(ContextConfig("default", window=HUGE_WINDOW))
     prefix = _TimedPrefix()
     context.prefix = prefix
     calibration = _Timed(context.accountant.raw.count_messages)
@@ -259,14 +260,13 @@ def measure_agent(history: list[Message], turns: int, *, run_log: bool, warmup: 
         log = RunLog(Path(folder) / "runs.db") if run_log else None
         sinks: list[EventSink] = [log] if log is not None else []
         events = EventBus(sinks)
-        context: ContextManager = build_context("default", window=HUGE_WINDOW, events=events)
+        context: ContextManager = build_context(ContextConfig("default", window=HUGE_WINDOW), events=events)
         agent = Agent(
             model,
             ToolRegistry([noop]),
-            system=SYSTEM,
+            AgentConfig(system=SYSTEM, max_iterations=warmup + turns + 5),
             context=context,
             events=events,
-            limits=Limits(max_iterations=warmup + turns + 5),
             checkpoint=SessionCheckpointer(log, "bench", events, history) if log is not None else None,
         )
         try:

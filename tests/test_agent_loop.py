@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from typing import Any
 
 import pytest
 
-from tinyharness.agent import Agent, Limits
+from tinyharness.agent import Agent, AgentConfig
+from tinyharness.context.config import ContextConfig
 from tinyharness.context.manager import build_context
 from tinyharness.errors import ScriptError
 from tinyharness.events import EventBus, ListSink
@@ -58,7 +60,7 @@ def make_agent(responses: list[dict[str, Any]], **limits: Any) -> tuple[Agent, S
     ran.clear()
     model = ScriptedModel({"responses": responses})
     sink = ListSink()
-    agent = Agent(model, ToolRegistry([echo, explode]), events=EventBus([sink]), limits=Limits(**limits))
+    agent = Agent(model, ToolRegistry([echo, explode]), events=EventBus([sink]), config=AgentConfig(**limits))
     return agent, model, sink
 
 
@@ -177,11 +179,11 @@ def test_running_out_of_script_is_a_clear_error_and_leftovers_are_reported() -> 
 
 def test_trace_adds_the_exact_request() -> None:
     agent, _, sink = make_agent([text("hi")])
-    agent.trace = True
+    agent.config = dataclasses.replace(agent.config, trace=True)
     agent.run("hello")
     request = sink.of_type("model_call")[0]["request"]
     assert request["messages"] == [{"role": "user", "content": [{"type": "text", "text": "hello"}]}]
-    assert request["system"] == agent.system
+    assert request["system"] == agent.config.system
 
 
 def test_purpose_tagged_scripts_serve_each_purpose_from_its_own_queue() -> None:
@@ -273,9 +275,15 @@ def test_the_final_answer_request_is_compacted_like_any_turn() -> None:
     ]
     model = ScriptedModel({"responses": [*looping, text("best effort")]})
     sink = ListSink()
-    context = build_context("sliding-window", window=1000, keep_recent=1, events=EventBus([sink]))
+    context = build_context(
+        ContextConfig("sliding-window", window=1000, keep_recent=1), events=EventBus([sink])
+    )
     agent = Agent(
-        model, ToolRegistry([echo]), context=context, events=EventBus([sink]), limits=Limits(max_iterations=3)
+        model,
+        ToolRegistry([echo]),
+        context=context,
+        events=EventBus([sink]),
+        config=AgentConfig(max_iterations=3),
     )
     result = agent.run("never ends")
     assert result.stop == "max_iterations" and result.final == "best effort"

@@ -5,10 +5,12 @@ which comes back into the window after the compaction, and the flush stays out o
 from __future__ import annotations
 
 import asyncio
+import functools
 from pathlib import Path
 from typing import Any
 
-from tinyharness.agent import Agent, Limits
+from tinyharness.agent import Agent, AgentConfig
+from tinyharness.context.config import ContextConfig
 from tinyharness.context.flush import FILE_PROMPT, FLUSH_PROMPT, NotesFlush
 from tinyharness.context.manager import build_context
 from tinyharness.errors import ModelTimeout
@@ -68,17 +70,20 @@ def run(tmp_path: Path, model: NotingModel) -> tuple[Any, ListSink]:
     events = EventBus([sink])
     tools = builtin_tools(tmp_path)
     context = build_context(
-        "summarize",
-        window=6000,
-        ratio=0.7,
-        keep_recent=1,
-        counter="chars4",
-        notes_path=tmp_path / "NOTES.md",
-        workspace=tmp_path,
+        ContextConfig(
+            "summarize",
+            window=6000,
+            ratio=0.7,
+            keep_recent=1,
+            counter="chars4",
+            notes_path=tmp_path / "NOTES.md",
+            workspace=tmp_path,
+            flush_notes=True,
+        ),
         events=events,
-        flush=NotesFlush(tools, events),
+        run_call=functools.partial(tools.run_call, events=events),
     )
-    agent = Agent(model, tools, context=context, events=events, limits=Limits(max_iterations=20))
+    agent = Agent(model, tools, context=context, events=events, config=AgentConfig(max_iterations=20))
     result = agent.run("Read every module and note what each one does.")
     asyncio.run(model.aclose())  # every scripted response was used
     return result, sink
@@ -149,16 +154,17 @@ def test_a_failed_flush_request_ends_the_flush(tmp_path: Path) -> None:
         requests.append(request)
         raise ModelTimeout("the server did not answer in 120 s")
 
-    flush = NotesFlush(builtin_tools(tmp_path), EventBus([sink]))
-    assert asyncio.run(flush("sys", history, call_model, 256)) == 0
+    tools, events = builtin_tools(tmp_path), EventBus([sink])
+    flush = NotesFlush(functools.partial(tools.run_call, events=events), events)
+    assert asyncio.run(flush("sys", history, tools.specs, call_model, 256)) == 0
     assert len(requests) == 1
     (warning,) = sink.of_type("context_warning")
     assert "request failed" in warning["message"] and "120 s" in warning["message"]
 
 
 def test_with_no_file_in_the_window_the_flush_asks_once_in_general(tmp_path: Path) -> None:
-    tools = builtin_tools(tmp_path)
-    flush = NotesFlush(tools, EventBus())
+    tools, events = builtin_tools(tmp_path), EventBus()
+    flush = NotesFlush(functools.partial(tools.run_call, events=events), events)
     requests: list[ModelRequest] = []
 
     async def call_model(request: ModelRequest) -> ModelResponse:
@@ -167,7 +173,7 @@ def test_with_no_file_in_the_window_the_flush_asks_once_in_general(tmp_path: Pat
         return ModelResponse(Message("assistant", (call,)), "tool_use")
 
     history = [Message.user("task"), Message.assistant("thinking"), Message.user("go on")]
-    assert asyncio.run(flush("sys", history, call_model, 256)) == 1
+    assert asyncio.run(flush("sys", history, tools.specs, call_model, 256)) == 1
     assert len(requests) == 1 and requests[0].messages[-1].text.endswith(FLUSH_PROMPT)
     note = next(s for s in requests[0].tools if s.name == "note")
     assert note.choices is None  # no path is fixed
@@ -195,11 +201,16 @@ def test_files_already_noted_are_not_asked_and_no_general_request_replaces_them(
         raise AssertionError("no request expected")
 
     notes = tmp_path / "NOTES.md"
-    flush = NotesFlush(
-        builtin_tools(tmp_path), EventBus(), {"a.py"}, lambda: notes.read_text(encoding="utf-8")
-    )
-    assert asyncio.run(flush("sys", history, call_model, 256)) == 0
+    tools, events = builtin_tools(tmp_path), EventBus()
+    run_call = functools.partial(tools.run_call, events=events)
+    flush = NotesFlush(run_call, events, {"a.py"}, lambda: notes.read_text(encoding="utf-8"))
+    assert asyncio.run(flush("sys", history, tools.specs, call_model, 256)) == 0
     assert requests == []
+
+
+def _flush(tmp_path: Path, sink: ListSink | None = None) -> tuple[NotesFlush, Any]:
+    tools, events = builtin_tools(tmp_path), EventBus([sink] if sink else [])
+    return NotesFlush(functools.partial(tools.run_call, events=events), events), tools.specs
 
 
 def test_every_file_in_the_window_is_asked_without_a_cap(tmp_path: Path) -> None:
@@ -215,7 +226,8 @@ def test_every_file_in_the_window_is_asked_without_a_cap(tmp_path: Path) -> None
         call = ToolUseBlock(f"n-{path}", "note", {"path": path, "text": "a module"})
         return ModelResponse(Message("assistant", (call,)), "tool_use")
 
-    assert asyncio.run(NotesFlush(builtin_tools(tmp_path), EventBus())("sys", history, call_model, 256)) == 12
+    flush, specs = _flush(tmp_path)
+    assert asyncio.run(flush("sys", history, specs, call_model, 256)) == 12
     assert asked == names
 
 
@@ -226,9 +238,7 @@ def test_a_general_note_that_echoes_the_flush_prompt_is_not_written(tmp_path: Pa
 
     history = [Message.user("task"), Message.assistant("thinking"), Message.user("go on")]
     sink = ListSink()
-    assert (
-        asyncio.run(NotesFlush(builtin_tools(tmp_path), EventBus([sink]))("sys", history, call_model, 256))
-        == 0
-    )
+    flush, specs = _flush(tmp_path, sink)
+    assert asyncio.run(flush("sys", history, specs, call_model, 256)) == 0
     assert not (tmp_path / "NOTES.md").exists()
     assert "wrote no complete note" in sink.of_type("context_warning")[0]["message"]

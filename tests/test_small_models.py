@@ -14,9 +14,15 @@ from typing import Any
 import pytest
 
 from tinyharness.cli import _is_local, _tools, build_parser
-from tinyharness.context.strategies import Offload, StepContext
-from tinyharness.context.summarize import transcript_lines
+from tinyharness.context.rewrite import TAG_PREFIX
+from tinyharness.context.strategies import CLEARED_PREFIX, OFFLOADED_MARK, Offload, StepContext
 from tinyharness.events import EventBus
+from tinyharness.history import (
+    CLEARED_RESULT_PREFIX,
+    HARNESS_TEXT_PREFIX,
+    OFFLOADED_RESULT_MARK,
+    transcript_lines,
+)
 from tinyharness.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from tinyharness.models.base import ModelRequest
 from tinyharness.models.local import QWEN_05B, fitted_timeout
@@ -80,6 +86,8 @@ def test_a_read_cut_to_a_preview_points_at_the_same_file_and_stays_on_offer(proj
         call_model=None,  # type: ignore[arg-type]
         count=lambda _m: 0,
         count_text=lambda text: len(text) // 2,
+        keep_recent=4,
+        target=0,
         offload_cap=40,
     )
     cut = Offload().message(window[1], ctx)
@@ -138,6 +146,8 @@ def test_the_summarizer_never_sees_placeholders_or_harness_inserts() -> None:
         Message("assistant", (ToolUseBlock("c2", "read_file", {"path": "b.py"}),)),
         Message("user", (ToolResultBlock("c2", "b.py holds the parser"),)),
     ]
+    spelled = (HARNESS_TEXT_PREFIX, CLEARED_RESULT_PREFIX, OFFLOADED_RESULT_MARK)
+    assert spelled == (TAG_PREFIX, CLEARED_PREFIX, OFFLOADED_MARK)
     text = "\n".join(transcript_lines(messages, 1500))
     assert "cleared" not in text and "80% of the window" not in text
     assert 'read_file(path="a.py")' in text and "b.py holds the parser" in text

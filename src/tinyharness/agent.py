@@ -4,6 +4,10 @@ Everything else attaches around the loop: the context policy (token accounting a
 at the points lesson 6 names, the event bus for logs and progress, the tool registry for safe
 execution. Early exits are ``StopRun`` exceptions that carry their reason; after one, a last
 request that offers only the final answer gives the user an answer instead of nothing.
+
+May import: ``messages``, ``history``, ``errors``, ``events``, ``guards``, ``models.base``,
+``tools`` and ``context``; never memory (it reaches the loop through the small ``Memory``
+protocol below), the run log or the CLI.
 """
 
 from __future__ import annotations
@@ -15,7 +19,18 @@ from typing import Any, Protocol
 
 from .context.base import ContextPolicy, ModelCaller, Unmanaged
 from .context.validator import RequestValidator
-from .errors import ContextLengthExceeded, ModelError, StopRun
+from .errors import (
+    ConfigError,
+    ContextLengthExceeded,
+    ContextOverflow,
+    IterationLimit,
+    ModelError,
+    OutputLimit,
+    StopReason,
+    StopRun,
+    Stuck,
+    TokenBudgetSpent,
+)
 from .events import EventBus
 from .guards import RepetitionGuard
 from .messages import (
@@ -40,11 +55,52 @@ DEFAULT_SYSTEM_PROMPT = (
 MAX_TOKENS_RETRIES = 2  # consecutive cut-off replies asked to continue before giving up
 
 
-@dataclass
-class Limits:
+@dataclass(frozen=True, slots=True)
+class AgentConfig:
+    """How the loop runs; every default here, checked once when made (the CLI's option parsers
+    call the same ``check``).
+
+    - ``system``: the system prompt (the same on every request, so the prompt prefix caches).
+    - ``max_iterations``: agent turns before the run stops (``max_iterations``).
+    - ``token_budget``: billed tokens, input + output of every call, before the run stops
+      (``token_budget``); None for no budget.
+    - ``max_output_tokens``: the output limit of each agent request.
+    - ``trace``: add the exact request to every ``model_call`` event.
+    """
+
+    system: str = DEFAULT_SYSTEM_PROMPT
     max_iterations: int = 50
-    token_budget: int | None = None  # total billed tokens (input + output) across all calls
+    token_budget: int | None = None
     max_output_tokens: int = 1024
+    trace: bool = False
+
+    def __post_init__(self) -> None:
+        for name in _COUNTS:
+            check(name, getattr(self, name))
+
+
+_COUNTS = {  # fields that must be positive integers, and the CLI option that sets each
+    "max_iterations": "--max-iterations",
+    "token_budget": "--token-budget",
+    "max_output_tokens": "--max-output-tokens",
+}
+
+
+def problem(field: str, value: Any) -> str | None:
+    """What is wrong with ``value`` for the AgentConfig ``field``, or None. The CLI's option
+    parsers use it, so both refuse the same values for the same reason."""
+    if field not in _COUNTS or value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        return f"must be a positive integer, got {value!r}"
+    return None
+
+
+def check(field: str, value: Any) -> None:
+    """ConfigError when ``value`` is not valid for ``field``."""
+    wrong = problem(field, value)
+    if wrong is not None:
+        raise ConfigError(f"{field} ({_COUNTS[field]}): {wrong}")
 
 
 class Checkpointer(Protocol):
@@ -65,7 +121,7 @@ class LongTermMemory(Protocol):
 
 @dataclass
 class RunResult:
-    stop: str  # end_turn | max_iterations | token_budget | stuck | max_tokens | context_overflow | error
+    stop: StopReason
     final: str
     model_calls: int
     compactions: int
@@ -83,22 +139,18 @@ class Agent:
         self,
         model: Model,
         tools: ToolRegistry,
+        config: AgentConfig | None = None,
         *,
-        system: str = DEFAULT_SYSTEM_PROMPT,
         context: ContextPolicy | None = None,
         events: EventBus | None = None,
-        limits: Limits | None = None,
-        trace: bool = False,
         checkpoint: Checkpointer | None = None,
         memory: LongTermMemory | None = None,
     ) -> None:
         self.model = model
         self.tools = tools
-        self.system = system
+        self.config = config or AgentConfig()
         self.context: ContextPolicy = context or Unmanaged()
         self.events = events or EventBus()
-        self.limits = limits or Limits()
-        self.trace = trace
         self.checkpoint = checkpoint
         self.memory = memory
         self.validator = RequestValidator()
@@ -126,9 +178,17 @@ class Agent:
         """Run ``task``. ``history`` and ``state`` (from a checkpoint) continue an earlier
         conversation or a killed run; with no new task the run resumes where it stopped,
         running only the tool calls of the interrupted turn that had not finished."""
-        self.events.emit("run_start", task=task, model=self.model.name, tools=self.tools.names, **run_info)
+        self.events.emit(
+            "run_start",
+            task=task,
+            model=self.model.name,
+            tools=self.tools.names,
+            **self._context_info(),
+            **run_info,
+        )
         self._restore(history, state or {})
-        stop, detail, final = "end_turn", "", ""
+        stop: StopReason = "end_turn"
+        detail = final = ""
         try:
             if task is not None:
                 self._append(await self._task_message(task))
@@ -156,6 +216,15 @@ class Agent:
         )
         return result
 
+    def _context_info(self) -> dict[str, Any]:
+        """The window, trigger line and strategy, for the report to draw (when known)."""
+        info = {
+            "context_window": self.context.context_window,
+            "compact_at": self.context.compact_at,
+            "strategy": self.context.strategy,
+        }
+        return {name: value for name, value in info.items() if value is not None}
+
     async def _task_message(self, task: str) -> Message:
         """The task, after the block of recalled memories (the system prompt stays stable)."""
         block = await self.memory.recall(task) if self.memory is not None else ""
@@ -176,10 +245,8 @@ class Agent:
         if self.messages and self.messages[-1].role == "assistant" and self.messages[-1].tool_uses:
             await self._run_tools(self.messages[-1].tool_uses)  # a turn interrupted by a kill
         while True:
-            if self.iterations >= self.limits.max_iterations:
-                raise StopRun(
-                    "max_iterations", f"stopped after {self.iterations} iterations (--max-iterations)"
-                )
+            if self.iterations >= self.config.max_iterations:
+                raise IterationLimit(f"stopped after {self.iterations} iterations (--max-iterations)")
             self.iterations += 1
             response = await self._agent_turn()
             self._append(response.message)
@@ -189,7 +256,7 @@ class Agent:
                 if cut_offs > MAX_TOKENS_RETRIES:
                     if calls:  # answer the cut-off calls, or the final request would be invalid
                         self._append(self._cut_off_reply(calls, ask_to_continue=False))
-                    raise StopRun("max_tokens", "the model's replies keep hitting the output limit")
+                    raise OutputLimit("the model's replies keep hitting the output limit")
                 self._append(self._cut_off_reply(calls))
                 continue
             cut_offs = 0
@@ -219,38 +286,38 @@ class Agent:
         nudge, stuck = self.repetition.observe(calls)
         self._append(Message("user", (*results, *nudge)))
         if stuck:
-            raise StopRun("stuck", stuck)
+            raise Stuck(stuck)
 
     async def _agent_turn(self, *, final_only: bool = False) -> ModelResponse:
         """One request of the loop (or the final answer), after the context policy's step."""
-        self.messages = await self.context.prepare(self.system, self.messages, self.call_model)
+        self.messages = await self.context.prepare(self.config.system, self.messages, self.call_model)
         self._commit()
         try:
             return await self.call_model(self._request(final_only=final_only))
         except ContextLengthExceeded:
-            self.messages = await self.context.recover(self.system, self.messages, self.call_model)
+            self.messages = await self.context.recover(self.config.system, self.messages, self.call_model)
             self._commit()
             try:
                 return await self.call_model(self._request(final_only=final_only))
             except ContextLengthExceeded as exc:
-                raise StopRun("context_overflow", f"still too long after compaction: {exc}") from None
+                raise ContextOverflow(f"still too long after compaction: {exc}") from None
 
     def _request(self, *, final_only: bool = False) -> ModelRequest:
         return ModelRequest(
             messages=tuple(self.messages),
-            system=self.system,
+            system=self.config.system,
             tools=() if final_only else self.tools.specs,
             purpose="agent",
-            max_tokens=self.limits.max_output_tokens,
+            max_tokens=self.config.max_output_tokens,
             final_only=final_only,
         )
 
     async def call_model(self, request: ModelRequest) -> ModelResponse:
         """Every model request goes through here: validated, counted, budgeted, reported."""
         self.validator.check(request.messages, purpose=request.purpose)
-        budget = self.limits.token_budget
+        budget = self.config.token_budget
         if budget is not None and self.billed.total >= budget and not request.final_only:
-            raise StopRun("token_budget", f"used {self.billed.total} of the {budget}-token budget")
+            raise TokenBudgetSpent(f"used {self.billed.total} of the {budget}-token budget")
         self.model_calls += 1
         response = await self.model.complete(request)
         self.billed = Usage(
@@ -269,10 +336,9 @@ class Agent:
             "tokens": self.context.tokens,
             "messages": len(request.messages),
         }
-        prefix_share = getattr(self.context, "prefix_share", None)
-        if prefix_share is not None:
-            event["prefix_share"] = prefix_share
-        if self.trace:
+        if self.context.prefix_share is not None:
+            event["prefix_share"] = self.context.prefix_share
+        if self.config.trace:
             event["request"] = {"system": request.system, "messages": messages_to_dicts(request.messages)}
         self.events.emit("model_call", **event)
         return response

@@ -2,25 +2,29 @@
 
 Exit codes: 0 when the task ended normally, 1 when the run stopped early (limits, errors),
 2 for bad usage or configuration, always with a one-line reason on stderr.
+
+May import anything: this is the top floor, and nothing imports it.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from . import __version__, runlog_cli
-from .agent import Agent, Limits, RunResult
+from .agent import Agent, AgentConfig, RunResult
+from .agent import problem as agent_problem
 from .context.base import ContextPolicy
-from .context.flush import NotesFlush
+from .context.config import DEFAULT_RATIO, DEFAULT_WINDOW, ContextConfig
+from .context.config import problem as context_problem
 from .context.manager import OFFLOAD_SHARE, build_context
 from .context.prefix import identical_prefix
-from .context.trigger import DEFAULT_RATIO
 from .errors import ConfigError, HarnessError
 from .events import EventBus, EventSink, JsonlSink
 from .memory import MemoryManager, MemoryStore, Scope, ScopedMemory, memory_tools, open_store
@@ -28,7 +32,7 @@ from .memory import cli as memory_cli
 from .memory.factory import default_store_url
 from .messages import Message, messages_from_dicts, messages_to_dicts
 from .models import cli as models_cli
-from .models.base import Model
+from .models.base import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, Model
 from .models.factory import load_model
 from .otel import OTelSink, otel_sink_from_env, provider_name
 from .progress import ProgressPrinter
@@ -60,18 +64,32 @@ model strings:
 """
 
 
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
-    return value
+AGENT = AgentConfig()  # the defaults, written once in the config classes
+CONTEXT = ContextConfig()
 
 
-def _ratio(text: str) -> float:
-    value = float(text)
-    if not 0 < value <= 1:
-        raise argparse.ArgumentTypeError(f"must be in (0, 1], got {text}")
-    return value
+def _checked(
+    problem: Callable[[str, Any], str | None], field: str, convert: Callable[[str], Any]
+) -> Callable[[str], Any]:
+    """An option parser that refuses what the config would refuse, for the same reason."""
+
+    def parse(text: str) -> Any:
+        value = convert(text)  # a ValueError becomes argparse's "invalid int value"
+        wrong = problem(field, value)
+        if wrong is not None:
+            raise argparse.ArgumentTypeError(wrong)
+        return value
+
+    parse.__name__ = convert.__name__
+    return parse
+
+
+def _agent_option(field: str) -> Callable[[str], Any]:
+    return _checked(agent_problem, field, int)
+
+
+def _context_option(field: str, convert: Callable[[str], Any] = int) -> Callable[[str], Any]:
+    return _checked(context_problem, field, convert)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -104,12 +122,20 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_argument(
         "--timeout",
         type=float,
-        help="seconds per model request (default: 120; for local models, fitted to the model's "
-        "measured speed and the window)",
+        help=f"seconds per model request (default {DEFAULT_TIMEOUT:g}; for local models, fitted "
+        "to the model's measured speed and the window)",
     )
-    model.add_argument("--max-retries", type=int, default=3, help="retries on 429/5xx/timeouts (3)")
     model.add_argument(
-        "--max-output-tokens", type=_positive_int, default=1024, help="output limit per request"
+        "--max-retries",
+        type=int,
+        default=DEFAULT_MAX_RETRIES,
+        help=f"retries on 429/5xx/timeouts (default {DEFAULT_MAX_RETRIES})",
+    )
+    model.add_argument(
+        "--max-output-tokens",
+        type=_agent_option("max_output_tokens"),
+        default=AGENT.max_output_tokens,
+        help=f"output limit per request (default {AGENT.max_output_tokens})",
     )
 
     where = run.add_argument_group("workspace and output")
@@ -139,8 +165,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     limits = run.add_argument_group("limits and safety")
-    limits.add_argument("--max-iterations", type=_positive_int, default=50, help="agent turns (default 50)")
-    limits.add_argument("--token-budget", type=_positive_int, help="stop after this many billed tokens")
+    limits.add_argument(
+        "--max-iterations",
+        type=_agent_option("max_iterations"),
+        default=AGENT.max_iterations,
+        help=f"agent turns (default {AGENT.max_iterations})",
+    )
+    limits.add_argument(
+        "--token-budget",
+        type=_agent_option("token_budget"),
+        help="stop after this many billed tokens (input + output of every model call)",
+    )
     limits.add_argument(
         "--allow-write",
         action="store_true",
@@ -197,29 +232,46 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     context = run.add_argument_group("context management")
-    context.add_argument("--context-window", type=_positive_int, help="window in tokens (default: model's)")
-    context.add_argument("--compact-ratio", type=_ratio, help="compact at this share of the window")
-    context.add_argument("--compact-buffer", type=_positive_int, help="compact this many tokens below it")
-    context.add_argument("--keep-recent", type=_positive_int, help="rounds kept verbatim at compaction")
+    context.add_argument(
+        "--context-window",
+        type=_context_option("window"),
+        help=f"window in tokens (default: the model's, else {DEFAULT_WINDOW})",
+    )
+    context.add_argument(
+        "--compact-ratio",
+        type=_context_option("ratio", float),
+        help=f"compact at this share of the window (default {DEFAULT_RATIO})",
+    )
+    context.add_argument(
+        "--compact-buffer", type=_context_option("buffer"), help="compact this many tokens below the window"
+    )
+    context.add_argument(
+        "--keep-recent",
+        type=_context_option("keep_recent"),
+        default=CONTEXT.keep_recent,
+        help=f"rounds kept verbatim at compaction (default {CONTEXT.keep_recent})",
+    )
     context.add_argument(
         "--accounting",
         choices=["context", "cumulative"],
-        default="context",
+        default=CONTEXT.accounting,
         help="context: tokens in the current window (default); cumulative: the sum of input+output "
         "of every call, reset at compaction (lesson 6)",
     )
     context.add_argument(
         "--counter",
         choices=["auto", "chars4", "exact"],
-        default="auto",
+        default=CONTEXT.counter,
         help="auto: an estimate (honest for CJK) corrected by reported usage (default); chars4: "
         "characters/4 (seed 000); exact: a real tokenizer (the local server's, Anthropic's "
         "count_tokens endpoint, else o200k offline)",
     )
     context.add_argument(
         "--strategy",
+        type=_context_option("strategy", str),
+        default=CONTEXT.strategy,
         help="summarize, restart, clear-tool-results, sliding-window, offload or none, or a pipeline "
-        "a,b,c (default: offload,clear-tool-results,summarize,sliding-window)",
+        f"a,b,c (default: {CONTEXT.strategy})",
     )
     context.add_argument("--compact-instructions", help="extra instructions for the summarizer")
     context.add_argument(
@@ -253,24 +305,22 @@ def _confirm_on_terminal(question: str) -> bool:
 def _context(
     args: argparse.Namespace, model: Model, events: EventBus, workspace: Path, tools: ToolRegistry
 ) -> ContextPolicy:
-    flush = args.flush_notes if args.flush_notes is not None else _is_local(args.model)
-    notes = NotesFile(_notes_path(args, workspace))
-    return build_context(
-        args.strategy,
+    config = ContextConfig(
+        strategy=args.strategy,
         window=args.context_window,
         ratio=args.compact_ratio,
         buffer=args.compact_buffer,
         keep_recent=args.keep_recent,
         accounting=args.accounting,
         counter=args.counter,
+        instructions=args.compact_instructions,
         notes_path=_notes_path(args, workspace),
         workspace=workspace,
-        events=events,
-        compact_instructions=args.compact_instructions,
-        model_window=model.context_window,
-        exact_counter=getattr(model, "count_tokens", None),
-        flush=NotesFlush(tools, events, notes_text=notes.read) if flush else None,
+        # Local models do not take notes when only asked (measured), so they must by default.
+        flush_notes=args.flush_notes if args.flush_notes is not None else _is_local(args.model),
     )
+    run_call = functools.partial(tools.run_call, events=events)
+    return build_context(config, model=model, events=events, run_call=run_call)
 
 
 class SessionCheckpointer:
@@ -361,15 +411,19 @@ async def _run(args: argparse.Namespace) -> RunResult:
         agent = Agent(
             model,
             tools,
+            AgentConfig(
+                max_iterations=args.max_iterations,
+                token_budget=args.token_budget,
+                max_output_tokens=args.max_output_tokens,
+                trace=args.trace,
+            ),
             context=context,
             events=events,
-            limits=Limits(args.max_iterations, args.token_budget, args.max_output_tokens),
-            trace=args.trace,
             checkpoint=SessionCheckpointer(log, session, events, history) if log else None,
             memory=memory,
         )
         task = None if args.resume else args.task
-        return await agent.arun(task, history=history, state=state, session=session, **_run_info(context))
+        return await agent.arun(task, history=history, state=state, session=session)
     finally:
         try:
             if model is not None:
@@ -432,16 +486,6 @@ def _memory(args: argparse.Namespace, events: EventBus, session: str) -> ScopedM
 
 def _is_local(model: str) -> bool:
     return model.strip().partition(":")[0] == "local"
-
-
-def _run_info(context: ContextPolicy) -> dict[str, Any]:
-    """Fields for the run_start event that the report draws (window and trigger line)."""
-    info: dict[str, Any] = {}
-    for name in ("context_window", "compact_at", "strategy"):
-        value = getattr(context, name, None)
-        if value is not None:
-            info[name] = value
-    return info
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -29,18 +29,21 @@ file was noted, it copied this module's prompt into NOTES.md (8 junk lines in on
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from ..errors import ModelError, StopRun
 from ..events import EventBus
+from ..history import file_reads
 from ..messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from ..models.base import ModelRequest, ToolSpec
-from ..tools.base import ToolRegistry
 from .base import ModelCaller
-from .restore import file_reads
 from .rewrite import task_blocks
 from .strategies import OFFLOADED_MARK
+
+# Runs one tool call the way the loop does (events, permissions, result cap), e.g.
+# ``functools.partial(ToolRegistry.run_call, events=bus)`` bound to the agent's registry.
+RunCall = Callable[[ToolUseBlock], Awaitable[ToolResultBlock]]
 
 NOTE_TOOL = "note"
 FLUSH_PROMPT = (
@@ -56,19 +59,27 @@ ECHO_SHARE = 0.5  # a general note sharing this much of its words with FLUSH_PRO
 
 @dataclass
 class NotesFlush:
-    """Runs the flush for a ``ContextManager``: ``tools`` must hold the note tool;
-    ``notes_text`` (optional) gives NOTES.md, whose named files need no note."""
+    """Runs the flush for a ``ContextManager``. The manager passes the tools of the agent's last
+    request (offered again, so the prompt prefix stays the same; the flush runs only when the
+    note tool is among them); ``run_call`` runs the note calls the reply makes; ``notes_text``
+    (optional) gives NOTES.md, whose named files need no note."""
 
-    tools: ToolRegistry
+    run_call: RunCall
     events: EventBus
     noted: set[str] = field(default_factory=set)  # files an earlier flush asked about
     notes_text: Callable[[], str] | None = None
 
-    def available(self) -> bool:
-        return self.tools.get(NOTE_TOOL) is not None
+    @staticmethod
+    def available(tools: Sequence[ToolSpec]) -> bool:
+        return any(tool.name == NOTE_TOOL for tool in tools)
 
     async def __call__(
-        self, system: str, messages: Sequence[Message], call_model: ModelCaller, max_tokens: int
+        self,
+        system: str,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec],
+        call_model: ModelCaller,
+        max_tokens: int,
     ) -> int:
         """Ask for the notes and write them; the number of notes written. A reply with no
         complete note skips its file; a failed request ends the flush. Both are reported,
@@ -86,7 +97,7 @@ class NotesFlush:
             else:
                 shown, prompt, limit = list(messages), FLUSH_PROMPT, max_tokens
             try:
-                calls = await self._ask(system, shown, call_model, limit, prompt, path)
+                calls = await self._ask(system, shown, tools, call_model, limit, prompt, path)
             except (ModelError, StopRun) as exc:
                 self._skipped(f"the request failed ({exc})")
                 break
@@ -95,7 +106,7 @@ class NotesFlush:
             if not calls:
                 self._skipped(f"the model wrote no complete note{f' on {path}' if path else ''}")
             for call in calls:
-                result = await self.tools.run_call(call, self.events)
+                result = await self.run_call(call)
                 written += not result.is_error
             if path:
                 self.noted.add(path)
@@ -111,6 +122,7 @@ class NotesFlush:
         self,
         system: str,
         messages: Sequence[Message],
+        tools: Sequence[ToolSpec],
         call_model: ModelCaller,
         max_tokens: int,
         prompt: str,
@@ -122,7 +134,7 @@ class NotesFlush:
             messages=tuple(asked),
             system=system,
             # Every tool, as in the agent's requests, so the cached prefix stays the same.
-            tools=tuple(self._about(spec, path) for spec in self.tools.specs),
+            tools=tuple(self._about(spec, path) for spec in tools),
             purpose="flush",
             max_tokens=max_tokens,
             tool_choice=NOTE_TOOL,

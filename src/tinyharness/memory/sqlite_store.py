@@ -10,7 +10,6 @@ Full-text and vector rankings are fused by reciprocal rank fusion. Writes run in
 
 from __future__ import annotations
 
-import builtins
 import re
 import sqlite3
 import time
@@ -60,7 +59,8 @@ CREATE TABLE IF NOT EXISTS memories (
     last_access_at REAL NOT NULL,
     access_count INTEGER NOT NULL DEFAULT 0,
     context TEXT NOT NULL DEFAULT '',
-    seq INTEGER NOT NULL
+    seq INTEGER NOT NULL,
+    event_time REAL
 );
 CREATE INDEX IF NOT EXISTS memories_root ON memories(root_id, version);
 CREATE INDEX IF NOT EXISTS memories_hash ON memories(content_hash) WHERE status = 'current';
@@ -77,6 +77,17 @@ CREATE TABLE IF NOT EXISTS memory_vectors (
     PRIMARY KEY (memory_rowid, model)
 );
 """
+
+# Columns added after a store's first release: (name, definition), added in this order to a file
+# written before them (SQLite's ALTER TABLE ADD COLUMN keeps every row; the value is NULL).
+_ADDED_COLUMNS = (("event_time", "REAL"),)
+
+
+def _add_missing_columns(db: sqlite3.Connection) -> None:
+    present = {row[1] for row in db.execute("PRAGMA table_info(memories)")}
+    for name, definition in _ADDED_COLUMNS:
+        if name not in present:
+            db.execute(f"ALTER TABLE memories ADD COLUMN {name} {definition}")
 
 
 def sqlite_path(url: str) -> Path:
@@ -117,6 +128,7 @@ class SQLiteStore(SQLStoreBase):
         with self._write() as db:
             for statement in _split(_SCHEMA):
                 db.execute(statement)
+            _add_missing_columns(db)
         self._index: VectorIndex | None = None
         self._seen_seq = -1
 
@@ -148,7 +160,7 @@ class SQLiteStore(SQLStoreBase):
     def _insert_row(self, db: sqlite3.Connection, row: dict[str, Any], vector: Vectors | None) -> None:
         """One version with its full-text entry and, given one, its vector."""
         row["seq"] = self._write_seq(db)
-        rowid = db.execute(self._insert_sql(row), builtins.list(row.values())).lastrowid
+        rowid = db.execute(self._insert_sql(row), list(row.values())).lastrowid
         db.execute(
             "INSERT INTO memory_fts (rowid, body, context) VALUES (?, ?, ?)",
             (rowid, index_text(row["content"]), index_text(row["context"])),
@@ -184,7 +196,7 @@ class SQLiteStore(SQLStoreBase):
         db.execute("DELETE FROM memory_fts WHERE rowid = ?", (rowid,))
 
     def _insert_many(
-        self, db: sqlite3.Connection, rows: builtins.list[dict[str, Any]], vectors: Vectors | None
+        self, db: sqlite3.Connection, rows: list[dict[str, Any]], vectors: Vectors | None
     ) -> None:
         for index, row in enumerate(rows):
             self._insert_row(db, row, vectors[index] if vectors is not None else None)
@@ -237,9 +249,7 @@ class SQLiteStore(SQLStoreBase):
         index.add_many(keys, matrix, [Scope(r[1] or None, r[2] or None, r[3] or None) for r in rows])
         self._index = index
 
-    def _text_ranking(
-        self, db: sqlite3.Connection, query: str, scope: Scope, limit: int
-    ) -> builtins.list[int]:
+    def _text_ranking(self, db: sqlite3.Connection, query: str, scope: Scope, limit: int) -> list[int]:
         """BM25's best ``limit`` rows, reordered by BM25 times ``content_coordination``."""
         terms, all_common = self._useful_terms(query_terms(query))
         if not terms:
@@ -273,9 +283,7 @@ class SQLiteStore(SQLStoreBase):
         return []
 
     @staticmethod
-    def _newest_floor(
-        db: sqlite3.Connection, match: str, where: builtins.list[str], params: builtins.list[str]
-    ) -> int:
+    def _newest_floor(db: sqlite3.Connection, match: str, where: list[str], params: list[str]) -> int:
         """The smallest rowid among the newest MAX_TERM_ROWS memories in scope that ``match``."""
         row = db.execute(
             "SELECT m.rowid FROM memory_fts JOIN memories m ON m.rowid = memory_fts.rowid "
@@ -284,7 +292,7 @@ class SQLiteStore(SQLStoreBase):
         ).fetchone()
         return int(row[0]) if row else 0
 
-    def _useful_terms(self, terms: builtins.list[str]) -> tuple[builtins.list[str], bool]:
+    def _useful_terms(self, terms: list[str]) -> tuple[list[str], bool]:
         """``terms`` without those in more than COMMON_SHARE of the memories (counted up to that
         cap, which is cheap: FTS5 walks a doclist without ranking it), and whether all were."""
         total = int(self._db.execute("SELECT COALESCE(MAX(rowid), 0) FROM memory_fts").fetchone()[0])
@@ -302,13 +310,13 @@ class SQLiteStore(SQLStoreBase):
 
     def _vector_ranking(
         self, db: sqlite3.Connection, qvec: Vectors, scope: Scope, limit: int
-    ) -> builtins.list[tuple[int, float]]:
+    ) -> list[tuple[int, float]]:
         index = self._refresh_index()
         if index is None or index.dim != qvec.shape[0]:
             return []
         return index.search(qvec, scope, limit)
 
-    def _rows_by_key(self, db: sqlite3.Connection, keys: builtins.list[str]) -> dict[str, Sequence[Any]]:
+    def _rows_by_key(self, db: sqlite3.Connection, keys: list[str]) -> dict[str, Sequence[Any]]:
         rowids = [int(key) for key in keys]
         marks = ",".join("?" * len(rowids))
         rows = db.execute(f"SELECT {COLUMNS}, rowid FROM memories WHERE rowid IN ({marks})", rowids)
@@ -324,5 +332,5 @@ def marked_terms(highlighted: str, cap: int) -> int:
     return min(len({word.casefold() for span in _MARKED.findall(highlighted) for word in span.split()}), cap)
 
 
-def _split(script: str) -> builtins.list[str]:
+def _split(script: str) -> list[str]:
     return [s.strip() for s in script.split(";") if s.strip()]

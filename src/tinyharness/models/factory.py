@@ -12,14 +12,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
-from .base import Model
+from .base import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, Model
 from .json_mode import ToolMode, check_tool_mode
 
 if TYPE_CHECKING:
     from .anthropic_messages import AnthropicModel
     from .openai_chat import OpenAIChatModel
 
-HOSTED_TIMEOUT = 120.0
 VALID_FORMS = (
     "openai:NAME",
     "anthropic:NAME",
@@ -37,7 +36,7 @@ def load_model(
     api_key: str | None = None,
     tool_mode: str | None = None,
     timeout: float | None = None,
-    max_retries: int = 3,
+    max_retries: int = DEFAULT_MAX_RETRIES,
     context_window: int | None = None,
 ) -> Model:
     """The model named by ``spec``. ``tool_mode`` None means ``json`` for local models and
@@ -57,7 +56,7 @@ def load_model(
             base_url=base_url,
             api_key=api_key,
             tool_mode=mode or "native",
-            timeout=HOSTED_TIMEOUT if timeout is None else timeout,
+            timeout=DEFAULT_TIMEOUT if timeout is None else timeout,
             max_retries=max_retries,
             context_window=context_window,
         )

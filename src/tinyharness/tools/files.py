@@ -8,6 +8,7 @@ and undecodable text are reported plainly instead of flooding the context with g
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import re
@@ -18,8 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
-from ..context.restore import file_reads, restored_in_full
-from ..context.strategies import OFFLOADED_MARK
+from ..history import OFFLOADED_RESULT_MARK, file_reads, restored_in_full
 from ..messages import Message
 from .base import DEFAULT_RESULT_CAP, Tool, ToolError, function_tool
 from .workspace import Workspace, atomic_write_text
@@ -221,7 +221,7 @@ def file_tools(
     return [
         replace(
             function_tool(read_file),
-            choices=lambda messages: path_choices(workspace, messages, state, notes_text),
+            choices=functools.partial(path_choices, workspace, state=state, notes_text=notes_text),
         ),
         function_tool(list_dir),
         function_tool(grep),
@@ -283,7 +283,7 @@ def _read_in_full(messages: Sequence[Message], state: ReadState | None = None) -
     done: set[str] = set()
     for path, _call, result in file_reads(messages):
         path = os.path.normpath(path)
-        if OFFLOADED_MARK in result.content[-600:]:
+        if OFFLOADED_RESULT_MARK in result.content[-600:]:
             done.discard(path)
             if state is not None:
                 state.forget(path)
