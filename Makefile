@@ -38,5 +38,11 @@ test: lint typecheck unit
 bench: $(STAMP)
 	$(BIN)/python -m bench
 
+# The task suite and the acceptance run on the local models: hours of model time on 2 cores, so
+# opt-in. Results are cached (bench/.task_cache.json, bench/acceptance.json); `make bench` reports them.
+bench-tasks: $(STAMP)
+	$(BIN)/python -m bench.task_suite --models smollm2,qwen2.5-coder-0.5b,qwen2.5-coder-1.5b
+	$(BIN)/python -m bench.acceptance --model local
+
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

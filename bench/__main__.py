@@ -21,7 +21,7 @@ from pathlib import Path
 
 from bench import HERE, load_line, machine_line, progress
 
-PARTS = ("loop", "tokens", "memory", "e2e", "secrets")
+PARTS = ("loop", "tokens", "memory", "e2e", "secrets", "tasks")
 
 
 def _loop(small: bool) -> str:
@@ -97,6 +97,21 @@ def _secrets(small: bool) -> str:
     return _quiet(lambda: secrets_bench.main(["--small"] if small else []))
 
 
+def _tasks(small: bool) -> str:
+    """The task suite and the acceptance run from their caches: hours of model time on 2 cores,
+    so `make bench` reports what was measured and runs nothing new here (see the note)."""
+    from bench import acceptance, task_suite
+
+    runs = task_suite.cached_runs()
+    note = (
+        "From the cache (bench/.task_cache.json, bench/acceptance.json): these runs take hours on "
+        "2 cores, so `python -m bench` only reports them. Run missing or new ones with "
+        "`make bench-tasks` (python -m bench.task_suite; python -m bench.acceptance)."
+    )
+    suite = task_suite.to_markdown(runs) if runs else "No task runs cached yet."
+    return f"{note}\n\n{suite}\n\n### Acceptance run\n\n{acceptance.cached_report()}"
+
+
 def _quiet(call: Callable[[], str]) -> str:
     """Run a part that prints its own report; keep stdout for the summary, return the report."""
     buffer = io.StringIO()
@@ -111,6 +126,7 @@ SECTIONS: dict[str, tuple[str, str, Callable[[bool], str]]] = {
     "memory": ("3. Memory", "python bench/memory_bench.py", _memory),
     "e2e": ("4. Real model, end to end", "python -m bench.e2e_local", _e2e),
     "secrets": ("5. Secret redaction", "python -m bench.secrets_bench", _secrets),
+    "tasks": ("6. Task suite and acceptance run on the local models", "python -m bench.task_suite", _tasks),
 }
 
 

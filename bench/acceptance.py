@@ -34,7 +34,7 @@ import sys
 import tarfile
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from bench import markdown_table, progress
@@ -178,6 +178,8 @@ def run(model: str, max_minutes: float) -> AcceptanceResult:
         try:
             done = subprocess.run(argv, capture_output=True, text=True, timeout=max_minutes * 60, check=False)
             result.exit_code = done.returncode
+            if done.returncode not in (0, 1) or not events.exists():
+                result.stop = (done.stderr.strip().splitlines() or ["no output"])[-1]
         except subprocess.TimeoutExpired:
             result.stop = f"stopped by the bench after {max_minutes:g} min"
         result.wall_s = time.perf_counter() - start
@@ -215,12 +217,31 @@ def to_markdown(result: AcceptanceResult) -> str:
     return markdown_table([f"{PACKAGE} {VERSION}, {result.model}", "value"], rows)
 
 
+CACHE = Path(__file__).resolve().parent / "acceptance.json"
+
+
+def save(result: AcceptanceResult) -> None:
+    runs = json.loads(CACHE.read_text(encoding="utf-8")) if CACHE.exists() else {}
+    runs[result.model] = asdict(result)
+    CACHE.write_text(json.dumps(runs, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def cached_report() -> str:
+    try:
+        runs = json.loads(CACHE.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return "Not run yet: `python -m bench.acceptance`."
+    return "\n\n".join(to_markdown(AcceptanceResult(**row)) for row in runs.values())
+
+
 def main(argv: list[str] | None = None) -> str:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--model", default="local")
     parser.add_argument("--max-minutes", type=float, default=60.0)
     args = parser.parse_args(argv)
-    report = to_markdown(run(args.model, args.max_minutes))
+    result = run(args.model, args.max_minutes)
+    save(result)
+    report = to_markdown(result)
     print(report)
     return report
 

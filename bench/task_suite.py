@@ -5,7 +5,8 @@ Each task (``bench/tasks.py``) runs in a fresh copy of a small shop project as
 ``python -m tinyharness run TASK --model M --workspace WS --context-window 4096 --no-log
 --quiet --events FILE`` in a subprocess (``--allow-write`` for the edit tasks), and its checker
 reads the final answer and the workspace. Reported per model and variant: tasks passed (tune
-half, check half), model calls, tokens billed (input + output), wall time. Runs are slow (the
+half, check half; a right answer given after a limit stopped the run counts), runs that ended
+by the model's own final answer, model calls, tokens billed (input + output), wall time. Runs are slow (the
 0.5B model takes about a minute a task on 2 free cores), so results are cached in
 ``bench/.task_cache.json`` by model, variant and task; ``--fresh`` ignores the cache.
 
@@ -118,6 +119,16 @@ def load_cache() -> dict[str, dict[str, Any]]:
     return data if isinstance(data, dict) else {}
 
 
+def cached_runs() -> list[TaskRun]:
+    """Every cached run, in the suite's task order."""
+    order = {t.name: i for i, t in enumerate(TASKS)}
+    runs = [TaskRun(**row) for row in load_cache().values()]
+    return sorted(
+        runs,
+        key=lambda r: (MODELS.index(r.model) if r.model in MODELS else 9, r.variant, order.get(r.task, 99)),
+    )
+
+
 def save_cache(cache: dict[str, dict[str, Any]]) -> None:
     CACHE.write_text(json.dumps(cache, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
@@ -166,6 +177,7 @@ def summary_rows(runs: list[TaskRun]) -> list[list[object]]:
                 f"{sum(r.passed for r in group)}/{len(group)}",
                 f"{sum(r.passed for r in tune)}/{len(tune)}",
                 f"{sum(r.passed for r in check)}/{len(check)}",
+                f"{sum(r.stop == 'end_turn' for r in group)}/{len(group)}",
                 f"{sum(r.model_calls for r in group) / len(group):.1f}",
                 f"{sum(r.tokens for r in group) / len(group):,.0f}",
                 f"{sum(r.wall_s for r in group) / len(group):.0f}",
@@ -175,7 +187,17 @@ def summary_rows(runs: list[TaskRun]) -> list[list[object]]:
 
 
 def to_markdown(runs: list[TaskRun]) -> str:
-    header = ["model", "variant", "passed", "tune", "check", "calls/task", "tokens/task", "wall s/task"]
+    header = [
+        "model",
+        "variant",
+        "passed",
+        "tune",
+        "check",
+        "ended by itself",
+        "calls/task",
+        "tokens/task",
+        "wall s/task",
+    ]
     table = markdown_table(header, summary_rows(runs))
     kinds = sorted({r.kind for r in runs})
     per_kind = [
