@@ -17,7 +17,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn, cast
 
 from . import __version__, runlog_cli
 from .agent import Agent, AgentConfig, RunResult
@@ -91,15 +91,26 @@ def _context_option(field: str, convert: Callable[[str], Any] = int) -> Callable
     return _checked(context_problem, field, convert)
 
 
+class _OneLineParser(argparse.ArgumentParser):
+    """Usage mistakes in one line, like every other error (subcommands inherit the class)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see '{self.prog} --help')\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _OneLineParser(
         prog="tinyharness",
         description="An agent harness that keeps long-running LLM agents stable.",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"tinyharness {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    # typed as plain parsers: the commands' modules register on them (they are _OneLineParser)
+    commands = cast(
+        "argparse._SubParsersAction[argparse.ArgumentParser]",
+        parser.add_subparsers(dest="command", required=True, metavar="COMMAND"),
+    )
 
     run = commands.add_parser(
         "run",
