@@ -75,7 +75,7 @@ ROWS: dict[str, str] = {
     "agent_cli": "tinyharness whole agent turn, CLI default (run log + checkpoint every step)",
     "checkpoint": "- one checkpoint step (SQLiteSession.save of one new message; ~5 per turn)",
     "redact": "- naive: redacted_json of the whole history at every step (the old checkpoint)",
-    "naive": "seed 000 naive: estimate_tokens over all messages every turn",
+    "naive": "naive: chars/4 of every message, re-estimated every turn",
     "langchain": "LangChain trim_messages + count_tokens_approximately every turn",
 }
 
@@ -461,7 +461,7 @@ def headlines(result: LoopResult) -> list[str]:
     size = result.sizes[-1]
     ours = result.get("context", size)
     out = []
-    for key, name in (("naive", "seed 000's re-estimate"), ("langchain", "LangChain trim_messages")):
+    for key, name in (("naive", "the naive chars/4 re-estimate"), ("langchain", "LangChain trim_messages")):
         other = result.get(key, size)
         if ours and other is not None:
             out.append(

@@ -1,9 +1,10 @@
 """The agent loop: ask the model, run the tools it asks for, repeat until it stops.
 
 Everything else attaches around the loop: the context policy (token accounting and compaction)
-at the points lesson 6 names, the event bus for logs and progress, the tool registry for safe
-execution. Early exits are ``StopRun`` exceptions that carry their reason; after one, a last
-request that offers only the final answer gives the user an answer instead of nothing.
+after each round's tool results and before the next request, the event bus for logs and
+progress, the tool registry for safe execution. Early exits are ``StopRun`` exceptions that
+carry their reason; after one, a last request that offers only the final answer gives the user
+an answer instead of nothing.
 
 May import: ``messages``, ``history``, ``errors``, ``events``, ``guards``, ``session``,
 ``models.base``, ``tools`` and ``context``; never memory (it reaches the loop through the small ``Memory``

@@ -256,27 +256,30 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"compact at this share of the window (default {DEFAULT_RATIO})",
     )
     context.add_argument(
-        "--compact-buffer", type=_context_option("buffer"), help="compact this many tokens below the window"
+        "--compact-buffer",
+        type=_context_option("buffer"),
+        help="compact this many tokens below the window (instead of --compact-ratio)",
     )
     context.add_argument(
         "--keep-recent",
         type=_context_option("keep_recent"),
         default=CONTEXT.keep_recent,
-        help=f"rounds kept verbatim at compaction (default {CONTEXT.keep_recent})",
+        help="latest rounds (a model reply and its tool results) kept word for word at compaction "
+        f"(default {CONTEXT.keep_recent})",
     )
     context.add_argument(
         "--accounting",
         choices=["context", "cumulative"],
         default=CONTEXT.accounting,
-        help="context: tokens in the current window (default); cumulative: the sum of input+output "
-        "of every call, reset at compaction (lesson 6)",
+        help="context: tokens in the current window (default); cumulative: input + output of every "
+        "call added up, reset at compaction",
     )
     context.add_argument(
         "--counter",
         choices=["auto", "chars4", "exact"],
         default=CONTEXT.counter,
         help="auto: an estimate (honest for CJK) corrected by reported usage (default); chars4: "
-        "characters/4 (seed 000); exact: a real tokenizer (the local server's, Anthropic's "
+        "characters/4, never corrected; exact: a real tokenizer (the local server's, Anthropic's "
         "count_tokens endpoint, else o200k offline)",
     )
     context.add_argument(
@@ -317,9 +320,10 @@ def _confirm_on_terminal(question: str) -> bool:
 def _context(
     args: argparse.Namespace, model: Model, events: EventBus, workspace: Path, tools: ToolRegistry
 ) -> ContextPolicy:
+    # No window here: --context-window went to the model (a local server sizes itself by it),
+    # and the context takes the model's, so the window is resolved in one place.
     config = ContextConfig(
         strategy=args.strategy,
-        window=args.context_window,
         ratio=args.compact_ratio,
         buffer=args.compact_buffer,
         keep_recent=args.keep_recent,

@@ -1,7 +1,7 @@
 """What a person sees while a run goes on: one line per model call, tool call and compaction.
 
 On a terminal the current step is redrawn in place; elsewhere (CI, pipes) every step is a plain
-line. Compactions always get their own ``[compact]`` line (seed 000), with tokens before -> after.
+line. Compactions always get their own ``[compact]`` line, with tokens before -> after.
 
 May import: ``events``, ``redact``. Nothing else of the package.
 """

@@ -43,7 +43,7 @@ from .prompts import (
     EXTRACTION_SYSTEM,
     KINDS,
     extraction_prompt,
-    render_transcript,
+    extraction_transcript,
 )
 from .rerank import ModelReranker
 from .timeparse import event_time, parse_time
@@ -184,7 +184,7 @@ class MemoryManager:
     async def _extract(
         self, messages: Sequence[Message], call_model: CallModel, said_at: float
     ) -> list[Fact]:
-        transcript = render_transcript(messages, self.transcript_chars)
+        transcript = extraction_transcript(messages, self.transcript_chars)
         if not transcript.strip():
             return []
         today = time.strftime("%Y-%m-%d", time.gmtime(said_at))
