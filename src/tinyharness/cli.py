@@ -25,6 +25,9 @@ from .events import EventBus, EventSink, JsonlSink
 from .memory import MemoryManager, MemoryStore, Scope, ScopedMemory, memory_tools, open_store
 from .memory import cli as memory_cli
 from .memory.factory import default_store_url
+from .mcp import McpServers, load_config
+from .mcp import cli as mcp_cli
+from .mcp.client import quiet_sdk_logs
 from .messages import Message, messages_from_dicts, messages_to_dicts
 from .models.base import Model
 from .models.factory import load_model
@@ -185,6 +188,26 @@ def build_parser() -> argparse.ArgumentParser:
         help="offer the file-memory tool (view/create/str_replace/insert/delete/rename) on DIR",
     )
 
+    servers = run.add_argument_group("MCP servers")
+    servers.add_argument(
+        "--mcp",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help='offer the tools of the MCP servers in FILE, a JSON file {"mcpServers": {NAME: {"command", '
+        '"args", "env"} or {"url", "headers"}}} as Claude Desktop, Claude Code and Cursor use '
+        "(repeatable; $TINYHARNESS_HOME/mcp.json is read too when it exists). Their tools are named "
+        "mcp__NAME__TOOL; those not marked read-only need permission, e.g. --allow 'mcp__NAME__*'",
+    )
+    servers.add_argument(
+        "--mcp-timeout",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="seconds an MCP tool call may take before its server counts as hung and is restarted, "
+        "for servers whose config sets no \"timeout\" (default 60)",
+    )
+
     context = run.add_argument_group("context management")
     context.add_argument("--context-window", type=_positive_int, help="window in tokens (default: model's)")
     context.add_argument("--compact-ratio", type=_ratio, help="compact at this share of the window")
@@ -221,6 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     runlog_cli.register(commands)
     memory_cli.register(commands)
+    mcp_cli.register(commands)
 
     notes = commands.add_parser("notes", help="print the notes file of a workspace")
     notes.add_argument("--workspace", default=".", help="workspace folder (default: .)")
@@ -319,6 +343,7 @@ async def _run(args: argparse.Namespace) -> RunResult:
     model: Model | None = None
     opened: list[MemoryStore] = []
     otel: OTelSink | None = None
+    mcp_servers: McpServers | None = None
     try:
         session, history, state = _session_start(args, log)
         sinks: list[EventSink] = [s for s in (log, jsonl) if s is not None]
@@ -338,6 +363,7 @@ async def _run(args: argparse.Namespace) -> RunResult:
             context_window=args.context_window,
         )
         tools = _tools(args, workspace, events)
+        mcp_servers = await _mcp_servers(args, events, workspace, tools)
         context = _context(args, model, events, workspace, tools)
         memory = _memory(args, events, session)
         if memory is not None:
@@ -356,6 +382,8 @@ async def _run(args: argparse.Namespace) -> RunResult:
         return await agent.arun(task, history=history, state=state, session=session, **_run_info(context))
     finally:
         try:
+            if mcp_servers is not None:
+                await mcp_servers.aclose()
             if model is not None:
                 await model.aclose()
         finally:
@@ -380,6 +408,23 @@ def _tools(args: argparse.Namespace, workspace: Path, events: EventBus) -> ToolR
         for tool in memory_tools(Path(args.memory_dir)):
             registry.add(tool)
     return registry
+
+
+async def _mcp_servers(
+    args: argparse.Namespace, events: EventBus, workspace: Path, tools: ToolRegistry
+) -> McpServers | None:
+    """Start the configured MCP servers and add their tools; None when there are none."""
+    configs = load_config(args.mcp, timeout=args.mcp_timeout)
+    if not configs:
+        return None
+    quiet_sdk_logs()
+    save_dir = workspace / ".tinyharness" / "mcp"
+    servers = McpServers(configs, events=events, save_dir=save_dir, root=workspace, result_cap=tools.result_cap)
+    await servers.start()
+    for tool in servers.tools:
+        if tools.get(tool.name) is None:
+            tools.add(tool)
+    return servers
 
 
 def _memory(args: argparse.Namespace, events: EventBus, session: str) -> ScopedMemory | None:

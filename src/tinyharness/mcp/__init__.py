@@ -1,0 +1,17 @@
+"""MCP (Model Context Protocol): any MCP server's tools in the agent, and tinyharness's memory
+and notes served to other agents.
+
+Modules: ``config`` (the ``mcpServers`` JSON files: Claude Desktop / Claude Code / Cursor
+format), ``content`` (a tool result's text, image and resource content as text for the model),
+``client`` (connections to servers over stdio and Streamable HTTP, their tools as ``Tool``\\ s
+named ``mcp__<server>__<tool>``, restart after a crash or hang), ``server`` (``tinyharness mcp
+serve``), ``cli`` (the ``mcp`` command).
+
+May import ``tools``, ``memory``, ``events``, ``redact``, ``errors``, ``paths`` and
+``messages``; nothing here imports the agent loop or the CLI.
+"""
+
+from .client import McpServers, connect_servers
+from .config import McpServerConfig, load_config, mcp_tool_name
+
+__all__ = ["McpServerConfig", "McpServers", "connect_servers", "load_config", "mcp_tool_name"]
