@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import __version__, runlog_cli
 from .agent import Agent, Limits, RunResult
@@ -22,12 +22,11 @@ from .context.manager import build_context
 from .context.prefix import identical_prefix
 from .errors import ConfigError, HarnessError
 from .events import EventBus, EventSink, JsonlSink
+from .mcp import cli as mcp_cli
+from .mcp.config import McpServerConfig, load_config
 from .memory import MemoryManager, MemoryStore, Scope, ScopedMemory, memory_tools, open_store
 from .memory import cli as memory_cli
 from .memory.factory import default_store_url
-from .mcp import McpServers, load_config
-from .mcp import cli as mcp_cli
-from .mcp.client import quiet_sdk_logs
 from .messages import Message, messages_from_dicts, messages_to_dicts
 from .models.base import Model
 from .models.factory import load_model
@@ -39,6 +38,9 @@ from .tools.builtin import builtin_tools
 from .tools.notes import NotesFile
 from .tools.permissions import Permissions
 from .tools.shell import check_shell_options
+
+if TYPE_CHECKING:  # the MCP SDK is imported only when a run has MCP servers
+    from .mcp.client import McpServers
 
 MEMORY_ENV = "TINYHARNESS_MEMORY"
 EXAMPLES = """\
@@ -61,6 +63,13 @@ def _positive_int(text: str) -> int:
     value = int(text)
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
     return value
 
 
@@ -201,11 +210,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     servers.add_argument(
         "--mcp-timeout",
-        type=float,
+        type=_seconds,
         default=60.0,
         metavar="SECONDS",
         help="seconds an MCP tool call may take before its server counts as hung and is restarted, "
-        "for servers whose config sets no \"timeout\" (default 60)",
+        'for servers whose config sets no "timeout" (default 60)',
     )
 
     context = run.add_argument_group("context management")
@@ -338,6 +347,7 @@ async def _run(args: argparse.Namespace) -> RunResult:
     if args.task is None and not args.resume:
         raise ConfigError("give a task, or --resume to continue an interrupted run")
     check_shell_options(shell=args.shell, yes=args.yes, allow=args.allow)
+    mcp_configs = load_config(args.mcp, timeout=args.mcp_timeout)  # a bad file fails before anything starts
     log = None if args.no_log else RunLog(args.log or default_path())
     jsonl = JsonlSink(args.events) if args.events else None
     model: Model | None = None
@@ -354,6 +364,8 @@ async def _run(args: argparse.Namespace) -> RunResult:
             sinks.append(ProgressPrinter())
         events = EventBus(sinks)
         session = session or events.run_id
+        tools = _tools(args, workspace, events)
+        mcp_servers = await _mcp_servers(mcp_configs, events, workspace, tools)  # before the model: fail fast
         model = load_model(
             args.model,
             base_url=args.base_url,
@@ -362,8 +374,6 @@ async def _run(args: argparse.Namespace) -> RunResult:
             max_retries=args.max_retries,
             context_window=args.context_window,
         )
-        tools = _tools(args, workspace, events)
-        mcp_servers = await _mcp_servers(args, events, workspace, tools)
         context = _context(args, model, events, workspace, tools)
         memory = _memory(args, events, session)
         if memory is not None:
@@ -411,19 +421,19 @@ def _tools(args: argparse.Namespace, workspace: Path, events: EventBus) -> ToolR
 
 
 async def _mcp_servers(
-    args: argparse.Namespace, events: EventBus, workspace: Path, tools: ToolRegistry
+    configs: list[McpServerConfig], events: EventBus, workspace: Path, tools: ToolRegistry
 ) -> McpServers | None:
     """Start the configured MCP servers and add their tools; None when there are none."""
-    configs = load_config(args.mcp, timeout=args.mcp_timeout)
     if not configs:
         return None
+    from .mcp.client import McpServers, quiet_sdk_logs
+
     quiet_sdk_logs()
-    save_dir = workspace / ".tinyharness" / "mcp"
-    servers = McpServers(configs, events=events, save_dir=save_dir, root=workspace, result_cap=tools.result_cap)
+    saved = workspace / ".tinyharness" / "mcp"  # images and whole results, for the model to read
+    servers = McpServers(configs, events=events, save_dir=saved, root=workspace, result_cap=tools.result_cap)
     await servers.start()
     for tool in servers.tools:
-        if tools.get(tool.name) is None:
-            tools.add(tool)
+        tools.add(tool)
     return servers
 
 

@@ -49,9 +49,7 @@ class ProgressPrinter:
         if line is None:
             return
         line = redact(line)  # stderr is often a CI log: no secrets in clear there either
-        permanent = (
-            event["type"] in _PERMANENT or not self.live
-        )
+        permanent = event["type"] in _PERMANENT or not self.live
         if self.live:
             self.stream.write("\r\033[K" + line + ("\n" if permanent else ""))
             self._pending = not permanent

@@ -4,15 +4,15 @@ not have: a crash, a hang, a 10 MB result, a server that never starts.
     python small_server.py [--fail-start] [--http PORT] [--pid-file PATH]
 
 Tools: ``echo(text)``, ``big(chars)`` (that many characters), ``hang(seconds)``, ``crash()``
-(the process exits at once), ``fail()`` (a tool error), ``counter()`` (calls so far in this
+(the process kills itself mid-call), ``fail()`` (a tool error), ``counter()`` (calls so far in this
 process), ``image()`` (a 2x1 PNG). ``--pid-file`` appends the process id at start.
 """
 
 from __future__ import annotations
 
 import argparse
-import base64
 import os
+import signal
 import sys
 import time
 
@@ -51,9 +51,10 @@ def hang(seconds: float) -> str:
 
 @server.tool(annotations=READ_ONLY)
 def crash() -> str:
-    """Exit the process at once."""
-    print("small server: crashing on purpose", file=sys.stderr, flush=True)
-    os._exit(3)
+    """Kill this process in the middle of the call (SIGKILL: no clean-up, no answer)."""
+    print("small server: killing myself on purpose", file=sys.stderr, flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)
+    return "unreachable"
 
 
 @server.tool(annotations=READ_ONLY)

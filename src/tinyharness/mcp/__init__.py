@@ -11,7 +11,20 @@ May import ``tools``, ``memory``, ``events``, ``redact``, ``errors``, ``paths`` 
 ``messages``; nothing here imports the agent loop or the CLI.
 """
 
-from .client import McpServers, connect_servers
+from typing import TYPE_CHECKING, Any
+
 from .config import McpServerConfig, load_config, mcp_tool_name
 
+if TYPE_CHECKING:
+    from .client import McpServers, connect_servers
+
 __all__ = ["McpServerConfig", "McpServers", "connect_servers", "load_config", "mcp_tool_name"]
+
+
+def __getattr__(name: str) -> Any:
+    # The SDK takes about a second to import: only a run that has MCP servers pays for it.
+    if name in ("McpServers", "connect_servers"):
+        from . import client
+
+        return getattr(client, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

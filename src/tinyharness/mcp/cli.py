@@ -20,9 +20,7 @@ from ..errors import ConfigError
 from ..memory import open_store
 from ..memory.factory import default_store_url
 from ..tools.notes import NotesFile
-from .client import McpServers, quiet_sdk_logs
-from .config import default_config_path, load_config
-from .server import DEFAULT_PORT, TOKEN_ENV, bind, build_server, serve_http
+from .config import DEFAULT_PORT, TOKEN_ENV, default_config_path, load_config
 
 EXAMPLES = f"""\
 examples:
@@ -77,7 +75,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         help="address to listen on with --http (default 127.0.0.1: this machine only)",
     )
     serve.add_argument(
-        "--port", type=int, default=DEFAULT_PORT, help=f"port with --http; 0 picks a free one ({DEFAULT_PORT})"
+        "--port", type=int, default=DEFAULT_PORT, help=f"port with --http, 0 for a free one ({DEFAULT_PORT})"
     )
     tools = commands.add_parser(
         "tools",
@@ -91,6 +89,8 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from .client import quiet_sdk_logs
+
     quiet_sdk_logs()
     try:
         if args.mcp_command == "tools":
@@ -104,6 +104,8 @@ def handle(args: argparse.Namespace) -> int:
 
 
 async def _list_tools(files: list[str]) -> int:
+    from .client import McpServers
+
     configs = load_config(files)
     if not configs:
         print(f"no MCP servers configured: give --mcp FILE or write {default_config_path()}", file=sys.stderr)
@@ -117,6 +119,8 @@ async def _list_tools(files: list[str]) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from .server import bind, build_server, serve_http
+
     workspace = Path(args.workspace)
     if not workspace.is_dir():
         raise ConfigError(f"workspace {args.workspace} is not a folder")

@@ -29,7 +29,7 @@ import time
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import IO, Any
+from typing import Any, TextIO, cast
 
 import httpx2
 import mcp_types as types
@@ -91,7 +91,7 @@ class Connection:
         self._client: Client | None = None
         self._task: asyncio.Task[None] | None = None
         self._stop: asyncio.Event | None = None
-        self._stderr: IO[str] | None = None
+        self._stderr: TextIO | None = None
         self._lock = asyncio.Lock()
         self._last_fault = ""
 
@@ -109,13 +109,18 @@ class Connection:
         ready.add_done_callback(lambda f: f.cancelled() or f.exception())  # retrieved, never lost
         self._stop = asyncio.Event()
         if self._stderr is None and self.config.transport == "stdio":
-            self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
+            # Closed in stop(); the server writes to it for as long as it runs.
+            self._stderr = cast(
+                TextIO,
+                tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace"),  # noqa: SIM115
+            )
         self._task = asyncio.create_task(self._own(ready, self._stop), name=f"mcp-{self.name}")
         try:
             self.tools = await asyncio.wait_for(asyncio.shield(ready), timeout=self.config.start_timeout)
         except TimeoutError:
             await self._close_task()
-            raise ConfigError(self._start_error(f"no answer within {self.config.start_timeout:g} s")) from None
+            reason = f"no answer within {self.config.start_timeout:g} s"
+            raise ConfigError(self._start_error(reason)) from None
         except (Exception, BaseExceptionGroup) as exc:
             await self._close_task()
             raise ConfigError(self._start_error(_reason(exc))) from None
@@ -265,7 +270,7 @@ class Connection:
                 await self.start()
             except ConfigError as exc:
                 self.down = f"restarting it failed: {exc}"
-                self._last_fault = "restarting it failed, so its tools are unavailable for the rest of this run"
+                self._last_fault = "restarting it failed, so its tools stay unavailable for this run"
                 self.events.emit("mcp_server", server=self.name, state="down", message=str(exc))
                 return self._last_fault
             self._last_fault = "the server was restarted; you may call its tools again"
@@ -293,6 +298,15 @@ def _input_schema(tool: types.Tool) -> dict[str, Any]:
     if schema["type"] == "object":
         schema.setdefault("properties", {})
     return schema
+
+
+def _not_repeated(args: dict[str, Any]) -> str:
+    """The result of a call a killed run started and never finished: it is not run again, since
+    nothing tells whether the server applied it."""
+    return (
+        "Not run again: this call was cut off when the run was interrupted, so whether the MCP "
+        "server carried it out is unknown. Check its effect before calling it again."
+    )
 
 
 class McpServers:
@@ -364,6 +378,7 @@ class McpServers:
             input_schema=_input_schema(spec),
             function=call,
             risk="read" if read_only else "write",
+            recover=_not_repeated,
             server=server,
             timeout=connection.config.timeout + _TIMEOUT_GRACE,
         )
@@ -375,7 +390,8 @@ class McpServers:
             return ""
         saved = ""
         if self.save_dir is not None:
-            path = self.save_dir / f"result-{hashlib.sha256(text.encode('utf-8', 'replace')).hexdigest()[:16]}.txt"
+            digest = hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:16]
+            path = self.save_dir / f"result-{digest}.txt"
             try:
                 self.save_dir.mkdir(parents=True, exist_ok=True)
                 path.write_text(text, encoding="utf-8", errors="replace")

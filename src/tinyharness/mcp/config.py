@@ -33,6 +33,8 @@ Transport = Literal["stdio", "http", "sse"]
 DEFAULT_CALL_TIMEOUT = 60.0  # seconds a tool call may take before the server counts as hung
 DEFAULT_START_TIMEOUT = 30.0  # seconds a server may take to start and list its tools
 HOME_CONFIG_NAME = "mcp.json"
+TOKEN_ENV = "TINYHARNESS_MCP_TOKEN"  # the bearer token of ``tinyharness mcp serve --http``
+DEFAULT_PORT = 8765  # of ``tinyharness mcp serve --http``
 MAX_TOOL_NAME = 64  # the longest function name OpenAI's and Anthropic's APIs accept
 _NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -167,10 +169,12 @@ def _server(
     if kind is not None and (not isinstance(kind, str) or kind.lower() not in _TRANSPORT_ALIASES):
         raise ConfigError(f"{where}: 'type' must be stdio, http or sse, not {kind!r}")
     transport: Transport = _TRANSPORT_ALIASES[kind.lower()] if kind else ("stdio" if command else "http")
+    if not command and not url:
+        raise ConfigError(f"{where}: needs 'command' (and 'args') to start a local server, or a 'url'")
     if command and url:
         raise ConfigError(f"{where}: give 'command' (a local server) or 'url' (a remote one), not both")
     if transport == "stdio" and not command:
-        raise ConfigError(f"{where}: needs 'command' (and 'args') to start the server, or a 'url'")
+        raise ConfigError(f"{where}: a stdio server needs 'command' (and 'args')")
     if transport != "stdio" and not url:
         raise ConfigError(f"{where}: a {transport} server needs a 'url'")
     if url and not url.startswith(("http://", "https://")):

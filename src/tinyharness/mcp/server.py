@@ -28,8 +28,6 @@ from ..redact import redact
 from ..tools.base import ToolError as HarnessToolError
 from ..tools.notes import NotesFile
 
-TOKEN_ENV = "TINYHARNESS_MCP_TOKEN"
-DEFAULT_PORT = 8765
 SERVER_NAME = "tinyharness"
 _READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 _WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
