@@ -327,3 +327,17 @@ def test_a_call_cut_off_by_a_kill_is_not_repeated_on_resume(tmp_path: Path) -> N
     outcomes = {b.tool_use_id: b.content for m in result.messages for b in m.tool_results}
     assert "Not run again" in outcomes["k1"]
     assert "call 1 in process" in outcomes["k2"]
+
+
+@needs_node_servers
+def test_the_bench_row_measures_all_four_calls() -> None:
+    root = str(Path(__file__).resolve().parent.parent)
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    from bench import mcp_overhead
+
+    result = mcp_overhead.run(calls=5)
+    assert result is not None and [len(row.times) for row in result.rows] == [5, 5, 5, 5]
+    table = mcp_overhead.to_markdown(result)
+    assert "MCP tool, stdio" in table and "Streamable HTTP" in table and "bare SDK call" in table
+    assert set(result.start_seconds) == {"stdio", "http"}
