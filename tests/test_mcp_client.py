@@ -135,10 +135,13 @@ def test_a_run_lists_and_calls_tools_of_both_reference_servers(tmp_path: Path) -
 
 
 @needs_node_servers
-def test_the_everything_server_over_streamable_http(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("mode", "path", "kind"), [("streamableHttp", "/mcp", "http"), ("sse", "/sse", "sse")]
+)
+def test_the_everything_server_over_http(tmp_path: Path, mode: str, path: str, kind: str) -> None:
     port = free_port()
     server = subprocess.Popen(
-        [str(EVERYTHING), "streamableHttp"],
+        [str(EVERYTHING), mode],
         env={**os.environ, "PORT": str(port)},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -147,7 +150,7 @@ def test_the_everything_server_over_streamable_http(tmp_path: Path) -> None:
         wait_for_port(port)
         config = write_config(
             tmp_path / "http.json",
-            {"remote": {"type": "http", "url": f"http://127.0.0.1:{port}/mcp", "headers": {"X-Test": "1"}}},
+            {"remote": {"type": kind, "url": f"http://127.0.0.1:{port}{path}", "headers": {"X-Test": "1"}}},
         )
         responses = [tool_turn(("s1", "mcp__remote__get-sum", {"a": 2, "b": 40})), answer("42")]
         code, events = run(tmp_path, config, responses)
@@ -156,7 +159,7 @@ def test_the_everything_server_over_streamable_http(tmp_path: Path) -> None:
         server.wait(timeout=30)
     assert code == 0
     assert "42" in tool_results(events)["s1"]["content"]
-    assert any(e["type"] == "mcp_server" and e["transport"] == "http" for e in events)
+    assert any(e["type"] == "mcp_server" and e["transport"] == kind for e in events)
 
 
 def test_a_server_killed_mid_call_gives_an_error_is_restarted_once_and_the_run_goes_on(
