@@ -37,7 +37,12 @@ EVERYTHING = ROOT / "tests" / "mcp_servers" / "node_modules" / ".bin" / "mcp-ser
 @dataclass
 class Row:
     label: str
-    times: list[float] = field(default_factory=list)  # seconds per call
+    times: list[float] = field(default_factory=list)  # wall seconds per call
+    cpu: float = 0.0  # CPU seconds of this process (all threads) over all the calls
+
+    @property
+    def cpu_per_call(self) -> float:
+        return self.cpu / len(self.times) if self.times else float("nan")
 
     @property
     def p50(self) -> float:
@@ -56,15 +61,26 @@ class Result:
     start_seconds: dict[str, float]
 
 
-async def _time(label: str, calls: int, call: Callable[[], Awaitable[Any]]) -> Row:
-    row = Row(label)
-    for _ in range(max(3, calls // 10)):  # warm-up: first calls pay for imports and caches
-        await call()
-    for _ in range(calls):
-        started = time.perf_counter()
-        await call()
-        row.times.append(time.perf_counter() - started)
-    return row
+BLOCK = 10  # calls of one row in a row, before the next row's turn
+
+
+async def _time_interleaved(calls: int, paths: list[tuple[str, Callable[[], Awaitable[Any]]]]) -> list[Row]:
+    """Blocks of ``BLOCK`` calls of each path in turn until each has ``calls``: a burst of load
+    on this shared machine then slows every row alike instead of one, and a call's leftovers
+    (a stream closing in the background) rarely land in another row's time."""
+    rows = [Row(label) for label, _ in paths]
+    for _, call in paths:  # warm-up: first calls pay for imports and caches
+        for _ in range(BLOCK):
+            await call()
+    for _ in range(max(1, calls // BLOCK)):
+        for row, (_, call) in zip(rows, paths, strict=True):
+            cpu = time.process_time()
+            for _ in range(BLOCK):
+                started = time.perf_counter()
+                await call()
+                row.times.append(time.perf_counter() - started)
+            row.cpu += time.process_time() - cpu
+    return rows
 
 
 def _free_port() -> int:
@@ -97,14 +113,7 @@ async def _measure(calls: int) -> Result:
     from tinyharness.mcp.client import McpServers, quiet_sdk_logs
 
     quiet_sdk_logs()
-    rows: list[Row] = []
     builtin = ToolRegistry([function_tool(calculator)])
-    rows.append(
-        await _time(
-            "built-in tool (calculator)", calls, lambda: builtin.execute("calculator", {"expression": "1+1"})
-        )
-    )
-
     port = _free_port()
     http_server = subprocess.Popen(
         [str(EVERYTHING), "streamableHttp"],
@@ -113,39 +122,44 @@ async def _measure(calls: int) -> Result:
         stderr=subprocess.DEVNULL,
     )
     sink = ListSink()
+    parameters = StdioServerParameters(command=str(EVERYTHING), args=["stdio"])
     try:
         await _wait_for_port(port)
         configs = [
             McpServerConfig("stdio", "stdio", command=str(EVERYTHING), args=("stdio",)),
             McpServerConfig("http", "http", url=f"http://127.0.0.1:{port}/mcp"),
         ]
-        async with McpServers(configs, events=EventBus([sink])) as servers:
-            registry = ToolRegistry(servers.tools)
-            for server in ("stdio", "http"):
-                name = f"mcp__{server}__echo"
-                transport = "stdio" if server == "stdio" else "Streamable HTTP"
-                label = f"MCP tool, {transport} (server-everything echo)"
-                rows.append(
-                    await _time(label, calls, lambda name=name: registry.execute(name, {"message": "hi"}))
+        with open(os.devnull, "w", encoding="utf-8") as quiet:
+            async with (
+                McpServers(configs, events=EventBus([sink])) as servers,
+                Client(stdio_client(parameters, errlog=quiet)) as bare,
+            ):
+                registry = ToolRegistry(servers.tools)
+                echo = {"message": "hi"}
+                rows = await _time_interleaved(
+                    calls,
+                    [
+                        (
+                            "built-in tool (calculator)",
+                            lambda: builtin.execute("calculator", {"expression": "1+1"}),
+                        ),
+                        (
+                            "MCP tool, stdio (server-everything echo)",
+                            lambda: registry.execute("mcp__stdio__echo", echo),
+                        ),
+                        (
+                            "MCP tool, Streamable HTTP (server-everything echo)",
+                            lambda: registry.execute("mcp__http__echo", echo),
+                        ),
+                        (
+                            "bare SDK call, stdio (Client.call_tool, no harness)",
+                            lambda: bare.call_tool("echo", echo),
+                        ),
+                    ],
                 )
     finally:
         http_server.terminate()
         http_server.wait(timeout=30)
-
-    parameters = StdioServerParameters(command=str(EVERYTHING), args=["stdio"])
-    with open(os.devnull, "w", encoding="utf-8") as quiet:
-        client = Client(stdio_client(parameters, errlog=quiet))
-        await client.__aenter__()
-        try:
-            rows.append(
-                await _time(
-                    "bare SDK call, stdio (Client.call_tool, no harness)",
-                    calls,
-                    lambda: client.call_tool("echo", {"message": "hi"}),
-                )
-            )
-        finally:
-            await client.__aexit__(None, None, None)
     starts = {
         e["server"]: e["seconds"]
         for e in sink.events
@@ -166,24 +180,32 @@ def to_markdown(result: Result | None) -> str:
         return "Pending: the MCP reference servers are not installed (run `make setup`)."
     base = result.rows[0].p50
     table = markdown_table(
-        ["call", "p50 µs", "p95 µs", "p50 vs built-in"],
+        ["call", "wall p50 µs", "wall p95 µs", "p50 vs built-in", "agent-side CPU µs/call"],
         [
-            [row.label, f"{row.p50 * 1e6:,.0f}", f"{row.p95 * 1e6:,.0f}", f"{row.p50 / base:,.1f}x"]
+            [
+                row.label,
+                f"{row.p50 * 1e6:,.0f}",
+                f"{row.p95 * 1e6:,.0f}",
+                f"{row.p50 / base:,.1f}x",
+                f"{row.cpu_per_call * 1e6:,.0f}",
+            ]
             for row in result.rows
         ],
     )
     starts = ", ".join(f"{name} {seconds:.2f} s" for name, seconds in result.start_seconds.items())
     stdio, bare = result.rows[1], result.rows[3]  # the order _measure appends them in
-    harness = stdio.p50 - bare.p50
+    harness = stdio.cpu_per_call - bare.cpu_per_call
     lines = [
-        f"{result.calls} sequential calls per row after a warm-up, wall time of one call; "
-        "every row ran in this same process run.",
+        f"{result.calls} calls per row after a warm-up, in blocks of {BLOCK} taking turns (so a burst "
+        "of load slows all rows alike); every row ran in this same process run.",
         "",
         table,
         "",
         f"- Connect and list tools at start-up: {starts}.",
-        f"- The harness adds {harness * 1e6:,.0f} µs per stdio call over the bare SDK call "
-        "(validation, permission check, timeout, content conversion and quoting, events).",
+        "- CPU is this process's (the agent side: harness and SDK client, every thread), not the "
+        "server's; wall time includes the server and the machine's load.",
+        f"- The harness adds {harness * 1e6:,.0f} µs of CPU per stdio call over the bare SDK call "
+        "(validation, permission check, timeout, content conversion and quoting).",
     ]
     return "\n".join(lines)
 

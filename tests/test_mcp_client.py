@@ -118,6 +118,7 @@ def test_a_run_lists_and_calls_tools_of_both_reference_servers(tmp_path: Path) -
     assert "Resource 1" in results["t4"]["content"]
     # write_file is not marked read-only: refused without permission, nothing written
     assert results["w1"]["is_error"] and "permission denied" in results["w1"]["content"]
+    assert "--allow 'mcp__fs__write_file'" in results["w1"]["content"]
     assert not Path(target).exists()
 
     calls = {e["call_id"]: e for e in events if e["type"] == "tool_call"}
@@ -218,6 +219,7 @@ def test_a_hung_server_is_restarted_and_answers_the_next_call(tmp_path: Path) ->
         ),
         ({"command": "no-such-mcp-server-command"}, "command not found: no-such-mcp-server-command"),
         ({"command": "sleep", "args": ["987654.5"], "startTimeout": 2}, "no answer within 2 s"),
+        ({"url": f"http://127.0.0.1:{free_port()}/mcp"}, "ConnectError"),
     ],
 )
 def test_a_server_that_does_not_start_exits_2_with_its_stderr(
@@ -339,8 +341,8 @@ def test_the_bench_row_measures_all_four_calls() -> None:
         sys.path.insert(0, root)
     from bench import mcp_overhead
 
-    result = mcp_overhead.run(calls=5)
-    assert result is not None and [len(row.times) for row in result.rows] == [5, 5, 5, 5]
+    result = mcp_overhead.run(calls=10)
+    assert result is not None and [len(row.times) for row in result.rows] == [10, 10, 10, 10]
     table = mcp_overhead.to_markdown(result)
     assert "MCP tool, stdio" in table and "Streamable HTTP" in table and "bare SDK call" in table
     assert set(result.start_seconds) == {"stdio", "http"}
