@@ -8,6 +8,7 @@ and undecodable text are reported plainly instead of flooding the context with g
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import re
@@ -18,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
-from ..context.restore import file_reads, restored_in_full
+from ..history import file_reads, restored_in_full
 from ..messages import Message
 from .base import DEFAULT_RESULT_CAP, Tool, ToolError, function_tool
 from .workspace import Workspace, atomic_write_text
@@ -172,7 +173,7 @@ def file_tools(workspace: Workspace, *, output_cap: int = DEFAULT_RESULT_CAP) ->
         return f"Edited {workspace.relative(target)} (applied before the run was interrupted)"
 
     return [
-        replace(function_tool(read_file), choices=lambda messages: path_choices(workspace, messages)),
+        replace(function_tool(read_file), choices=functools.partial(path_choices, workspace)),
         function_tool(list_dir),
         function_tool(grep),
         function_tool(write_file, risk="write"),
