@@ -7,8 +7,9 @@ format), ``content`` (a tool result's text, image and resource content as text f
 named ``mcp__<server>__<tool>``, restart after a crash or hang), ``server`` (``tinyharness mcp
 serve``), ``cli`` (the ``mcp`` command).
 
-May import ``tools``, ``memory``, ``events``, ``redact``, ``errors``, ``paths`` and
-``messages``; nothing here imports the agent loop or the CLI.
+May import ``tools``, ``memory``, ``history`` (to quote results as data), ``events``,
+``redact``, ``errors``, ``paths`` and ``messages``; nothing here imports the agent loop or the
+CLI.
 """
 
 from typing import TYPE_CHECKING, Any

@@ -40,10 +40,11 @@ from mcp.client.streamable_http import streamable_http_client
 
 from ..errors import ConfigError
 from ..events import EventBus
+from ..history import quoted
 from ..redact import redact
 from ..tools.base import DEFAULT_RESULT_CAP, Tool, ToolError
 from .config import McpServerConfig, mcp_tool_name
-from .content import quoted, result_text
+from .content import result_text
 
 _FAULT_CODES = (types.CONNECTION_CLOSED, types.REQUEST_TIMEOUT)
 _STDERR_TAIL_LINES = 6

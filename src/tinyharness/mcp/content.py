@@ -4,8 +4,9 @@ Text content is kept; an image or audio clip is described (type, size, PNG dimen
 a folder is given, saved there with its path in the description: the neutral message type
 carries text only, so no model is sent the bytes. Embedded resources keep their text (binary
 ones are described), resource links give their URI. Structured content is used as JSON when the
-server sent no text. The whole result is quoted as data, attributed to its server and tool: an
-MCP server is someone else's code, and what it returns must not read as instructions.
+server sent no text. The client then quotes the whole as data, attributed to its server and
+tool (``history.quoted``): an MCP server is someone else's code, and what it returns must not
+read as instructions.
 """
 
 from __future__ import annotations
@@ -29,14 +30,6 @@ _EXTENSIONS = {
     "audio/mpeg": ".mp3",
     "audio/ogg": ".ogg",
 }
-
-
-def quoted(kind: str, body: str, **attributes: str) -> str:
-    """``body`` between ``<kind ...>`` and ``</kind>``; a closing marker inside the body is
-    defused, so the server's text cannot end the quote early."""
-    attrs = "".join(f' {k}="{v.replace(chr(34), "_")}"' for k, v in attributes.items())
-    safe = body.replace(f"</{kind}>", f"<\\/{kind}>")
-    return f"<{kind}{attrs}>\n{safe}\n</{kind}>"
 
 
 def result_text(
