@@ -299,7 +299,32 @@ def test_ctrl_c_stops_the_servers(tmp_path: Path) -> None:
     assert len(pids) == 1 and wait_gone(pids, timeout=1) == []
 
 
-def _wait_until(condition: Any, process: subprocess.Popen[str], timeout: float = 120.0) -> None:
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="the kernel's parent-death signal is Linux's"
+)
+def test_a_run_killed_with_sigkill_leaves_no_server_even_a_hung_one(tmp_path: Path) -> None:
+    pid_file = tmp_path / "pids"
+    server = small_server("--pid-file", str(pid_file))
+    config = write_config(tmp_path / "c.json", {"idle": server, "busy": server})
+    script = write_script(tmp_path / "s.json", [tool_turn(("h", "mcp__busy__hang", {"seconds": 300}))])
+    events = tmp_path / "events.jsonl"
+    argv = ["run", "--model", f"scripted:{script}", "--workspace", str(tmp_path), "--mcp", config]
+    argv += ["--events", str(events), "--no-log", "--quiet", "--mcp-timeout", "600", "task"]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tinyharness", *argv], stderr=subprocess.DEVNULL, cwd=tmp_path
+    )
+    try:
+        _wait_until(lambda: events.exists() and '"tool_call"' in events.read_text(encoding="utf-8"), process)
+        process.kill()  # no clean-up at all: the busy server is asleep and never reads its stdin
+        process.wait(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    pids = pids_in(pid_file)
+    assert len(pids) == 2 and wait_gone(pids, timeout=10) == []
+
+
+def _wait_until(condition: Any, process: subprocess.Popen[Any], timeout: float = 120.0) -> None:
     import time
 
     deadline = time.monotonic() + timeout

@@ -24,6 +24,9 @@ import contextlib
 import hashlib
 import importlib.metadata
 import logging
+import os
+import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -63,6 +66,43 @@ def _client_version() -> str:
         return importlib.metadata.version("tinyharness")
     except importlib.metadata.PackageNotFoundError:  # pragma: no cover - source checkout
         return "0"
+
+
+# Run before a stdio server on Linux: the kernel kills it when the thread that started it (the
+# event loop's) dies, so a tinyharness killed with SIGKILL leaves no server behind, not even a
+# hung one that would never notice its stdin closing. Then it becomes the server (exec).
+_DIE_WITH_PARENT = """\
+import ctypes, os, signal, sys
+ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+if os.getppid() != int(sys.argv[1]):
+    sys.exit(1)  # the parent died before the line above
+try:
+    os.execvp(sys.argv[2], sys.argv[2:])
+except OSError as exc:
+    sys.exit(f"cannot run {sys.argv[2]}: {exc.strerror}")
+"""
+
+
+def _find_command(config: McpServerConfig) -> str:
+    """The server's executable as a path; ConfigError when it cannot be found."""
+    assert config.command is not None
+    command = config.command
+    if os.sep in command:
+        where = Path(config.cwd or ".") / command
+        if not where.is_file():
+            raise FileNotFoundError(2, "not found", command)
+        return os.path.abspath(where)  # not resolve(): a symlink's own name may matter to it
+    search = config.env.get("PATH") or os.environ.get("PATH", os.defpath)
+    found = shutil.which(command, path=search)
+    if found is None:
+        raise FileNotFoundError(2, "not found", command)
+    return found
+
+
+def _dying_with_us(command: str, args: list[str]) -> tuple[str, list[str]]:
+    if not sys.platform.startswith("linux"):
+        return command, args
+    return sys.executable, ["-S", "-c", _DIE_WITH_PARENT, str(os.getpid()), command, *args]
 
 
 def _reason(exc: BaseException) -> str:
@@ -161,8 +201,9 @@ class Connection:
         config = self.config
         if config.transport == "stdio":
             assert config.command is not None and self._stderr is not None
+            command, args = _dying_with_us(_find_command(config), list(config.args))
             parameters = StdioServerParameters(
-                command=config.command, args=list(config.args), env=dict(config.env) or None, cwd=config.cwd
+                command=command, args=args, env=dict(config.env) or None, cwd=config.cwd
             )
             return stdio_client(parameters, errlog=self._stderr)
         assert config.url is not None
