@@ -371,3 +371,10 @@ def test_the_bench_row_measures_all_four_calls() -> None:
     table = mcp_overhead.to_markdown(result)
     assert "MCP tool, stdio" in table and "Streamable HTTP" in table and "bare SDK call" in table
     assert set(result.start_seconds) == {"stdio", "http"}
+
+
+def test_mcp_tools_lists_the_names_the_model_sees(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = write_config(tmp_path / "c.json", {"small": small_server()})
+    assert main(["mcp", "tools", "--mcp", config]) == 0
+    out = capsys.readouterr().out
+    assert "mcp__small__echo\n" in out and "mcp__small__counter  (not read-only: needs permission)" in out
