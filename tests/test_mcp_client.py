@@ -324,6 +324,24 @@ def test_a_run_killed_with_sigkill_leaves_no_server_even_a_hung_one(tmp_path: Pa
     assert len(pids) == 2 and wait_gone(pids, timeout=10) == []
 
 
+def test_ctrl_c_while_a_server_starts_stops_it(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "c.json", {"slow": {"command": "sleep", "args": ["876543.5"]}})
+    script = write_script(tmp_path / "s.json", [answer("never asked")])
+    argv = ["run", "--model", f"scripted:{script}", "--mcp", config, "--no-log", "--quiet", "task"]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tinyharness", *argv], stderr=subprocess.PIPE, text=True, cwd=tmp_path
+    )
+    try:
+        _wait_until(lambda: processes_with("876543.5") != [], process)
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 1 and "interrupted" in err and "Traceback" not in err
+    assert processes_with("876543.5") == []
+
+
 def _wait_until(condition: Any, process: subprocess.Popen[Any], timeout: float = 120.0) -> None:
     import time
 

@@ -159,12 +159,15 @@ class Connection:
         try:
             self.tools = await asyncio.wait_for(asyncio.shield(ready), timeout=self.config.start_timeout)
         except TimeoutError:
-            await self._close_task()
+            await self._close_task(patient=False)
             reason = f"no answer within {self.config.start_timeout:g} s"
             raise ConfigError(self._start_error(reason)) from None
         except (Exception, BaseExceptionGroup) as exc:
-            await self._close_task()
+            await self._close_task(patient=False)
             raise ConfigError(self._start_error(_reason(exc))) from None
+        except BaseException:  # Ctrl-C or cancellation while it starts: stop it, then go on out
+            await self._close_task(patient=False)
+            raise
         self.events.emit(
             "mcp_server",
             server=self.name,
@@ -219,13 +222,15 @@ class Connection:
             self._stderr.close()
             self._stderr = None
 
-    async def _close_task(self) -> None:
+    async def _close_task(self, *, patient: bool = True) -> None:
+        """End the connection's task: let it close the session (``patient``), or cancel it at
+        once (a start that failed or was interrupted); the SDK kills the server either way."""
         task, self._task = self._task, None
         if task is None:
             return
         if self._stop is not None:
             self._stop.set()
-        done, _ = await asyncio.wait({task}, timeout=_STOP_WAIT)
+        done, _ = await asyncio.wait({task}, timeout=_STOP_WAIT if patient else 0)
         if not done:  # stuck on a server that answers nothing: cancel (the SDK still kills it)
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
