@@ -135,6 +135,7 @@ class Connection:
         self._stderr: TextIO | None = None
         self._lock = asyncio.Lock()
         self._last_fault = ""
+        self._recovery: asyncio.Future[str] | None = None
 
     @property
     def name(self) -> str:
@@ -217,6 +218,8 @@ class Connection:
         return streamable_http_client(config.url, http_client=http)
 
     async def stop(self) -> None:
+        if self._recovery is not None and not self._recovery.done():  # a restart would outlive us
+            await asyncio.wait({self._recovery}, timeout=self.config.start_timeout + _STOP_WAIT)
         await self._close_task()
         if self._stderr is not None:
             self._stderr.close()
@@ -290,7 +293,10 @@ class Connection:
             except (OSError, httpx2.HTTPError, BaseExceptionGroup) as exc:
                 raise ServerFault(_reason(exc)) from None
         except ServerFault as fault:
-            outcome = await self._recover(generation, str(fault))
+            # Shielded: if the caller gives up (the registry's timeout, Ctrl-C), the restart still
+            # finishes, so the server is never left half stopped or half started.
+            self._recovery = asyncio.ensure_future(self._recover(generation, str(fault)))
+            outcome = await asyncio.shield(self._recovery)
             raise ToolError(
                 f"MCP server {self.name!r} failed during this call ({fault}); the call was not "
                 f"retried and its effect is unknown; {outcome}"
@@ -427,7 +433,8 @@ class McpServers:
             risk="read" if read_only else "write",
             recover=_not_repeated,
             server=server,
-            timeout=connection.config.timeout + _TIMEOUT_GRACE,
+            # The registry's limit, a backstop: the call's own limit, then a restart (stop, start).
+            timeout=connection.config.timeout + _STOP_WAIT + connection.config.start_timeout + _TIMEOUT_GRACE,
         )
 
     def _capped_note(self, text: str) -> str:
