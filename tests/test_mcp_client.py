@@ -32,10 +32,8 @@ from mcp_support import (
 )
 from tinyharness.agent import Agent
 from tinyharness.cli import main
-from tinyharness.events import EventBus, ListSink
 from tinyharness.mcp.client import McpServers
 from tinyharness.mcp.config import load_config
-from tinyharness.messages import Message, ToolUseBlock
 from tinyharness.models.scripted import ScriptedModel
 from tinyharness.tools.base import ToolRegistry
 
@@ -355,29 +353,32 @@ def _wait_until(condition: Any, process: subprocess.Popen[Any], timeout: float =
         time.sleep(0.1)
 
 
-def test_a_call_cut_off_by_a_kill_is_not_repeated_on_resume(tmp_path: Path) -> None:
-    """The checkpoint says the call started and has no result: the resumed run does not send
-    it to the server again (the first counter call in the new process is number 1)."""
-
-    async def resume() -> Any:
-        configs = load_config([write_config(tmp_path / "c.json", {"small": small_server()})])
-        async with McpServers(configs) as servers:
-            history = [
-                Message.user("count"),
-                Message("assistant", (ToolUseBlock("k1", "mcp__small__counter", {}),)),
-            ]
-            model = ScriptedModel(
-                {"responses": [tool_turn(("k2", "mcp__small__counter", {})), answer("done")]}
-            )
-            tools = ToolRegistry(servers.tools)
-            sink = ListSink()
-            agent = Agent(model, tools, events=EventBus([sink]))
-            return await agent.arun(None, history=history, state={"started": ["k1"]})
-
-    result = asyncio.run(resume())
-    outcomes = {b.tool_use_id: b.content for m in result.messages for b in m.tool_results}
-    assert "Not run again" in outcomes["k1"]
-    assert "call 1 in process" in outcomes["k2"]
+def test_an_mcp_call_cut_off_by_a_kill_is_not_repeated_on_resume(tmp_path: Path) -> None:
+    """The run is SIGKILLed while the server works on a call; --resume answers that call
+    "outcome unknown" and never sends it to the (new) server again."""
+    calls_file = tmp_path / "calls"
+    config = write_config(tmp_path / "c.json", {"small": small_server("--calls-file", str(calls_file))})
+    first = write_script(tmp_path / "first.json", [tool_turn(("h", "mcp__small__hang", {"seconds": 300}))])
+    events = tmp_path / "events.jsonl"
+    common = ["--workspace", str(tmp_path), "--mcp", config, "--log", str(tmp_path / "runs.db"), "--quiet"]
+    argv = ["run", "--model", f"scripted:{first}", *common, "--session", "s", "--events", str(events), "task"]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tinyharness", *argv], stderr=subprocess.DEVNULL, cwd=tmp_path
+    )
+    try:
+        _wait_until(lambda: calls_file.exists() and calls_file.read_text() == "hang\n", process)
+        process.kill()
+        process.wait(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    second = write_script(tmp_path / "second.json", [answer("done")])
+    events.unlink()
+    resumed = ["run", "--model", f"scripted:{second}", *common, "--session", "s", "--resume"]
+    assert main([*resumed, "--events", str(events), "--trace"]) == 0
+    result = tool_results(read_events(events))["h"]
+    assert result["content"].startswith("Outcome unknown") and result["is_error"]
+    assert calls_file.read_text() == "hang\n"  # asked once, by the killed run only
 
 
 @needs_node_servers

@@ -1,11 +1,12 @@
 """A small MCP server written with the official SDK, for the faults the reference servers do
 not have: a crash, a hang, a 10 MB result, a server that never starts.
 
-    python small_server.py [--fail-start] [--http PORT] [--pid-file PATH]
+    python small_server.py [--fail-start] [--http PORT] [--pid-file PATH] [--calls-file PATH]
 
 Tools: ``echo(text)``, ``big(chars)`` (that many characters), ``hang(seconds)``, ``crash()``
 (the process kills itself mid-call), ``fail()`` (a tool error), ``counter()`` (calls so far in this
-process), ``image()`` (a 2x1 PNG). ``--pid-file`` appends the process id at start.
+process), ``image()`` (a 2x1 PNG). ``--pid-file`` appends the process id at start;
+``--calls-file`` gets a line per call of ``hang`` and ``counter``.
 """
 
 from __future__ import annotations
@@ -26,6 +27,14 @@ READ_ONLY = ToolAnnotations(read_only_hint=True)
 
 server = MCPServer("small")
 calls = 0
+calls_file: str | None = None
+
+
+def record(name: str) -> None:
+    """Append the tool's name to --calls-file: what this server was really asked to do."""
+    if calls_file:
+        with open(calls_file, "a", encoding="utf-8") as f:
+            f.write(name + "\n")
 
 
 @server.tool(annotations=READ_ONLY)
@@ -45,6 +54,7 @@ def big(chars: int) -> str:
 @server.tool(annotations=READ_ONLY)
 def hang(seconds: float) -> str:
     """Sleep, then answer."""
+    record("hang")
     time.sleep(seconds)
     return "woke up"
 
@@ -66,6 +76,7 @@ def fail() -> str:
 @server.tool()
 def counter() -> str:
     """Count calls in this process (not marked read-only)."""
+    record("counter")
     global calls
     calls += 1
     return f"call {calls} in process {os.getpid()}"
@@ -82,7 +93,10 @@ def main() -> None:
     parser.add_argument("--fail-start", action="store_true")
     parser.add_argument("--http", type=int, metavar="PORT")
     parser.add_argument("--pid-file")
+    parser.add_argument("--calls-file")
     args = parser.parse_args()
+    global calls_file
+    calls_file = args.calls_file
     if args.pid_file:
         with open(args.pid_file, "a", encoding="utf-8") as f:
             f.write(f"{os.getpid()}\n")

@@ -353,15 +353,6 @@ def _input_schema(tool: types.Tool) -> dict[str, Any]:
     return schema
 
 
-def _not_repeated(args: dict[str, Any]) -> str:
-    """The result of a call a killed run started and never finished: it is not run again, since
-    nothing tells whether the server applied it."""
-    return (
-        "Not run again: this call was cut off when the run was interrupted, so whether the MCP "
-        "server carried it out is unknown. Check its effect before calling it again."
-    )
-
-
 class McpServers:
     """Every configured server, connected; ``tools`` are theirs as registry tools.
 
@@ -431,7 +422,6 @@ class McpServers:
             input_schema=_input_schema(spec),
             function=call,
             risk="read" if read_only else "write",
-            recover=_not_repeated,
             server=server,
             # The registry's limit, a backstop: the call's own limit, then a restart (stop, start).
             timeout=connection.config.timeout + _STOP_WAIT + connection.config.start_timeout + _TIMEOUT_GRACE,

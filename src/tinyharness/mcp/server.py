@@ -98,7 +98,7 @@ def build_server(
     @server.tool(annotations=_READ)
     def memory_list(limit: int = 20) -> str:
         """The user's current memories, newest first."""
-        return _json([_item(item) for item in store.list(owned, limit=limit_of(limit))])
+        return _json([_item(item) for item in store.list_items(owned, limit=limit_of(limit))])
 
     @server.tool(annotations=_READ)
     def memory_show(id: str) -> str:
