@@ -2,7 +2,7 @@
 
     python -m bench                 # the full suite (about 15 minutes on 2 cores)
     python -m bench --small         # the quick version of every part
-    python -m bench --only loop,e2e # some parts: loop, tokens, memory, e2e, parallel
+    python -m bench --only loop,e2e # some parts: loop, tokens, memory, e2e, secrets, parallel, mcp
     python -m bench --output FILE   # write elsewhere (default: bench/RESULTS.md)
 
 Progress goes to stderr; each part's own tables are printed as it finishes.
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from bench import HERE, load_line, machine_line, progress
 
-PARTS = ("loop", "tokens", "memory", "e2e", "secrets", "parallel")
+PARTS = ("loop", "tokens", "memory", "e2e", "secrets", "parallel", "mcp")
 
 
 def _loop(small: bool) -> str:
@@ -113,6 +113,12 @@ def _parallel(small: bool) -> str:
     return "\n".join(lines + [f"- {line}" for line in parallel_calls.headlines(rows)])
 
 
+def _mcp(small: bool) -> str:
+    from bench import mcp_overhead
+
+    return mcp_overhead.to_markdown(mcp_overhead.run(small=small))
+
+
 def _quiet(call: Callable[[], str]) -> str:
     """Run a part that prints its own report; keep stdout for the summary, return the report."""
     buffer = io.StringIO()
@@ -128,6 +134,7 @@ SECTIONS: dict[str, tuple[str, str, Callable[[bool], str]]] = {
     "e2e": ("4. Real model, end to end", "python -m bench.e2e_local", _e2e),
     "secrets": ("5. Secret redaction", "python -m bench.secrets_bench", _secrets),
     "parallel": ("6. Parallel tool calls with the run log", "python -m bench.parallel_calls", _parallel),
+    "mcp": ("7. MCP tool call overhead", "python -m bench.mcp_overhead", _mcp),
 }
 
 

@@ -17,7 +17,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn, cast
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 from . import __version__, runlog_cli
 from .agent import Agent, AgentConfig, RunResult
@@ -29,6 +29,8 @@ from .context.manager import build_context
 from .context.tokens import HeuristicCounter
 from .errors import ConfigError, HarnessError
 from .events import EventBus, JsonlSink
+from .mcp import cli as mcp_cli
+from .mcp.config import McpServerConfig, load_config
 from .memory import MemoryManager, MemoryStore, Scope, ScopedMemory, memory_tools, open_store
 from .memory import cli as memory_cli
 from .memory.factory import default_store_url
@@ -45,6 +47,9 @@ from .tools.builtin import builtin_tools
 from .tools.notes import NotesFile
 from .tools.permissions import Permissions
 from .tools.shell import check_shell_options
+
+if TYPE_CHECKING:  # the MCP SDK is imported only when a run has MCP servers
+    from .mcp.client import McpServers
 
 MEMORY_ENV = "TINYHARNESS_MEMORY"
 EXAMPLES = """\
@@ -65,6 +70,13 @@ model strings:
 
 AGENT = AgentConfig()  # the defaults, written once in the config classes
 CONTEXT = ContextConfig()
+
+
+def _seconds(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
+    return value
 
 
 def _checked(
@@ -244,6 +256,26 @@ def build_parser() -> argparse.ArgumentParser:
         help="offer the file-memory tool (view/create/str_replace/insert/delete/rename) on DIR",
     )
 
+    servers = run.add_argument_group("MCP servers")
+    servers.add_argument(
+        "--mcp",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help='offer the tools of the MCP servers in FILE, a JSON file {"mcpServers": {NAME: {"command", '
+        '"args", "env"} or {"url", "headers"}}} as Claude Desktop, Claude Code and Cursor use '
+        "(repeatable; $TINYHARNESS_HOME/mcp.json is read too when it exists). Their tools are named "
+        "mcp__NAME__TOOL; those not marked read-only need permission, e.g. --allow 'mcp__NAME__*'",
+    )
+    servers.add_argument(
+        "--mcp-timeout",
+        type=_seconds,
+        default=60.0,
+        metavar="SECONDS",
+        help="seconds an MCP tool call may take before its server counts as hung and is restarted, "
+        'for servers whose config sets no "timeout" (default 60)',
+    )
+
     context = run.add_argument_group("context management")
     context.add_argument(
         "--context-window",
@@ -300,6 +332,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     runlog_cli.register(commands)
     memory_cli.register(commands)
+    mcp_cli.register(commands)
 
     notes = commands.add_parser("notes", help="print the notes file of a workspace")
     notes.add_argument("--workspace", default=".", help="workspace folder (default: .)")
@@ -399,6 +432,7 @@ async def _run(args: argparse.Namespace) -> RunResult:
     if args.task is None and not args.resume:
         raise ConfigError("give a task, or --resume to continue an interrupted run")
     check_shell_options(shell=args.shell, yes=args.yes, allow=args.allow)
+    mcp_configs = load_config(args.mcp, timeout=args.mcp_timeout)  # a bad file fails before anything starts
     log = None if args.no_log else RunLog(args.log or default_path())
     store: SessionStore | None = None
     session: SQLiteSession | None = None
@@ -406,6 +440,7 @@ async def _run(args: argparse.Namespace) -> RunResult:
     model: Model | None = None
     opened: list[MemoryStore] = []
     otel: OTelSink | None = None
+    mcp_servers: McpServers | None = None
     try:
         if log is not None:
             store = SessionStore(store_path_for(log.path))
@@ -419,6 +454,8 @@ async def _run(args: argparse.Namespace) -> RunResult:
         if not args.quiet:
             events.sinks.append(ProgressPrinter())
         session_name = session.name if session is not None else events.run_id
+        tools = _tools(args, workspace, events)
+        mcp_servers = await _mcp_servers(mcp_configs, events, workspace, tools)  # before the model: fail fast
         model = load_model(
             args.model,
             base_url=args.base_url,
@@ -427,7 +464,6 @@ async def _run(args: argparse.Namespace) -> RunResult:
             max_retries=args.max_retries,
             context_window=args.context_window,
         )
-        tools = _tools(args, workspace, events)
         _check_window(args.context_window or model.context_window, tools, args.max_output_tokens)
         context = _context(args, model, events, workspace, tools)
         memory = _memory(args, events, session_name)
@@ -461,6 +497,8 @@ async def _run(args: argparse.Namespace) -> RunResult:
         raise
     finally:
         try:
+            if mcp_servers is not None:
+                await mcp_servers.aclose()
             if model is not None:
                 await model.aclose()
         finally:
@@ -510,6 +548,23 @@ def _tools(args: argparse.Namespace, workspace: Path, events: EventBus) -> ToolR
         for tool in memory_tools(Path(args.memory_dir)):
             registry.add(tool)
     return registry
+
+
+async def _mcp_servers(
+    configs: list[McpServerConfig], events: EventBus, workspace: Path, tools: ToolRegistry
+) -> McpServers | None:
+    """Start the configured MCP servers and add their tools; None when there are none."""
+    if not configs:
+        return None
+    from .mcp.client import McpServers, quiet_sdk_logs
+
+    quiet_sdk_logs()
+    saved = workspace / ".tinyharness" / "mcp"  # images and whole results, for the model to read
+    servers = McpServers(configs, events=events, save_dir=saved, root=workspace, result_cap=tools.result_cap)
+    await servers.start()
+    for tool in servers.tools:
+        tools.add(tool)
+    return servers
 
 
 def _memory(args: argparse.Namespace, events: EventBus, session: str) -> ScopedMemory | None:
