@@ -2,7 +2,7 @@
 
     python -m bench                 # the full suite (about 15 minutes on 2 cores)
     python -m bench --small         # the quick version of every part
-    python -m bench --only loop,e2e # some parts: loop, tokens, memory, e2e
+    python -m bench --only loop,e2e # some parts: loop, tokens, memory, e2e, secrets, parallel, mcp
     python -m bench --output FILE   # write elsewhere (default: bench/RESULTS.md)
 
 Progress goes to stderr; each part's own tables are printed as it finishes.
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from bench import HERE, load_line, machine_line, progress
 
-PARTS = ("loop", "tokens", "memory", "e2e", "secrets", "tasks")
+PARTS = ("loop", "tokens", "memory", "e2e", "secrets", "parallel", "mcp", "tasks")
 
 
 def _loop(small: bool) -> str:
@@ -97,6 +97,28 @@ def _secrets(small: bool) -> str:
     return _quiet(lambda: secrets_bench.main(["--small"] if small else []))
 
 
+def _parallel(small: bool) -> str:
+    from bench import parallel_calls
+
+    rows = parallel_calls.run(small=small)
+    lines = [
+        "One model turn asks for N calls of a no-op tool; the loop runs them in parallel. Wall "
+        "seconds for the whole run, and megabytes of SQL written to the run log and session store "
+        "(statement text with bound values, from SQLite's trace hook). Every row ran in this same "
+        "process run.",
+        "",
+        parallel_calls.to_markdown(rows),
+        "",
+    ]
+    return "\n".join(lines + [f"- {line}" for line in parallel_calls.headlines(rows)])
+
+
+def _mcp(small: bool) -> str:
+    from bench import mcp_overhead
+
+    return mcp_overhead.to_markdown(mcp_overhead.run(small=small))
+
+
 def _tasks(small: bool) -> str:
     """The task suite and the acceptance run from their caches: hours of model time on 2 cores,
     so `make bench` reports what was measured and runs nothing new here (see the note)."""
@@ -126,7 +148,9 @@ SECTIONS: dict[str, tuple[str, str, Callable[[bool], str]]] = {
     "memory": ("3. Memory", "python bench/memory_bench.py", _memory),
     "e2e": ("4. Real model, end to end", "python -m bench.e2e_local", _e2e),
     "secrets": ("5. Secret redaction", "python -m bench.secrets_bench", _secrets),
-    "tasks": ("6. Task suite and acceptance run on the local models", "python -m bench.task_suite", _tasks),
+    "parallel": ("6. Parallel tool calls with the run log", "python -m bench.parallel_calls", _parallel),
+    "mcp": ("7. MCP tool call overhead", "python -m bench.mcp_overhead", _mcp),
+    "tasks": ("8. Task suite and acceptance run on the local models", "python -m bench.task_suite", _tasks),
 }
 
 

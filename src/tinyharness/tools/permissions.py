@@ -208,6 +208,12 @@ def _describe(tool_name: str, args: Mapping[str, Any]) -> str:
 
 
 def _refusal(tool: Tool) -> str:
+    if tool.server is not None:
+        return (
+            f"permission denied: {tool.name} comes from the MCP server {tool.server!r}, which does not "
+            f"mark it read-only; the user must rerun with --allow-write or --allow '{tool.name}'. "
+            "Do not retry this call"
+        )
     if tool.risk == "execute":
         return (
             f"permission denied: {tool.name} runs commands, which is off by default; the user "
