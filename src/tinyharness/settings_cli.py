@@ -1,4 +1,5 @@
-"""The settings commands: ``models default [NAME]`` and ``keys set|list|remove``.
+"""The settings commands: ``models default [NAME]`` (on the ``models`` command's parser) and
+``keys set|list|remove``.
 
     tinyharness models default                       # which model runs, and why
     tinyharness models default anthropic:claude-sonnet-4-5
@@ -30,25 +31,6 @@ from .settings import (
 )
 
 MODEL_KINDS = ("openai", "anthropic", "local", "scripted")
-
-
-def add_default_arguments(parser: argparse.ArgumentParser) -> None:
-    """The arguments of ``models default``, on whichever ``models`` parser holds it."""
-    parser.add_argument("--unset", action="store_true", help="remove the default model from the config file")
-
-
-def register_models(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    models = commands.add_parser(
-        "models",
-        help="show or set the default model",
-        description="`models default` shows the model a run uses and where that choice comes from "
-        f"(--model, then ${MODEL_ENV}, then default_model in {config_path()}, then local); "
-        "`models default NAME` stores NAME in the config file.",
-    )
-    models.add_argument("action", choices=["default"], help="default: show or set the default model")
-    models.add_argument("name", nargs="?", help="model string to make the default, e.g. openai:gpt-4o-mini")
-    add_default_arguments(models)
-    models.set_defaults(handler=lambda args: models_default(args.name, unset=args.unset))
 
 
 def register_keys(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
