@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, cast
 
-from . import __version__, runlog_cli
+from . import __version__, runlog_cli, settings_cli
 from .agent import Agent, AgentConfig, RunResult
 from .agent import problem as agent_problem
 from .context.base import ContextPolicy
@@ -29,6 +29,7 @@ from .context.manager import OFFLOAD_SHARE, build_context
 from .context.tokens import HeuristicCounter
 from .errors import ConfigError, HarnessError
 from .events import EventBus, JsonlSink
+from .gitexclude import exclude_run_state
 from .mcp import cli as mcp_cli
 from .mcp.config import McpServerConfig, load_config
 from .memory import MemoryManager, MemoryStore, Scope, ScopedMemory, memory_tools, open_store
@@ -40,9 +41,11 @@ from .models.base import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, Model
 from .models.catalog import LOCAL_N_CTX
 from .models.factory import load_model
 from .otel import OTelSink, otel_sink_from_env, provider_name
+from .paths import data_home
 from .progress import ProgressPrinter
 from .runlog import RunLog, RunLogError, default_path
 from .session import SavedSession, StartPoint, TurnProgress, start_point
+from .settings import MODEL_ENV, load_settings, resolve_base_url, resolve_model
 from .sqlite_session import SessionStore, SessionStoreError, SQLiteSession, store_path_for
 from .tools.base import DEFAULT_RESULT_CAP, ToolRegistry
 from .tools.builtin import builtin_tools
@@ -129,6 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
         "argparse._SubParsersAction[argparse.ArgumentParser]",
         parser.add_subparsers(dest="command", required=True, metavar="COMMAND"),
     )
+    _register_chat(commands)
 
     run = commands.add_parser(
         "run",
@@ -139,8 +143,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("task", nargs="?", help="what the agent should do (optional with --resume)")
     model = run.add_argument_group("model")
-    model.add_argument("--model", default="local", help="model string (default: local; see below)")
-    model.add_argument("--base-url", help="server URL for openai:/anthropic: models")
+    model.add_argument(
+        "--model",
+        help=f"model string (default: ${MODEL_ENV}, else default_model in the config file, "
+        "else local; see below and `tinyharness models default`)",
+    )
+    model.add_argument(
+        "--base-url",
+        help="server URL for openai:/anthropic: models (default: $OPENAI_BASE_URL or "
+        "$ANTHROPIC_BASE_URL, else base_urls in the config file)",
+    )
     model.add_argument(
         "--tool-mode",
         choices=["native", "json"],
@@ -340,6 +352,7 @@ def build_parser() -> argparse.ArgumentParser:
     memory_cli.register(commands)
     mcp_cli.register(commands)
     models_cli.register(commands)
+    settings_cli.register_keys(commands)
 
     notes = commands.add_parser("notes", help="print the notes file of a workspace")
     notes.add_argument("--workspace", default=".", help="workspace folder (default: .)")
@@ -347,8 +360,177 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _register_chat(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    chat = commands.add_parser(
+        "chat",
+        help="talk with the agent in this terminal (also: tinyharness alone)",
+        description="An interactive agent: replies stream as the model writes, tool calls show "
+        "inline, each write shows its diff and asks (yes / no / always for the folder), Ctrl-C "
+        "stops a turn (twice leaves). /help lists the slash commands. Every option of `run` not "
+        "listed here takes its default.",
+    )
+    chat.add_argument("--model", help=f"model string (default: ${MODEL_ENV}, the config file, else local)")
+    chat.add_argument("--base-url", help="server URL for openai:/anthropic: models")
+    chat.add_argument(
+        "--tool-mode", choices=["native", "json"], help="default: json for local, native otherwise"
+    )
+    chat.add_argument("--workspace", default=".", help="folder the tools may touch (default: .)")
+    chat.add_argument("--notes", help="notes file, relative to the workspace (default: NOTES.md)")
+    chat.add_argument("--session", metavar="NAME", help="continue this conversation (created if new)")
+    chat.add_argument("--log", metavar="PATH", help=f"run log database (default: {default_path()})")
+    chat.add_argument("--no-log", action="store_true", help="keep no run log (no /resume)")
+    chat.add_argument("--allow-write", action="store_true", help="write without asking")
+    chat.add_argument("--allow", action="append", default=[], metavar="RULE", help="allow rule (repeatable)")
+    chat.add_argument("--deny", action="append", default=[], metavar="RULE", help="deny rule (repeatable)")
+    chat.add_argument("--shell", action="store_true", help="offer the shell tool (each command asked)")
+    chat.add_argument("--memory", metavar="URL", default=os.environ.get(MEMORY_ENV), help="memory store")
+    chat.add_argument("--no-memory", action="store_true", help="no long-term memory")
+    chat.add_argument(
+        "--context-window", type=_context_option("window"), help="window in tokens (default: model's)"
+    )
+    chat.add_argument("--strategy", help="compaction strategy or pipeline (as for run)")
+    chat.add_argument(
+        "--max-iterations",
+        type=_agent_option("max_iterations"),
+        default=50,
+        help="agent turns per message (50)",
+    )
+    chat.add_argument(
+        "--max-output-tokens",
+        type=_agent_option("max_output_tokens"),
+        default=1024,
+        help="output limit per request (1024)",
+    )
+
+
+def _chat_args(argv: Sequence[str]) -> argparse.Namespace:
+    """The chat's options over the defaults of every `run` option."""
+    parser = build_parser()
+    args = parser.parse_args(["run", "-", "--quiet"])
+    chat = parser.parse_args(["chat", *argv])
+    for key, value in vars(chat).items():
+        setattr(args, key, value)
+    args.task = None
+    return args
+
+
+async def _chat(args: argparse.Namespace) -> int:
+    from .chat import ChatSetup, WriteReview, run_chat  # only the chat needs rich and prompt_toolkit
+
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise ConfigError('chat needs a terminal; for scripts and pipes use tinyharness run "task"')
+    workspace = Path(args.workspace).resolve()
+    if not workspace.is_dir():
+        raise ConfigError(f"workspace {args.workspace} is not a folder")
+    check_shell_options(shell=args.shell, yes=False, allow=args.allow)
+    keep_run_state_out_of_git(args, workspace)
+    base_url_option = args.base_url
+    apply_settings(args)
+    log = None if args.no_log else RunLog(args.log or default_path())
+    sessions = SessionStore(store_path_for(log.path)) if log is not None else None
+    stores: dict[int, MemoryStore] = {}
+
+    def build(model_spec: str, name: str, session: SQLiteSession | None, review: WriteReview) -> Agent:
+        args.model, args.base_url = model_spec, base_url_option  # /model may switch provider
+        apply_settings(args, permissions=False)
+        events = EventBus([log] if log is not None else [])
+        if session is not None:
+            session.run_id = events.run_id
+        model = load_model(
+            args.model,
+            base_url=args.base_url,
+            tool_mode=args.tool_mode,
+            timeout=args.timeout,
+            max_retries=args.max_retries,
+            context_window=args.context_window,
+        )
+        tools = _tools(args, workspace, events, _result_cap(args))
+        review.attach(tools)
+        memory = _memory(args, events, name)
+        agent = Agent(
+            model,
+            tools,
+            AgentConfig(
+                max_iterations=args.max_iterations,
+                token_budget=args.token_budget,
+                max_output_tokens=args.max_output_tokens,
+            ),
+            context=_context(args, model, events, workspace, tools),
+            events=events,
+            checkpoint=session,
+            memory=memory,
+        )
+        if memory is not None:
+            stores[id(agent)] = memory.manager.store
+        return agent
+
+    async def close(agent: Agent) -> None:
+        store = stores.pop(id(agent), None)
+        try:
+            await agent.model.aclose()
+        finally:
+            if store is not None:
+                store.close()
+
+    search = None
+    if not args.no_memory and (args.memory or "").lower() != "off" and args.memory is not None:
+        search = functools.partial(_search_memory, args)
+    try:
+        return await run_chat(
+            ChatSetup(
+                workspace=workspace,
+                model=args.model,
+                build=build,
+                close=close,
+                notes_path=_notes_path(args, workspace),
+                sessions=sessions,
+                session=args.session,
+                history_file=data_home() / "chat_history",
+                search_memory=search,
+            )
+        )
+    finally:
+        for closable in (sessions, log):
+            if closable is not None:
+                closable.close()
+
+
+def _search_memory(args: argparse.Namespace, query: str) -> list[str]:
+    store = open_store(args.memory)
+    try:
+        hits = store.search(query, Scope(user=args.memory_user), limit=5)
+        return [f"{hit.item.content}  ({hit.item.id})" for hit in hits]
+    finally:
+        store.close()
+
+
+def apply_settings(args: argparse.Namespace, *, permissions: bool = True) -> None:
+    """Fill what the command line left open from the environment and the config file (in that
+    order), and add the config file's permission rules to the command line's."""
+    settings = load_settings()
+    args.model, _ = resolve_model(args.model, settings)
+    provider = args.model.partition(":")[0]
+    if provider in ("openai", "anthropic"):
+        args.base_url = resolve_base_url(provider, args.base_url, settings)
+    if permissions:
+        args.allow = [*settings.allow, *args.allow]
+        args.deny = [*settings.deny, *args.deny]
+
+
 def _notes_path(args: argparse.Namespace, workspace: Path) -> Path:
-    return Path(args.notes) if args.notes else workspace / "NOTES.md"
+    """--notes is relative to the workspace (an absolute path stays as it is)."""
+    return workspace / args.notes if args.notes else workspace / "NOTES.md"
+
+
+def keep_run_state_out_of_git(args: argparse.Namespace, workspace: Path) -> None:
+    """Add NOTES.md and .tinyharness/ to .git/info/exclude, saying so the one time it happens."""
+    added = exclude_run_state(workspace, _notes_path(args, workspace))
+    if added:
+        print(
+            f"tinyharness: added {' and '.join(added)} to .git/info/exclude (notes and run state "
+            "stay out of your commits; remove the lines to track them)",
+            file=sys.stderr,
+        )
 
 
 def _confirm_on_terminal(question: str) -> bool:
@@ -439,6 +621,7 @@ async def _run(args: argparse.Namespace) -> RunResult:
     if args.task is None and not args.resume:
         raise ConfigError("give a task, or --resume to continue an interrupted run")
     check_shell_options(shell=args.shell, yes=args.yes, allow=args.allow)
+    keep_run_state_out_of_git(args, workspace)
     mcp_configs = load_config(args.mcp, timeout=args.mcp_timeout)  # a bad file fails before anything starts
     log = None if args.no_log else RunLog(args.log or default_path())
     store: SessionStore | None = None
@@ -617,8 +800,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The command. Every user mistake, whatever command it reaches, ends as one line on stderr:
     typed errors, and OSError on a path the user gave (a folder that does not exist, a file
     where a folder should be, a full disk). A closed stdout (``tinyharness runs | head``) ends
-    the command quietly."""
-    args = build_parser().parse_args(argv)
+    the command quietly. ``tinyharness`` alone in a terminal is ``tinyharness chat``."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    if not words and sys.stdin.isatty() and sys.stdout.isatty():
+        words = ["chat"]
+    args = _chat_args(words[1:]) if words[:1] == ["chat"] else build_parser().parse_args(words)
     try:
         code = _command(args)
         sys.stdout.flush()
@@ -653,9 +839,15 @@ def _command(args: argparse.Namespace) -> int:
         return 0
     if args.command == "memory":
         return memory_cli.handle(args)
+    if args.command == "chat":
+        chat_code: int = asyncio.run(_chat(args))
+        return chat_code
+    if args.command == "models" and args.action == "default":  # the settings side of `models`
+        return settings_cli.models_default(args.name, unset=args.unset)
     if args.command != "run":
         code: int = args.handler(args)
         return code
+    apply_settings(args)
     result = asyncio.run(_run(args))
     if result.final:
         print(result.final)

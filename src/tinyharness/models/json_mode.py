@@ -353,6 +353,12 @@ def _arguments(raw: Any) -> Any:
     return json.dumps(raw, ensure_ascii=False)
 
 
+def final_so_far(text: str) -> str | None:
+    """The final answer decoded so far from a streaming ``{"final": "...`` reply, or None while
+    the reply is not (yet) a final answer; what a UI shows token by token in JSON mode."""
+    return _partial_final(text)
+
+
 def _partial_final(text: str) -> str | None:
     """The answer so far of a ``{"final": "...`` reply cut by the token limit, or None."""
     match = _PARTIAL_FINAL.match(text)

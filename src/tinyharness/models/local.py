@@ -25,6 +25,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 import openai
 
 from ..errors import ConfigError, ModelError
-from .base import ModelRequest, ModelResponse
+from .base import ModelRequest, ModelResponse, StreamItem
 from .catalog import (
     CATALOG,
     DEFAULT_MODEL,
@@ -376,6 +377,9 @@ class LocalModel:
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         return await self._adapter.complete(request)
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
+        return self._adapter.stream(request)
 
     async def aclose(self) -> None:
         try:
