@@ -303,9 +303,7 @@ class Folder:
             spot.write(data)
 
     @contextlib.contextmanager
-    def locked(
-        self, rel: str, *, create_dirs: bool = False, timeout: float = LOCK_TIMEOUT
-    ) -> Iterator[Spot]:
+    def locked(self, rel: str, *, create_dirs: bool = False, timeout: float = LOCK_TIMEOUT) -> Iterator[Spot]:
         """The place ``rel`` names with its directory locked (``flock``) against other
         processes and threads for a read-modify-write; read and write through the Spot."""
         with self.at(rel, create_dirs=create_dirs) as spot:

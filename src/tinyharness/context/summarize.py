@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from ..errors import ContextLengthExceeded, ModelError
 from ..messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from ..models.base import ModelRequest
-from .restore import quoted
+from ..quoting import quote
 from .rewrite import (
     HANDOFF,
     SUMMARY,
@@ -80,7 +80,7 @@ def transcript_lines(messages: Sequence[Message], result_chars: int) -> list[str
                 status = "error" if block.is_error else "result"
                 lines.append(
                     f"TOOL {status} of {describe_call(calls.get(block.tool_use_id), 120)} (quoted data):\n"
-                    f"{quoted('tool_output', _clip(block.content, result_chars))}"
+                    f"{quote('tool_output', _clip(block.content, result_chars))}"
                 )
     return lines
 

@@ -28,6 +28,7 @@ from ..context.summarize import transcript_lines
 from ..events import EventBus
 from ..messages import Message
 from ..models.base import ModelRequest, ModelResponse
+from ..quoting import quote
 from ..redact import redact
 from .base import MemoryItem, MemoryNotFound, MemoryStore, Scope, SearchHit, content_hash
 from .jsonloose import parse_json_loose
@@ -199,7 +200,7 @@ class MemoryManager:
             return []
         reply = await _ask(
             call_model,
-            f"Conversation:\n<conversation>\n{transcript}\n</conversation>",
+            f"Conversation:\n{quote('conversation', transcript)}",
             EXTRACTION_SYSTEM,
             EXTRACTION_SCHEMA,
         )

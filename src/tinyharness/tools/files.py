@@ -24,8 +24,8 @@ import re2
 
 from ..context.restore import file_reads, restored_in_full
 from ..messages import Message
-from .base import DEFAULT_RESULT_CAP, Tool, ToolError, function_tool
 from ..safefs import Spot
+from .base import DEFAULT_RESULT_CAP, Tool, ToolError, function_tool
 from .workspace import Workspace, fs_error
 
 BINARY_SNIFF_BYTES = 8192
