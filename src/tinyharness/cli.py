@@ -103,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     where = run.add_argument_group("workspace and output")
     where.add_argument("--workspace", default=".", help="folder the tools may touch (default: .)")
-    where.add_argument("--notes", help="notes file (default: NOTES.md in the workspace)")
+    _notes_options(where)
     where.add_argument("--events", help="write the event stream to this file as JSON Lines")
     where.add_argument("--trace", action="store_true", help="add each exact request to model_call events")
     where.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
@@ -224,12 +224,36 @@ def build_parser() -> argparse.ArgumentParser:
 
     notes = commands.add_parser("notes", help="print the notes file of a workspace")
     notes.add_argument("--workspace", default=".", help="workspace folder (default: .)")
-    notes.add_argument("--notes", help="notes file (default: NOTES.md in the workspace)")
+    _notes_options(notes)
     return parser
 
 
+def _notes_options(group: Any) -> None:
+    group.add_argument(
+        "--notes",
+        help="notes file, relative to the workspace (default: NOTES.md in the workspace)",
+    )
+    group.add_argument(
+        "--notes-outside-workspace",
+        action="store_true",
+        help="let --notes name a file outside the workspace (by default that is refused)",
+    )
+
+
 def _notes_path(args: argparse.Namespace, workspace: Path) -> Path:
-    return Path(args.notes) if args.notes else workspace / "NOTES.md"
+    """``--notes`` relative to the workspace (not to the current folder); a file outside the
+    workspace only with ``--notes-outside-workspace``, since the agent's file tools cannot see
+    it and it is read back into the model's context."""
+    if not args.notes:
+        return workspace / "NOTES.md"
+    path = Path(os.path.abspath(workspace / Path(args.notes).expanduser()))
+    root = Path(os.path.realpath(workspace))
+    if not Path(os.path.realpath(path.parent)).is_relative_to(root) and not args.notes_outside_workspace:
+        raise ConfigError(
+            f"--notes {args.notes} is outside the workspace {workspace}; give a path relative to "
+            "the workspace, or add --notes-outside-workspace to use that file anyway"
+        )
+    return path
 
 
 def _confirm_on_terminal(question: str) -> bool:
@@ -313,6 +337,7 @@ async def _run(args: argparse.Namespace) -> RunResult:
         raise ConfigError(f"workspace {args.workspace} is not a folder")
     if args.task is None and not args.resume:
         raise ConfigError("give a task, or --resume to continue an interrupted run")
+    _notes_path(args, workspace)  # a --notes outside the workspace is refused before anything starts
     check_shell_options(shell=args.shell, yes=args.yes, allow=args.allow)
     log = None if args.no_log else RunLog(args.log or default_path())
     jsonl = JsonlSink(args.events) if args.events else None
@@ -368,6 +393,7 @@ def _tools(args: argparse.Namespace, workspace: Path, events: EventBus) -> ToolR
     notes = NotesFile(
         _notes_path(args, workspace),
         on_write=lambda op, chars: events.emit("notes_write", op=op, chars=chars),
+        root=workspace,
     )
     permissions = Permissions(
         allow_write=args.allow_write,
@@ -408,8 +434,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "notes":
             workspace = Path(args.workspace)
-            text = NotesFile(_notes_path(args, workspace)).read()
-            print(text if text else f"(no notes yet in {_notes_path(args, workspace)})")
+            if not workspace.is_dir():
+                raise ConfigError(f"workspace {args.workspace} is not a folder")
+            notes_path = _notes_path(args, workspace)
+            text = NotesFile(notes_path, root=workspace).read()
+            print(text if text else f"(no notes yet in {notes_path})")
             return 0
         if args.command == "memory":
             return memory_cli.handle(args)

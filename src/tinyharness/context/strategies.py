@@ -11,6 +11,7 @@ returns alternating roles.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from typing import Protocol
 
 from ..errors import HarnessError
 from ..messages import Block, Message, TextBlock, ToolResultBlock, ToolUseBlock
+from ..safefs import Folder
 from .base import ModelCaller
 from .rewrite import (
     DROPPED,
@@ -218,19 +220,31 @@ class Offload:
 
     @staticmethod
     def _save(block: ToolResultBlock, ctx: StepContext) -> str | None:
+        """Spill the whole output to a file under ``state_dir``; its path as the model should
+        spell it (relative to the workspace when it lies there), or None when it cannot be
+        written. Inside the workspace it is written through ``safefs``: a ``.tinyharness``
+        link leading out of the workspace is refused, not followed."""
         if ctx.state_dir is None:
             return None
-        folder = ctx.state_dir / "offload"
         digest = hashlib.sha1(block.tool_use_id.encode("utf-8")).hexdigest()[:16]
-        path = folder / f"tool-result-{digest}.txt"
+        path = Path(os.path.abspath(ctx.state_dir / "offload" / f"tool-result-{digest}.txt"))
+        base, inner, relative = path.parent, path.name, False
+        for root in _spellings(ctx.workspace):
+            if path.is_relative_to(root):
+                base, inner, relative = root, path.relative_to(root).as_posix(), True
+                break
         try:
-            folder.mkdir(parents=True, exist_ok=True)
-            if not path.exists():
-                tmp = path.with_suffix(".tmp")
-                tmp.write_text(block.content, encoding="utf-8")
-                tmp.replace(path)  # atomic: a reader never sees half a file
-        except OSError:
+            base.mkdir(parents=True, exist_ok=True)
+            folder = Folder(base)
+            if folder.stat(inner) is None:
+                folder.write(inner, block.content.encode("utf-8"))
+        except (OSError, ValueError):
             return None
-        if ctx.workspace is not None and path.resolve().is_relative_to(ctx.workspace.resolve()):
-            return path.resolve().relative_to(ctx.workspace.resolve()).as_posix()
-        return str(path)
+        return inner if relative else str(path)
+
+
+def _spellings(workspace: Path | None) -> list[Path]:
+    """The workspace as given and as its real path (a state_dir may be spelled either way)."""
+    if workspace is None:
+        return []
+    return [Path(os.path.abspath(workspace)), Path(os.path.realpath(workspace))]
