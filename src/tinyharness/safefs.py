@@ -155,22 +155,34 @@ class Folder:
             raise PathEscape(errno.EACCES, "not a path relative to the folder", rel)
         pending = _split(rel)
         for _hop in range(MAX_LINK_HOPS * 2):
-            fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-            try:
-                outcome = self._walk_once(fd, pending, follow, create_dirs, missing_ok)
-            except BaseException:
-                os.close(fd)
-                raise
+            outcome = self._walk_once(pending, follow, create_dirs, missing_ok)
             if isinstance(outcome, list):  # a link or '..': start again from the root
-                os.close(fd)
                 pending = outcome
                 continue
             return outcome
         raise OSError(errno.ELOOP, "too many symbolic links", rel)
 
     def _walk_once(
+        self, pending: list[str], follow: bool, create_dirs: bool, missing_ok: bool
+    ) -> list[str] | tuple[int, str | None, tuple[str, ...]]:
+        """One walk from the root: the open parent directory, the last name and the real parts;
+        or, when a link or '..' is met, the components to walk again from the root."""
+        fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            outcome = self._steps(fd, pending, follow, create_dirs, missing_ok)
+        except BaseException:
+            os.close(fd)
+            raise
+        if isinstance(outcome, list):
+            os.close(fd)
+            return outcome
+        return outcome
+
+    def _steps(
         self, fd: int, pending: list[str], follow: bool, create_dirs: bool, missing_ok: bool
     ) -> list[str] | tuple[int, str | None, tuple[str, ...]]:
+        """The walk proper. ``fd`` stays open across it: each step opens the next directory
+        and moves the descriptor it holds (dup2), so the caller closes exactly one."""
         real: list[str] = []
         index = 0
         made = 0
@@ -206,8 +218,8 @@ class Folder:
                         errno.ENOTDIR, "is a file, so it cannot hold other files", "/".join([*real, name])
                     ) from None
                 return [*self._through_link(real, target, pending), *rest]
-            os.close(fd)
-            fd = next_fd
+            os.dup2(next_fd, fd, inheritable=False)  # the caller's descriptor now holds the deeper directory
+            os.close(next_fd)
             real.append(name)
             index += 1
         return fd, None, tuple(real)
@@ -333,6 +345,18 @@ class Folder:
             if target.lstat() is not None:
                 raise FileExistsError(errno.EEXIST, "already exists", target.relative)
             os.rename(source.name, target.name, src_dir_fd=source.dir_fd, dst_dir_fd=target.dir_fd)
+
+
+def beneath(path: Path, root: Path | None) -> tuple[Path, str]:
+    """The folder to open ``path`` beneath, and ``path`` relative to it: ``root`` when ``path``
+    is spelled inside it (so a link on the way that leads out of ``root`` is refused), else
+    ``path``'s own (real) folder, for a file the user placed outside on purpose."""
+    absolute = Path(os.path.abspath(path))
+    if root is not None:
+        for spelling in (Path(os.path.abspath(root)), Path(os.path.realpath(root))):
+            if absolute.is_relative_to(spelling) and absolute != spelling:
+                return spelling, absolute.relative_to(spelling).as_posix()
+    return Path(os.path.realpath(absolute.parent)), absolute.name
 
 
 def lock_fd(fd: int, timeout: float, shown: str) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from ..quoting import blocks, quote
-from ..safefs import Folder
+from ..safefs import Folder, beneath
 from .rewrite import FILES, NOTES, tagged
 
 FILE_TOOLS = ("read_file", "edit_file", "write_file")
@@ -32,7 +32,7 @@ def read_notes(path: Path | None, root: Path | None = None) -> str | None:
     leading out is not followed."""
     if path is None:
         return None
-    folder_path, inner = _beneath(Path(path), root)
+    folder_path, inner = beneath(Path(path), root)
     try:
         data, size = Folder(folder_path).read(inner, NOTES_READ_BYTES)
     except (FileNotFoundError, IsADirectoryError):
@@ -43,17 +43,6 @@ def read_notes(path: Path | None, root: Path | None = None) -> str | None:
     if size > len(data):
         text += f"\n[... the notes file is {size} bytes; only the start is read back]"
     return text if text.strip() else EMPTY_NOTES
-
-
-def _beneath(path: Path, root: Path | None) -> tuple[Path, str]:
-    """The folder to open ``path`` beneath, and ``path`` relative to it."""
-    absolute = Path(os.path.abspath(path))
-    parent = Path(os.path.realpath(absolute.parent))
-    if root is not None:
-        real_root = Path(os.path.realpath(root))
-        if parent.is_relative_to(real_root):
-            return real_root, (parent / absolute.name).relative_to(real_root).as_posix()
-    return parent, absolute.name
 
 
 quoted = quote  # the one quoting function (``tinyharness.quoting``), under its older name here

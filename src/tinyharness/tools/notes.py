@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..redact import find_secrets, redact
-from ..safefs import Folder, LockTimeout, NotRegularFile, PathEscape, Spot
+from ..safefs import Folder, LockTimeout, NotRegularFile, PathEscape, Spot, beneath
 from .base import Tool, ToolError, function_tool
 
 DEFAULT_NOTES_NAME = "NOTES.md"
@@ -43,16 +43,10 @@ class NotesFile:
         root: str | os.PathLike[str] | None = None,
     ) -> None:
         given = Path(path)
-        base = Path(os.path.realpath(root)) if root is not None else None
-        if base is not None and not given.is_absolute():
-            given = base / given
-        given = Path(os.path.abspath(given))
-        self.path = given
-        real_parent = Path(os.path.realpath(given.parent))
-        if base is None or not (real_parent == base or real_parent.is_relative_to(base)):
-            base = real_parent
-        self.root = base
-        self.inner = (real_parent / given.name).relative_to(base).as_posix()
+        if root is not None and not given.is_absolute():
+            given = Path(root) / given
+        self.path = Path(os.path.abspath(given))
+        self.root, self.inner = beneath(self.path, Path(root) if root is not None else None)
         self.on_write = on_write
         self.max_chars = max_chars
 
