@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tinyharness.context.accounting import Accountant
-from tinyharness.context.restore import files_block, recent_file_paths, workspace_reader
+from tinyharness.context.restore import files_block, workspace_reader
 from tinyharness.context.strategies import (
     CLEARED_PREFIX,
     ClearToolResults,
@@ -21,6 +21,7 @@ from tinyharness.context.strategies import (
 from tinyharness.context.summarize import SUMMARY_PROMPT, Restart, Summarize
 from tinyharness.context.tokens import HeuristicCounter
 from tinyharness.errors import ContextLengthExceeded, ModelError
+from tinyharness.history import recent_file_paths
 from tinyharness.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from tinyharness.models.base import ModelRequest, ModelResponse, Usage
 

@@ -25,10 +25,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hardening_support import answer, tool_turn, write_script
-from tinyharness.context.restore import files_block, read_notes, restored_in_full, workspace_reader
+from tinyharness.context.restore import files_block, read_notes, restored_in_full
 from tinyharness.context.summarize import transcript_lines
 from tinyharness.memory.files import memory_tools
-from tinyharness.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from tinyharness.messages import Message, ToolResultBlock, ToolUseBlock
 from tinyharness.quoting import blocks, loose_tags, quote
 from tinyharness.tools import NotesFile, Permissions, ToolRegistry, builtin_tools
 
@@ -66,7 +66,9 @@ def layout(tmp_path: Path) -> tuple[Path, Path]:
 # --- 5. symbolic links: every harness-owned path --------------------------------------------------
 
 
-def test_a_notes_file_that_is_a_link_out_is_never_read_followed_or_replaced(layout: tuple[Path, Path]) -> None:
+def test_a_notes_file_that_is_a_link_out_is_never_read_followed_or_replaced(
+    layout: tuple[Path, Path],
+) -> None:
     workspace, outside = layout
     (workspace / "NOTES.md").symlink_to(outside / "secret.txt")
     tools = builtin_tools(workspace)
@@ -471,7 +473,8 @@ while not os.path.exists(go):
 failures = []
 for n in range(10):
     line = f"{who}-{n}"
-    edit = asyncio.run(tools.execute("edit_file", {"path": "log.txt", "old": "END\\n", "new": line + "\\nEND\\n"}))
+    args = {"path": "log.txt", "old": "END\\n", "new": line + "\\nEND\\n"}
+    edit = asyncio.run(tools.execute("edit_file", args))
     note = asyncio.run(tools.execute("note", {"text": line}))
     failures += [r.content for r in (edit, note) if not r.ok]
     memory(command="str_replace", path="/memories/log.md", old_str="END\\n", new_str=line + "\\nEND\\n")

@@ -9,7 +9,8 @@ from pathlib import Path
 from hardening_support import answer, tool_turn
 from tinyharness.agent import Agent
 from tinyharness.context.manager import build_context
-from tinyharness.context.restore import notes_block, quoted
+from tinyharness.context.restore import notes_block
+from tinyharness.history import quoted
 from tinyharness.models.scripted import ScriptedModel
 from tinyharness.tools.base import function_tool
 from tinyharness.tools.builtin import builtin_tools

@@ -5,6 +5,7 @@ which comes back into the window after the compaction, and the flush stays out o
 from __future__ import annotations
 
 import asyncio
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -76,7 +77,7 @@ def run(tmp_path: Path, model: NotingModel) -> tuple[Any, ListSink]:
         notes_path=tmp_path / "NOTES.md",
         workspace=tmp_path,
         events=events,
-        flush=NotesFlush(tools, events),
+        flush=NotesFlush(functools.partial(tools.run_call, events=events), events),
     )
     agent = Agent(model, tools, context=context, events=events, limits=Limits(max_iterations=20))
     result = agent.run("Read every module and note what each one does.")
@@ -146,16 +147,17 @@ def test_a_failed_flush_request_ends_the_flush(tmp_path: Path) -> None:
         requests.append(request)
         raise ModelTimeout("the server did not answer in 120 s")
 
-    flush = NotesFlush(builtin_tools(tmp_path), EventBus([sink]))
-    assert asyncio.run(flush("sys", history, call_model, 256)) == 0
+    tools, events = builtin_tools(tmp_path), EventBus([sink])
+    flush = NotesFlush(functools.partial(tools.run_call, events=events), events)
+    assert asyncio.run(flush("sys", history, tools.specs, call_model, 256)) == 0
     assert len(requests) == 1
     (warning,) = sink.of_type("context_warning")
     assert "request failed" in warning["message"] and "120 s" in warning["message"]
 
 
 def test_with_no_file_in_the_window_the_flush_asks_once_in_general(tmp_path: Path) -> None:
-    tools = builtin_tools(tmp_path)
-    flush = NotesFlush(tools, EventBus())
+    tools, events = builtin_tools(tmp_path), EventBus()
+    flush = NotesFlush(functools.partial(tools.run_call, events=events), events)
     requests: list[ModelRequest] = []
 
     async def call_model(request: ModelRequest) -> ModelResponse:
@@ -164,7 +166,7 @@ def test_with_no_file_in_the_window_the_flush_asks_once_in_general(tmp_path: Pat
         return ModelResponse(Message("assistant", (call,)), "tool_use")
 
     history = [Message.user("task"), Message.assistant("thinking"), Message.user("go on")]
-    assert asyncio.run(flush("sys", history, call_model, 256)) == 1
+    assert asyncio.run(flush("sys", history, tools.specs, call_model, 256)) == 1
     assert len(requests) == 1 and requests[0].messages[-1].text.endswith(FLUSH_PROMPT)
     note = next(s for s in requests[0].tools if s.name == "note")
     assert note.choices is None  # no path is fixed

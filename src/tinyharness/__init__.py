@@ -4,6 +4,9 @@ Subpackages: ``models`` (the Model protocol and adapters), ``tools`` (tools, the
 permissions), ``context`` (token accounting, compaction, the request validator), ``memory``
 (long-term memory). Top-level modules: ``messages``, ``events``, ``agent`` (the loop),
 ``runlog``, ``report``, ``redact``, ``progress``, ``cli``. The names below are the public API.
+
+May import anything (it re-exports the public API); each part's docstring says what that part
+may import, and ``tests/test_import_rules.py`` holds them to it.
 """
 
 from .agent import Agent, Limits, RunResult

@@ -1,4 +1,4 @@
-"""``python -m tinyharness`` is the ``tinyharness`` command."""
+"""``python -m tinyharness`` is the ``tinyharness`` command. May import ``cli``."""
 
 from .cli import main
 

@@ -4,6 +4,10 @@ Everything else attaches around the loop: the context policy (token accounting a
 at the points lesson 6 names, the event bus for logs and progress, the tool registry for safe
 execution. Early exits are ``StopRun`` exceptions that carry their reason; after one, a last
 request that offers only the final answer gives the user an answer instead of nothing.
+
+May import: ``messages``, ``history``, ``errors``, ``events``, ``guards``, ``models.base``,
+``tools`` and ``context``; never memory (it reaches the loop through the small ``Memory``
+protocol below), the run log or the CLI.
 """
 
 from __future__ import annotations

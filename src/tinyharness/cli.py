@@ -2,12 +2,15 @@
 
 Exit codes: 0 when the task ended normally, 1 when the run stopped early (limits, errors),
 2 for bad usage or configuration, always with a one-line reason on stderr.
+
+May import anything: this is the top floor, and nothing imports it.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import os
 import sys
 from collections.abc import Sequence
@@ -280,7 +283,7 @@ def _context(
         compact_instructions=args.compact_instructions,
         model_window=model.context_window,
         exact_counter=getattr(model, "count_tokens", None),
-        flush=NotesFlush(tools, events) if flush else None,
+        flush=NotesFlush(functools.partial(tools.run_call, events=events), events) if flush else None,
     )
 
 

@@ -1,4 +1,6 @@
-"""Typed errors. Loop exits are exceptions that carry their reason."""
+"""Typed errors. Loop exits are exceptions that carry their reason.
+
+May import nothing of the package: every layer raises these."""
 
 from __future__ import annotations
 

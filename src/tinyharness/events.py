@@ -5,6 +5,8 @@ Lines file of ``--events``, the progress line of the CLI, the run log, a test's 
 
 Sinks that persist events (``JsonlSink`` here, the run log) write ``redacted_json(event)``: every
 string passes through ``tinyharness.redact`` first, so no secret reaches a log file in clear.
+
+May import: ``redact``. Nothing else of the package.
 """
 
 from __future__ import annotations

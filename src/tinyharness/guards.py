@@ -1,4 +1,6 @@
-"""Loop guards that need no model: the repeated-call detector."""
+"""Loop guards that need no model: the repeated-call detector.
+
+May import: ``messages``. Nothing else of the package."""
 
 from __future__ import annotations
 

@@ -5,6 +5,9 @@ Messages are Anthropic-shaped: a role (``user`` or ``assistant``) and a tuple of
 the list in a model request. ``to_dict``/``from_dict`` are the neutral serializer, used by the
 scripted model file, the event stream and the Anthropic adapter; the OpenAI adapter converts
 from these types in its own module.
+
+May import nothing of the package: this is the ground floor. Read-only queries over a message
+list live beside it in ``history``.
 """
 
 from __future__ import annotations

@@ -21,6 +21,8 @@ recorded only with ``capture_content=True`` (the conventions make content opt-in
 
 The OpenTelemetry API is imported only when a sink is made: without the extra, a ``ConfigError``
 says to install ``tinyharness[otel]``.
+
+May import: ``errors``, ``events`` and ``__version__``. Nothing else of the package.
 """
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""Where tinyharness keeps its data: the run log and the default memory store."""
+"""Where tinyharness keeps its data: the run log and the default memory store.
+
+May import nothing of the package."""
 
 from __future__ import annotations
 

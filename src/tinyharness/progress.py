@@ -2,6 +2,8 @@
 
 On a terminal the current step is redrawn in place; elsewhere (CI, pipes) every step is a plain
 line. Compactions always get their own ``[compact]`` line (seed 000), with tokens before -> after.
+
+May import: ``events``, ``redact``. Nothing else of the package.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ already there gets one more, so the escaping is reversible and ``blocks`` gives 
 what was quoted. Attribute values (file names) are entity-escaped, so a name holding ``"``,
 ``>`` or a line break cannot leave the opening tag.
 
-Imports only the standard library; every layer (context, memory, tools) may use it.
+May import nothing of the package: every layer (context, memory, tools) may use it.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ Used before anything is written to long-term memory (and again on recall), and m
 and logs. Rules run in a fixed order, most specific first, so a JWT is named a JWT and not a
 bearer token. Number rules check what can be checked: an 18-digit Chinese resident ID must carry
 a valid ISO 7064 check digit, a bank card must pass the Luhn check. ``redact`` is idempotent:
-placeholders never match a rule. Imports nothing from tinyharness.
+placeholders never match a rule. May import nothing of the package.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ The schema grows through ``MIGRATIONS``, an ordered list applied once each and r
 schema newer than this code knows raises ``RunLogError`` and is left untouched: never overwritten,
 never migrated down.
 
-May import: ``errors``, ``events``, ``redact``. Nothing else of the package.
+May import: ``errors``, ``events``, ``redact``, ``paths``. Nothing else of the package.
 """
 
 from __future__ import annotations

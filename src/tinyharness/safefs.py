@@ -15,7 +15,7 @@ open can make the open fail, never land it outside.
 - ``Folder.locked`` takes an OS-level lock (``flock`` on the target's directory) around a
   read-modify-write, so processes, not only threads, do not lose each other's updates.
 
-POSIX only (``dir_fd``, ``O_NOFOLLOW``, ``flock``). Imports only the standard library.
+POSIX only (``dir_fd``, ``O_NOFOLLOW``, ``flock``). May import nothing of the package.
 """
 
 from __future__ import annotations

@@ -22,16 +22,19 @@ none. Measured with SmolLM2-135M on this project's files:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from ..errors import ModelError, StopRun
 from ..events import EventBus
-from ..messages import Message, TextBlock, ToolUseBlock
+from ..history import paths_still_visible, recent_file_paths
+from ..messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from ..models.base import ModelRequest, ToolSpec
-from ..tools.base import ToolRegistry
 from .base import ModelCaller
-from .restore import paths_still_visible, recent_file_paths
+
+# Runs one tool call the way the loop does (events, permissions, result cap), e.g.
+# ``functools.partial(ToolRegistry.run_call, events=bus)`` bound to the agent's registry.
+RunCall = Callable[[ToolUseBlock], Awaitable[ToolResultBlock]]
 
 NOTE_TOOL = "note"
 MAX_FILES = 8  # per flush, the most recently read
@@ -46,17 +49,25 @@ FILE_NOTE_TOKENS = 256  # one line; a small model that loops stops here, not at 
 
 @dataclass
 class NotesFlush:
-    """Runs the flush for a ``ContextManager``: ``tools`` must hold the note tool."""
+    """Runs the flush for a ``ContextManager``. The manager passes the tools of the agent's last
+    request (offered again, so the prompt prefix stays the same; the flush runs only when the
+    note tool is among them); ``run_call`` runs the note calls the reply makes."""
 
-    tools: ToolRegistry
+    run_call: RunCall
     events: EventBus
     noted: set[str] = field(default_factory=set)  # files an earlier flush asked about
 
-    def available(self) -> bool:
-        return self.tools.get(NOTE_TOOL) is not None
+    @staticmethod
+    def available(tools: Sequence[ToolSpec]) -> bool:
+        return any(tool.name == NOTE_TOOL for tool in tools)
 
     async def __call__(
-        self, system: str, messages: Sequence[Message], call_model: ModelCaller, max_tokens: int
+        self,
+        system: str,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec],
+        call_model: ModelCaller,
+        max_tokens: int,
     ) -> int:
         """Ask for the notes and write them; the number of notes written. A reply with no
         complete note skips its file; a failed request ends the flush. Both are reported,
@@ -67,14 +78,14 @@ class NotesFlush:
             prompt = FILE_PROMPT.format(path=path) if path else FLUSH_PROMPT
             limit = min(max_tokens, FILE_NOTE_TOKENS) if path else max_tokens
             try:
-                calls = await self._ask(system, messages, call_model, limit, prompt, path)
+                calls = await self._ask(system, messages, tools, call_model, limit, prompt, path)
             except (ModelError, StopRun) as exc:
                 self._skipped(f"the request failed ({exc})")
                 break
             if not calls:
                 self._skipped(f"the model wrote no complete note{f' on {path}' if path else ''}")
             for call in calls:
-                result = await self.tools.run_call(call, self.events)
+                result = await self.run_call(call)
                 written += not result.is_error
             if path:
                 self.noted.add(path)
@@ -90,6 +101,7 @@ class NotesFlush:
         self,
         system: str,
         messages: Sequence[Message],
+        tools: Sequence[ToolSpec],
         call_model: ModelCaller,
         max_tokens: int,
         prompt: str,
@@ -101,7 +113,7 @@ class NotesFlush:
             messages=tuple(asked),
             system=system,
             # Every tool, as in the agent's requests, so the cached prefix stays the same.
-            tools=tuple(self._about(spec, path) for spec in self.tools.specs),
+            tools=tuple(self._about(spec, path) for spec in tools),
             purpose="flush",
             max_tokens=max_tokens,
             tool_choice=NOTE_TOOL,

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ..events import EventBus
+from ..history import paths_still_visible, recent_file_paths
 from ..messages import Message, TextBlock
 from ..models.base import ModelRequest, ModelResponse, ToolSpec
 from .accounting import ACCOUNTING_MODES, Accountant, AccountingMode
@@ -26,9 +27,7 @@ from .restore import (
     FileReader,
     files_block,
     notes_block,
-    paths_still_visible,
     read_notes,
-    recent_file_paths,
     workspace_reader,
 )
 from .rewrite import FILES, NOTES, tagged_blocks, task_blocks
@@ -180,12 +179,12 @@ class ContextManager:
         message holds tool results, and the request still fits the window."""
         if (
             self.flush is not None
-            and self.flush.available()
+            and self.flush.available(self._tools)
             and self._calls_since_compaction > 0
             and messages[-1].tool_results
             and self.accountant.window_estimate < self.trigger.window
         ):
-            await self.flush(system, messages, call_model, self._reserve)
+            await self.flush(system, messages, self._tools, call_model, self._reserve)
 
     async def recover(self, system: str, messages: list[Message], call_model: ModelCaller) -> list[Message]:
         """The provider refused the request as too long: the request was at least a window

@@ -8,10 +8,9 @@ At the next compaction they are recognized and replaced rather than piling up.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 
-from ..messages import Block, Message, TextBlock, ToolUseBlock, group_rounds
+from ..messages import Block, Message, TextBlock, group_rounds
 
 TAG_PREFIX = "[context: "
 SUMMARY = "summary of earlier work"
@@ -75,25 +74,6 @@ def merge_adjacent(messages: Sequence[Message]) -> list[Message]:
         else:
             out.append(message)
     return out
-
-
-def tool_calls_by_id(messages: Iterable[Message]) -> dict[str, ToolUseBlock]:
-    return {b.id: b for m in messages if m.role == "assistant" for b in m.tool_uses}
-
-
-def describe_call(call: ToolUseBlock | None, limit: int = 160) -> str:
-    """``read_file(path='src/a.py')``: enough to make the call again."""
-    if call is None:
-        return "an earlier tool call"
-    if isinstance(call.input, dict):
-        args = ", ".join(
-            f"{k}={json.dumps(v, ensure_ascii=False, default=str)}" for k, v in call.input.items()
-        )
-    else:
-        args = str(call.input)
-    if len(args) > limit:
-        args = args[: limit - 3] + "..."
-    return f"{call.name}({args})"
 
 
 def first_message_kept(before: Sequence[Message], after: Sequence[Message]) -> bool:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ..errors import HarnessError
+from ..history import describe_call, tool_calls_by_id
 from ..messages import Block, Message, TextBlock, ToolResultBlock, ToolUseBlock
 from ..safefs import Folder
 from .base import ModelCaller
@@ -26,14 +27,12 @@ from .rewrite import (
     DROPPED,
     FILES,
     NOTES,
-    describe_call,
     flatten,
     rounds_after_head,
     tag_body,
     tagged,
     tagged_blocks,
     task_blocks,
-    tool_calls_by_id,
     with_head_blocks,
 )
 

@@ -12,20 +12,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..errors import ContextLengthExceeded, ModelError
-from ..messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from ..history import transcript_lines
+from ..messages import Message, TextBlock
 from ..models.base import ModelRequest
-from ..quoting import quote
 from .rewrite import (
     HANDOFF,
     SUMMARY,
-    describe_call,
     flatten,
     rounds_after_head,
     tag_body,
     tagged,
     tagged_blocks,
     task_blocks,
-    tool_calls_by_id,
     with_head_blocks,
 )
 from .strategies import CompactionFailed, StepContext, recent_rounds
@@ -62,34 +60,6 @@ def render_transcript(task: str, prior_summaries: Sequence[str], rounds: Sequenc
     lines.append("## Transcript")
     lines += transcript_lines(flatten(rounds), RESULT_CHARS)
     return "\n\n".join(lines)
-
-
-def transcript_lines(messages: Sequence[Message], result_chars: int) -> list[str]:
-    """The conversation for a model to read (the summarizer, memory extraction): text by role,
-    each call as it could be made again, each result quoted as data and clipped to
-    ``result_chars``; thinking left out (reasoning is not a fact anyone needs later)."""
-    calls = tool_calls_by_id(messages)
-    lines: list[str] = []
-    for message in messages:
-        for block in message.content:
-            if isinstance(block, TextBlock) and block.text.strip():
-                lines.append(f"{message.role.upper()}: {block.text}")
-            elif isinstance(block, ToolUseBlock):
-                lines.append(f"ASSISTANT called {describe_call(block, 400)}")
-            elif isinstance(block, ToolResultBlock):
-                status = "error" if block.is_error else "result"
-                lines.append(
-                    f"TOOL {status} of {describe_call(calls.get(block.tool_use_id), 120)} (quoted data):\n"
-                    f"{quote('tool_output', _clip(block.content, result_chars))}"
-                )
-    return lines
-
-
-def _clip(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    half = limit // 2
-    return f"{text[:half]}\n[... {len(text) - limit} characters left out ...]\n{text[-half:]}"
 
 
 def _prompt(ctx: StepContext, transcript: str) -> str:

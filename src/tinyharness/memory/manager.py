@@ -24,8 +24,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..context.summarize import transcript_lines
 from ..events import EventBus
+from ..history import transcript_lines
 from ..messages import Message
 from ..models.base import ModelRequest, ModelResponse
 from ..quoting import quote

@@ -13,6 +13,9 @@ StopReason = Literal["end_turn", "tool_use", "max_tokens"]
 
 
 # Given the messages of a request: argument name -> the values it can take now (see ToolSpec).
+# The tools layer provides it with the spec (read_file's reads the workspace and, through
+# ``history``, which files the messages already hold); JSON-mode adapters call it to build the
+# grammar. It must only read: no model calls, no writes.
 Choices = Callable[[Sequence[Message]], Mapping[str, Sequence[str]]]
 
 

@@ -1,5 +1,10 @@
 """Tools: plain typed functions, the registry that runs them, workspace confinement and
-permissions. May import ``models.base`` (for ToolSpec) and ``errors``."""
+permissions.
+
+May import ``messages``, ``history`` (which files were read, for read_file's path choices),
+``models.base`` (for ToolSpec), ``events``, ``errors``, ``redact`` and ``safefs`` (files
+opened beneath the workspace); never context, memory or
+the loop."""
 
 from .base import (
     DEFAULT_RESULT_CAP,

@@ -12,6 +12,7 @@ can hang the process.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import stat
@@ -22,7 +23,7 @@ from typing import Any, BinaryIO
 
 import re2
 
-from ..context.restore import file_reads, restored_in_full
+from ..history import file_reads, restored_in_full
 from ..messages import Message
 from ..safefs import Spot
 from .base import DEFAULT_RESULT_CAP, Tool, ToolError, function_tool
@@ -172,7 +173,7 @@ def file_tools(workspace: Workspace, *, output_cap: int = DEFAULT_RESULT_CAP) ->
         return f"Edited {spot.relative} (applied before the run was interrupted)"
 
     return [
-        replace(function_tool(read_file), choices=lambda messages: path_choices(workspace, messages)),
+        replace(function_tool(read_file), choices=functools.partial(path_choices, workspace)),
         function_tool(list_dir),
         function_tool(grep),
         function_tool(write_file, risk="write"),

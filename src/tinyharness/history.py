@@ -1,0 +1,127 @@
+"""Read-only questions about a message list: which files were read, which calls made, and the
+conversation as plain text for another model to read.
+
+They live on the ground floor, beside the message types, because context management (what to
+restore, what to flush), the file tools (which paths are worth offering) and long-term memory
+(what to extract from) all ask them. Nothing here changes a message or touches a file.
+
+May import: ``messages``, ``quoting``. Nothing else of the package.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Sequence
+
+from .messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from .quoting import blocks, quote
+
+FILE_TOOLS = ("read_file", "edit_file", "write_file")
+# Ends a file the restore step had to cut; restored_in_full tells such files from whole ones.
+CUT_MARK = "[... cut; read_file for the rest]"
+quoted = quote  # the one quoting function (``tinyharness.quoting``), by its older name
+
+
+def tool_calls_by_id(messages: Iterable[Message]) -> dict[str, ToolUseBlock]:
+    return {b.id: b for m in messages if m.role == "assistant" for b in m.tool_uses}
+
+
+def describe_call(call: ToolUseBlock | None, limit: int = 160) -> str:
+    """``read_file(path='src/a.py')``: enough to make the call again."""
+    if call is None:
+        return "an earlier tool call"
+    if isinstance(call.input, dict):
+        args = ", ".join(
+            f"{k}={json.dumps(v, ensure_ascii=False, default=str)}" for k, v in call.input.items()
+        )
+    else:
+        args = str(call.input)
+    if len(args) > limit:
+        args = args[: limit - 3] + "..."
+    return f"{call.name}({args})"
+
+
+def recent_file_paths(messages: Sequence[Message], limit: int = 5) -> list[str]:
+    """Paths of read_file/edit_file/write_file calls, most recent first, without repeats."""
+    seen: list[str] = []
+    for message in reversed(messages):
+        if message.role != "assistant":
+            continue
+        for block in reversed(message.content):
+            if isinstance(block, ToolUseBlock) and block.name in FILE_TOOLS:
+                path = block.input.get("path") if isinstance(block.input, dict) else None
+                if isinstance(path, str) and path and path not in seen:
+                    seen.append(path)
+                    if len(seen) >= limit:
+                        return seen
+    return seen
+
+
+def file_reads(messages: Sequence[Message]) -> Iterator[tuple[str, ToolUseBlock, ToolResultBlock]]:
+    """Each successful read_file call with a path in ``messages``, in order: the path, the call
+    and its result (a call with raw, undecodable arguments has no path and is left out)."""
+    results = {
+        b.tool_use_id: b
+        for m in messages
+        if m.role == "user"
+        for b in m.content
+        if isinstance(b, ToolResultBlock)
+    }
+    for message in messages:
+        for block in message.tool_uses:
+            result = results.get(block.id)
+            path = block.input.get("path") if isinstance(block.input, dict) else None
+            if block.name == "read_file" and isinstance(path, str) and result and not result.is_error:
+                yield path, block, result
+
+
+def paths_still_visible(messages: Sequence[Message]) -> set[str]:
+    """Files whose full read_file result is still in the window: no need to re-read them."""
+    return {
+        path
+        for path, call, result in file_reads(messages)
+        if not result.content.startswith("[")  # cleared or offloaded placeholders
+        and "start_line" not in call.input
+    }
+
+
+def restored_in_full(messages: Sequence[Message]) -> set[str]:
+    """Files a restore step put back whole into the head message (quoted ``<file>`` blocks
+    that do not end with CUT_MARK)."""
+    head = messages[0].content if messages else ()
+    return {
+        attributes.get("path", "")
+        for block in head
+        if isinstance(block, TextBlock) and "<file path=" in block.text
+        for attributes, body in blocks(block.text, "file")
+        if not body.endswith(CUT_MARK)
+    }
+
+
+def transcript_lines(messages: Sequence[Message], result_chars: int) -> list[str]:
+    """The conversation for a model to read (the summarizer, memory extraction): text by role,
+    each call as it could be made again, each result quoted as data and clipped to
+    ``result_chars``; thinking left out (reasoning is not a fact anyone needs later)."""
+    calls = tool_calls_by_id(messages)
+    lines: list[str] = []
+    for message in messages:
+        for block in message.content:
+            if isinstance(block, TextBlock) and block.text.strip():
+                lines.append(f"{message.role.upper()}: {block.text}")
+            elif isinstance(block, ToolUseBlock):
+                lines.append(f"ASSISTANT called {describe_call(block, 400)}")
+            elif isinstance(block, ToolResultBlock):
+                status = "error" if block.is_error else "result"
+                lines.append(
+                    f"TOOL {status} of {describe_call(calls.get(block.tool_use_id), 120)} (quoted data):\n"
+                    f"{quoted('tool_output', clip_middle(block.content, result_chars))}"
+                )
+    return lines
+
+
+def clip_middle(text: str, limit: int) -> str:
+    """``text`` with its middle left out so that about ``limit`` characters remain."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n[... {len(text) - limit} characters left out ...]\n{text[-half:]}"
