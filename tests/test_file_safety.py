@@ -25,8 +25,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hardening_support import answer, tool_turn, write_script
-from tinyharness.context.restore import files_block, read_notes, restored_in_full
-from tinyharness.context.summarize import transcript_lines
+from tinyharness.context.restore import files_block, read_notes
+from tinyharness.history import restored_in_full, transcript_lines
 from tinyharness.memory.files import memory_tools
 from tinyharness.messages import Message, ToolResultBlock, ToolUseBlock
 from tinyharness.quoting import blocks, loose_tags, quote
