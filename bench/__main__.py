@@ -2,7 +2,7 @@
 
     python -m bench                 # the full suite (about 15 minutes on 2 cores)
     python -m bench --small         # the quick version of every part
-    python -m bench --only loop,e2e # some parts: loop, tokens, memory, e2e
+    python -m bench --only loop,e2e # some parts: loop, tokens, memory, e2e, grep
     python -m bench --output FILE   # write elsewhere (default: bench/RESULTS.md)
 
 Progress goes to stderr; each part's own tables are printed as it finishes.
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from bench import HERE, load_line, machine_line, progress
 
-PARTS = ("loop", "tokens", "memory", "e2e")
+PARTS = ("loop", "tokens", "memory", "e2e", "grep")
 
 
 def _loop(small: bool) -> str:
@@ -91,6 +91,12 @@ def _e2e(small: bool) -> str:
     return f"Command: `{result.command}`\n\n{e2e_local.to_markdown(result)}"
 
 
+def _grep(small: bool) -> str:
+    from bench import grep_bench
+
+    return grep_bench.to_markdown(grep_bench.run(small=small))
+
+
 def _quiet(call: Callable[[], str]) -> str:
     """Run a part that prints its own report; keep stdout for the summary, return the report."""
     buffer = io.StringIO()
@@ -104,6 +110,7 @@ SECTIONS: dict[str, tuple[str, str, Callable[[bool], str]]] = {
     "tokens": ("2. Token economy on a long task", "python bench/context_bench.py", _tokens),
     "memory": ("3. Memory", "python bench/memory_bench.py", _memory),
     "e2e": ("4. Real model, end to end", "python -m bench.e2e_local", _e2e),
+    "grep": ("5. grep: RE2 against Python's re", "python -m bench.grep_bench", _grep),
 }
 
 

@@ -274,6 +274,28 @@ def test_catastrophic_patterns_finish_with_a_result(tmp_path: Path) -> None:
         assert "in 1 files searched" in tail
 
 
+GREP_PATTERNS = ["a", "^a", "a$", "^$", "$", r"\ba\b", r"\Bb", r"a\s*b", r"[^a]+$", r"\s", "(?i)AB"]
+GREP_PATTERNS += [r"\Aa", r"b\z", r"(?m)^b"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    lines=st.lists(st.text(alphabet="ab \t\r\u00e9\u2028", max_size=12), max_size=8),
+    pattern=st.sampled_from(GREP_PATTERNS),
+)
+def test_one_search_over_a_file_finds_the_lines_a_search_per_line_finds(
+    lines: list[str], pattern: str
+) -> None:
+    """grep searches a file's lines in one RE2 call (the binding's per-call cost is high); that
+    must be exactly grep's meaning: the lines RE2 matches one at a time."""
+    from tinyharness.tools.files import _compile_pattern
+
+    compiled = _compile_pattern(pattern)
+    split = "\n".join(lines).splitlines()  # as grep splits a file (\r and \u2028 end lines too)
+    expected = [n for n, line in enumerate(split) if compiled.per_line.search(line)]
+    assert list(compiled.matching_lines(split)) == expected
+
+
 def test_unsupported_syntax_is_a_clear_error_not_a_crash(tmp_path: Path) -> None:
     tools = builtin_tools(tmp_path)
     backreference = run(tools, "grep", pattern="(ab)\\1", path=".")

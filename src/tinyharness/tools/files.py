@@ -18,7 +18,7 @@ import re
 import stat
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, BinaryIO
 
 import re2
@@ -47,6 +47,38 @@ SKIPPED_DIRS = frozenset({"node_modules", "__pycache__", "site-packages"})
 _RE2_OPTIONS = re2.Options()
 _RE2_OPTIONS.max_mem = 64 << 20  # bounds the compiled program; the search itself stays linear
 _RE2_OPTIONS.log_errors = False  # a bad pattern is the tool's error result, not a line on stderr
+_RE2_OPTIONS.never_nl = True  # a match never crosses a line: one search over a file = line by line
+# These anchor at the whole text, not at each line: such patterns are run line by line.
+_WHOLE_TEXT_ANCHORS = re.compile(r"\\[Az]|\(\?[a-zA-Z]*-[a-zA-Z]*m")
+
+
+@dataclass(frozen=True)
+class GrepPattern:
+    """A user's pattern compiled by RE2, searched the way grep means it: line by line."""
+
+    pattern: str
+    per_line: Any  # the RE2 program for one line at a time
+    whole_text: Any | None  # the same in multi-line mode over a file's bytes, when equivalent
+
+    def matching_lines(self, lines: Sequence[str]) -> Iterator[int]:
+        """Indexes of the ``lines`` (each without its newline) the pattern matches. One RE2
+        search over the joined text when that is equivalent: a call per match instead of a call
+        per line, which the binding makes costly (measured in bench/grep_bench.py)."""
+        if self.whole_text is None:
+            yield from (n for n, line in enumerate(lines) if self.per_line.search(line))
+            return
+        if not lines:  # no line at all, not one empty line
+            return
+        data = "\n".join(lines).encode("utf-8")
+        pos = line = 0
+        while (found := self.whole_text.search(data, pos)) is not None:
+            start = found.start()
+            line += data.count(b"\n", pos, start)
+            yield line
+            end = data.find(b"\n", start)
+            if end < 0:
+                return
+            pos, line = end + 1, line + 1
 
 
 def file_tools(workspace: Workspace, *, output_cap: int = DEFAULT_RESULT_CAP) -> list[Tool]:
@@ -233,13 +265,19 @@ def _open_text(workspace: Workspace, path: str) -> tuple[BinaryIO, str]:
         raise fs_error(exc, path) from None
 
 
-def _compile_pattern(pattern: str) -> Any:
+def _compile_pattern(pattern: str) -> GrepPattern:
     """``pattern`` compiled by RE2: matching time is linear in the text, so a model's pattern
     cannot hang the process the way a backtracking engine can (``(a|a)*$``...)."""
     if len(pattern) > MAX_PATTERN_CHARS:
         raise ToolError(f"pattern is longer than {MAX_PATTERN_CHARS} characters")
     try:
-        return re2.compile(pattern, _RE2_OPTIONS)
+        per_line = re2.compile(pattern, _RE2_OPTIONS)
+        whole = None
+        if not _WHOLE_TEXT_ANCHORS.search(pattern):
+            whole = re2.compile(b"(?m)" + pattern.encode("utf-8"), _RE2_OPTIONS)
+        return GrepPattern(pattern, per_line, whole)
+    except UnicodeEncodeError:
+        raise ToolError(f"invalid regular expression {pattern!r}: it is not valid Unicode") from None
     except re2.error as exc:
         reason = exc.args[0] if exc.args else "not valid"
         reason = reason.decode("utf-8", "replace") if isinstance(reason, bytes) else str(reason)
@@ -461,7 +499,7 @@ def _walk_text_files(workspace: Workspace, inner: str) -> Iterator[str]:
     return workspace.folder.files(inner, lambda d: d.startswith(".") or d in SKIPPED_DIRS)
 
 
-def _grep(workspace: Workspace, regex: Any, inner: str, path: str, *, single_file: bool) -> str:
+def _grep(workspace: Workspace, regex: GrepPattern, inner: str, path: str, *, single_file: bool) -> str:
     files = iter([inner]) if single_file else _walk_text_files(workspace, inner)
     deadline = time.monotonic() + MAX_GREP_SECONDS
     matches: list[str] = []
@@ -492,14 +530,14 @@ def _grep(workspace: Workspace, regex: Any, inner: str, path: str, *, single_fil
             skipped += 1
             continue
         searched += 1
-        text = data.decode("utf-8", errors="replace")
-        for number, line in enumerate(text.splitlines(), start=1):
-            # Only the head of a huge line is searched: it bounds the work per line.
-            if regex.search(line[:MAX_LINE_CHARS]):
-                matches.append(f"{shown}:{number}: {_clip_line(line.strip(), MAX_GREP_LINE_CHARS)}")
-                if len(matches) >= MAX_GREP_MATCHES:
-                    stop_reason = f"stopped at {MAX_GREP_MATCHES} matches; narrow the pattern"
-                    break
+        lines = data.decode("utf-8", errors="replace").splitlines()
+        # Only the head of a huge line is searched, as a line of read_file shows only its head.
+        for index in regex.matching_lines([line[:MAX_LINE_CHARS] for line in lines]):
+            line = lines[index]
+            matches.append(f"{shown}:{index + 1}: {_clip_line(line.strip(), MAX_GREP_LINE_CHARS)}")
+            if len(matches) >= MAX_GREP_MATCHES:
+                stop_reason = f"stopped at {MAX_GREP_MATCHES} matches; narrow the pattern"
+                break
         if stop_reason:
             break
         if time.monotonic() > deadline:
