@@ -149,16 +149,26 @@ import os, sys
 folder, outside, stop = sys.argv[1:4]
 away = folder + ".away"
 flips = 0
+
+
+def until_done(step):
+    aside = 0
+    while True:  # a write may create the missing folder meanwhile: move that one aside too
+        try:
+            return step()
+        except OSError:
+            aside += 1
+            try:
+                os.rename(folder, f"{folder}.made{flips}-{aside}")
+            except OSError:
+                pass
+
+
 while not os.path.exists(stop):
     os.rename(folder, away)  # the real folder steps aside...
-    os.symlink(outside, folder)  # ...and a link out takes its name
+    until_done(lambda: os.symlink(outside, folder))  # ...and a link out takes its name
     os.unlink(folder)
-    while True:
-        try:
-            os.rename(away, folder)
-            break
-        except OSError:  # a write created the missing folder meanwhile: move it aside too
-            os.rename(folder, f"{folder}.made{flips}")
+    until_done(lambda: os.rename(away, folder))
     flips += 1
 print(flips)
 """
@@ -178,6 +188,7 @@ def test_a_folder_swapped_for_a_link_by_another_process_never_lets_a_read_or_wri
     flipper = subprocess.Popen(
         [sys.executable, "-c", FLIPPER, str(workspace / "d"), str(outside), str(stop)],
         stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
     )
     tools = builtin_tools(workspace, permissions=Permissions(allow_write=True))
@@ -189,8 +200,9 @@ def test_a_folder_swapped_for_a_link_by_another_process_never_lets_a_read_or_wri
             run(tools, "edit_file", path="d/secret.txt", old="SECRET", new="CHANGED")
     finally:
         stop.touch()
-        flips = int(flipper.communicate(timeout=HARD_LIMIT)[0] or 0)
-    assert flips > 100, "the swapping process must really have raced the tools"
+        printed, errors = flipper.communicate(timeout=HARD_LIMIT)
+    flips = int(printed or 0)
+    assert flips > 100, f"the swapping process must really have raced the tools: {errors[-500:]}"
     assert leaked == 0
     assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]
     assert (outside / "secret.txt").read_text() == "OUTSIDE SECRET\n"

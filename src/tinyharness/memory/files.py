@@ -64,13 +64,6 @@ class MemoryFolder:
             raise ToolError(f"refused path {path!r}: memory paths must be under {MEMORY_ROOT}/")
         return self.workspace.inner(inner)
 
-    def resolve(self, path: str | None, *, must_exist: bool = False) -> Path:
-        """The real path ``path`` names (for display; files are opened through ``self.folder``)."""
-        real = self.workspace.resolve(self.inner(path))
-        if must_exist and not os.path.lexists(real):
-            raise ToolError(f"{self.shown(real)} does not exist; view {MEMORY_ROOT} to see what is there")
-        return real
-
     def shown(self, real: Path | str) -> str:
         relative = self.workspace.relative(real) if isinstance(real, Path) else real
         return MEMORY_ROOT if relative in (".", "") else f"{MEMORY_ROOT}/{relative}"
