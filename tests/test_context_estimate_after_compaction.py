@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from tinyharness.context.accounting import Accountant
+from tinyharness.context.config import ContextConfig
 from tinyharness.context.manager import build_context
 from tinyharness.context.tokens import Chars4Counter, HeuristicCounter
 from tinyharness.messages import Message, ToolResultBlock, ToolUseBlock
@@ -51,7 +52,7 @@ def run_until_compaction() -> tuple[Any, list[dict[str, Any]], int, int]:
             if type == "compaction":
                 events.append(fields)
 
-    context = build_context("sliding-window", window=2048, events=Bus())
+    context = build_context(ContextConfig("sliding-window", window=2048), events=Bus())
     real = HeuristicCounter()  # the "true" tokenizer agrees with the estimate on messages
     output: dict[int, int] = {}
 

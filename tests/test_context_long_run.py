@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from tinyharness.agent import Agent, Limits
+from tinyharness.agent import Agent, AgentConfig
+from tinyharness.context.config import ContextConfig
 from tinyharness.context.manager import build_context
 from tinyharness.context.tokens import offline_encoding
 from tinyharness.events import EventBus, ListSink
@@ -132,16 +133,11 @@ def test_hundreds_of_rounds_never_exceed_the_window(tmp_path: Path, strategy: st
     events = EventBus([sink])
     notes_path = tmp_path / "NOTES.md"
     context = build_context(
-        strategy,
-        window=WINDOW,
-        ratio=0.7,
-        notes_path=notes_path,
-        workspace=tmp_path,
+        ContextConfig(strategy, window=WINDOW, ratio=0.7, notes_path=notes_path, workspace=tmp_path),
         events=events,
-        model_window=WINDOW,
     )
     tools = builtin_tools(tmp_path, notes=NotesFile(notes_path))
-    agent = Agent(model, tools, context=context, events=events, limits=Limits(max_iterations=ROUNDS + 5))
+    agent = Agent(model, tools, context=context, events=events, config=AgentConfig(max_iterations=ROUNDS + 5))
     result = agent.run(TASK)
 
     assert result.stop == "end_turn", result.detail

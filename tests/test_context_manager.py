@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from tinyharness.agent import Agent
+from tinyharness.context.config import ContextConfig
 from tinyharness.context.manager import ContextManager, build_context
 from tinyharness.errors import ConfigError, ContextLengthExceeded
 from tinyharness.events import EventBus, ListSink
@@ -44,9 +45,9 @@ class Caller:
 
 
 def manager(strategy: str, sink: ListSink, **kw: Any) -> ContextManager:
-    options: dict[str, Any] = {"window": 4000, "ratio": 0.7, "keep_recent": 2, "events": EventBus([sink])}
+    options: dict[str, Any] = {"window": 4000, "ratio": 0.7, "keep_recent": 2}
     options.update(kw)
-    return build_context(strategy, **options)
+    return build_context(ContextConfig(strategy, **options), events=EventBus([sink]))
 
 
 def test_prepare_compacts_only_over_the_trigger() -> None:
@@ -117,12 +118,12 @@ def test_none_counts_but_never_compacts() -> None:
 
 
 def test_builder_options() -> None:
-    context = build_context(model_window=8192)
+    context = build_context(model=ScriptedModel({"responses": []}, context_window=8192))
     assert context.trigger.window == 8192 and context.trigger.threshold == int(8192 * 0.7)
     assert context.strategy == "offload,clear-tool-results,summarize,sliding-window"
-    assert build_context(window=30000, buffer=6000).trigger.threshold == 24000
-    assert build_context(accounting="cumulative").accountant.mode == "cumulative"
-    assert build_context(counter="chars4").accountant.calibration is None
+    assert build_context(ContextConfig(window=30000, buffer=6000)).trigger.threshold == 24000
+    assert build_context(ContextConfig(accounting="cumulative")).accountant.mode == "cumulative"
+    assert build_context(ContextConfig(counter="chars4")).accountant.calibration is None
     for bad in (
         {"strategy": "compress"},
         {"strategy": "summarize,summarize"},
@@ -133,7 +134,7 @@ def test_builder_options() -> None:
         {"keep_recent": -1},
     ):
         with pytest.raises(ConfigError):
-            build_context(**bad)  # type: ignore[arg-type]
+            build_context(ContextConfig(**bad))  # type: ignore[arg-type]
 
 
 class OverflowOnce:
@@ -175,7 +176,9 @@ def test_context_length_error_compacts_and_retries_once(tmp_path: Path) -> None:
     model = OverflowOnce(script, limit=8)
     sink = ListSink()
     events = EventBus([sink])
-    context = build_context("summarize", window=100_000, keep_recent=1, events=events, workspace=tmp_path)
+    context = build_context(
+        ContextConfig("summarize", window=100_000, keep_recent=1, workspace=tmp_path), events=events
+    )
     result = Agent(model, builtin_tools(tmp_path), context=context, events=events).run("read all")
     assert result.stop == "end_turn" and model.refused == 1
     (event,) = sink.of_type("compaction")

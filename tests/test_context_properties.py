@@ -13,11 +13,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tinyharness.context.accounting import Accountant
+from tinyharness.context.config import ContextConfig
 from tinyharness.context.manager import ContextManager
-from tinyharness.context.pipeline import STRATEGIES, parse_pipeline
+from tinyharness.context.pipeline import STRATEGIES
+from tinyharness.context.spill import SpillFolder
 from tinyharness.context.strategies import CompactionFailed, StepContext
 from tinyharness.context.tokens import HeuristicCounter
-from tinyharness.context.trigger import Trigger
 from tinyharness.context.validator import check_compaction, validate_messages
 from tinyharness.messages import (
     Block,
@@ -79,8 +80,7 @@ def step_context(tmp: Path, accountant: Accountant, target: int, keep: int) -> S
         count_text=accountant.count_text,
         keep_recent=keep,
         target=target,
-        state_dir=tmp,
-        workspace=tmp,
+        spill=SpillFolder(tmp / "offload", tmp),
         offload_cap=200,
     )
 
@@ -131,14 +131,10 @@ def test_each_strategy_keeps_the_invariants(
 def test_pipelines_through_the_manager(tmp_path: Path, history: list[Message], spec: str) -> None:
     accountant = Accountant(HeuristicCounter())
     before = accountant.estimate(history)
-    manager = ContextManager(
-        trigger=Trigger(max(50, before), ratio=0.5),
-        accountant=accountant,
-        pipeline=parse_pipeline(spec),
-        keep_recent=2,
-        state_dir=tmp_path,
-        workspace=tmp_path,
+    config = ContextConfig(
+        spec, window=max(50, before), ratio=0.5, keep_recent=2, state_dir=tmp_path, workspace=tmp_path
     )
+    manager = ContextManager(config)
     after = asyncio.run(manager.recover("sys", list(history), fake_summarizer))
     if spec == "none":
         assert after == history

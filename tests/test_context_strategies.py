@@ -10,6 +10,7 @@ import pytest
 
 from tinyharness.context.accounting import Accountant
 from tinyharness.context.restore import files_block, workspace_reader
+from tinyharness.context.spill import SpillFolder
 from tinyharness.context.strategies import (
     CLEARED_PREFIX,
     ClearToolResults,
@@ -63,8 +64,7 @@ def context(tmp: Path | None = None, summarizer: Summarizer | None = None, **kw:
         "count_text": accountant.count_text,
         "keep_recent": 2,
         "target": 100_000,
-        "state_dir": tmp,
-        "workspace": tmp,
+        "spill": SpillFolder(tmp / "offload", tmp) if tmp is not None else None,
         "offload_cap": 300,
     }
     fields.update(kw)
@@ -107,6 +107,22 @@ def test_offload_saves_the_full_output_and_points_to_it(tmp_path: Path) -> None:
     relative = saved[0].relative_to(tmp_path).as_posix()
     assert f"read_file(path='{relative}'" in preview  # the agent can read it back
     assert run(Offload(), after, context(tmp_path)) == after  # never offloaded twice
+
+
+def test_offload_writes_only_through_the_writer_it_is_given() -> None:
+    """The step stays pure: what it cuts goes to the context's writer, and the path the writer
+    returns goes into the preview."""
+    kept: list[tuple[str, str]] = []
+
+    def writer(call_id: str, text: str) -> str | None:
+        kept.append((call_id, text))
+        return "spill/c0.txt"
+
+    big = "word " * 5000
+    messages = [TASK, history(1)[1], Message("user", (ToolResultBlock("c0", big),))]
+    after = run(Offload(), messages, context(None, spill=writer))
+    assert kept == [("c0", big)]
+    assert "read_file(path='spill/c0.txt'" in after[-1].tool_results[0].content
 
 
 def test_offload_without_a_state_folder_truncates() -> None:

@@ -27,7 +27,8 @@ from hardening_support import (
     tool_turn,
     unanswered_tool_calls,
 )
-from tinyharness.agent import Agent, Limits
+from tinyharness.agent import Agent, AgentConfig
+from tinyharness.context.config import ContextConfig
 from tinyharness.context.manager import build_context
 from tinyharness.errors import ContextLengthExceeded, ModelError, ModelTimeout
 from tinyharness.events import EventBus, ListSink
@@ -95,12 +96,14 @@ def faulty_run(root: Path, seed: int, rate: float, kinds: tuple[str, ...] = FAUL
     checked = ValidatingModel(faults)
     notes = NotesFile(workspace / "NOTES.md")
     context = build_context(
-        rng.choice(STRATEGIES),
-        window=rng.choice([1500, 2500, 6000]),
-        notes_path=workspace / "NOTES.md",
-        workspace=workspace,
+        ContextConfig(
+            rng.choice(STRATEGIES),
+            window=rng.choice([1500, 2500, 6000]),
+            notes_path=workspace / "NOTES.md",
+            workspace=workspace,
+            keep_recent=rng.choice([1, 2, 4]),
+        ),
         events=bus,
-        keep_recent=rng.choice([1, 2, 4]),
     )
     tools = builtin_tools(workspace, notes=notes, permissions=Permissions(allow_write=True), timeout=5)
     agent = Agent(
@@ -108,7 +111,7 @@ def faulty_run(root: Path, seed: int, rate: float, kinds: tuple[str, ...] = FAUL
         tools,
         context=context,
         events=bus,
-        limits=Limits(max_iterations=rng.choice([6, 12, 30]), token_budget=rng.choice([None, 3000])),
+        config=AgentConfig(max_iterations=rng.choice([6, 12, 30]), token_budget=rng.choice([None, 3000])),
     )
     result = agent.run("Read the data files and note one fact about each.")
     return Outcome(result.stop, result.final, sink, result.messages, faults, checked)

@@ -92,24 +92,17 @@ def test_a_notes_folder_link_out_is_refused_too(layout: tuple[Path, Path]) -> No
 
 
 def test_offload_does_not_follow_a_state_folder_link_out(layout: tuple[Path, Path]) -> None:
-    from tinyharness.context.strategies import Offload, StepContext
+    from tinyharness.context.spill import SpillFolder
 
     workspace, outside = layout
     (workspace / ".tinyharness").symlink_to(outside)
-    ctx = StepContext(
-        system="",
-        call_model=None,  # type: ignore[arg-type]  # offload never calls a model
-        count=lambda messages: 0,
-        count_text=len,
-        keep_recent=1,
-        offload_cap=10,
-        state_dir=workspace / ".tinyharness" / "runs" / "r1",
-        workspace=workspace,
-    )
-    block = ToolResultBlock("t1", "x" * 5000)
-    spilled = Offload()._offload(block, 5000, ctx)
+    spill = SpillFolder(workspace / ".tinyharness" / "runs" / "r1" / "offload", workspace)
+    assert spill("t1", "x" * 5000) is None  # not kept: the preview says the rest was cut
     assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]
-    assert "saved at" not in spilled.content and "the rest was cut" in spilled.content
+    (workspace / ".tinyharness").unlink()
+    kept = spill("t1", "x" * 5000)
+    assert kept is not None and kept.startswith(".tinyharness/runs/r1/offload/")
+    assert (workspace / kept).read_text() == "x" * 5000
 
 
 def test_an_allow_rule_matches_the_resolved_path(layout: tuple[Path, Path]) -> None:

@@ -445,9 +445,10 @@ def test_context_path_with_compactions_and_resume_matches_full_checks() -> None:
     """The agent's per-turn path (prepare, request, record_response, appends) over a history
     that compacts several times and is restored from its dicts half-way: the prefix shares, the
     calibration estimates and every validator verdict equal a full recomputation."""
+    from tinyharness.context.config import ContextConfig
     from tinyharness.context.manager import build_context
 
-    context = build_context("default", window=4000, ratio=0.7, keep_recent=2)
+    context = build_context(ContextConfig("default", window=4000, ratio=0.7, keep_recent=2))
     validator = RequestValidator()
     requests: list[ModelRequest] = []
     estimates: list[int] = []

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from hardening_support import answer, tool_turn
 from tinyharness.agent import Agent
+from tinyharness.context.config import ContextConfig
 from tinyharness.context.manager import build_context
 from tinyharness.context.restore import notes_block
 from tinyharness.history import quoted
@@ -76,7 +77,9 @@ def test_after_a_restart_compaction_the_notes_arrive_quoted(tmp_path: Path) -> N
         }
     )
     context = build_context(
-        "restart", window=1500, counter="chars4", notes_path=tmp_path / "NOTES.md", workspace=tmp_path
+        ContextConfig(
+            "restart", window=1500, counter="chars4", notes_path=tmp_path / "NOTES.md", workspace=tmp_path
+        )
     )
     result = Agent(model, builtin_tools(tmp_path), context=context).run("read data.txt")
     assert result.stop == "end_turn" and result.compactions >= 1

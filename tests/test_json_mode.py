@@ -222,3 +222,32 @@ def test_a_forced_call_gives_its_narrowed_arguments_first() -> None:
     branch = next(b for b in free["anyOf"] if b["properties"].get("tool") == {"const": "note"})
     assert branch["properties"]["arguments"]["required"] == ["text"]
     jsonschema.validate({"final": "done"}, free)
+
+
+def test_one_reply_path_for_every_wire_adapter() -> None:
+    """Both wire adapters turn a JSON-mode reply into a message through ``reply_message``: ids go
+    on from the history and from the last one issued, reasoning goes first, and a reply to the
+    caller's own schema stays text."""
+    from tinyharness.messages import ThinkingBlock
+
+    ids = json_mode.CallIds()
+    history = [Message("assistant", (ToolUseBlock("call_3", "read_file", {"path": "a"}),))]
+    action = '{"tool": "read_file", "arguments": {"path": "b"}}'
+    first, stop = json_mode.reply_message(
+        action,
+        truncated=False,
+        expects_action=True,
+        messages=history,
+        call_ids=ids,
+        thinking=(ThinkingBlock("hm"),),
+    )
+    assert stop == "tool_use" and first.content[0] == ThinkingBlock("hm")
+    assert first.tool_uses[0].id == "call_4"
+    second, _ = json_mode.reply_message(
+        action, truncated=False, expects_action=True, messages=(), call_ids=ids
+    )
+    assert second.tool_uses[0].id == "call_5"  # never reused, even when the history is compacted away
+    text, stop = json_mode.reply_message(
+        '{"facts": []}', truncated=True, expects_action=False, messages=(), call_ids=ids
+    )
+    assert text.text == '{"facts": []}' and stop == "max_tokens" and ids.last_issued == 5

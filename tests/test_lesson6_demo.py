@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tinyharness.agent import Agent
+from tinyharness.context.config import ContextConfig
 from tinyharness.context.manager import build_context
 from tinyharness.events import EventBus, ListSink
 from tinyharness.messages import TextBlock
@@ -82,12 +83,14 @@ def run_demo(tmp_path: Path, extra_rounds: int = 0) -> tuple[Any, ScriptedModel,
     sink = ListSink()
     events = EventBus([sink])
     context = build_context(
-        "restart",
-        window=2000,
-        ratio=0.7,
-        accounting="cumulative",
-        notes_path=notes_path,
-        workspace=tmp_path,
+        ContextConfig(
+            "restart",
+            window=2000,
+            ratio=0.7,
+            accounting="cumulative",
+            notes_path=notes_path,
+            workspace=tmp_path,
+        ),
         events=events,
     )
     model = ScriptedModel({"responses": demo_script(extra_rounds)})

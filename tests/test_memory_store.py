@@ -77,7 +77,7 @@ def test_delete_closes_but_keeps_history(memory_store: MemoryStore) -> None:
     assert closed.status == "deleted" and closed.reason == "policy lifted" and closed.valid_to is not None
     assert memory_store.search("deploys Friday", ALICE) == []
     assert memory_store.count(ALICE) == 0
-    assert [i.status for i in memory_store.list(ALICE, include_closed=True)] == ["deleted"]
+    assert [i.status for i in memory_store.list_items(ALICE, include_closed=True)] == ["deleted"]
     assert memory_store.history(item.id)[0].id == item.id
     with pytest.raises(MemoryNotFound):
         memory_store.delete(item.id)
@@ -100,7 +100,7 @@ def test_touch_records_use(memory_store: MemoryStore) -> None:
 
 def test_list_is_newest_first_and_limited(memory_store: MemoryStore) -> None:
     ids = [memory_store.add(f"fact number {i}", ALICE).id for i in range(5)]
-    listed = memory_store.list(ALICE, limit=3)
+    listed = memory_store.list_items(ALICE, limit=3)
     assert [i.id for i in listed] == ids[::-1][:3]
 
 
@@ -148,9 +148,9 @@ def test_versioning_never_loses_a_version(
             current.append(new.id)
         else:
             store.delete(current.pop(pick % len(current)))
-    everything = store.list(ALICE, include_closed=True)
+    everything = store.list_items(ALICE, include_closed=True)
     assert sorted(i.id for i in everything) == sorted(written)
-    assert sorted(i.id for i in store.list(ALICE)) == sorted(current)
+    assert sorted(i.id for i in store.list_items(ALICE)) == sorted(current)
     for item in everything:
         chain = store.history(item.id)
         assert [v.version for v in chain] == list(range(1, len(chain) + 1))
@@ -172,7 +172,7 @@ def test_another_process_sees_writes_and_search_follows(tmp_path: Path) -> None:
         "from tinyharness.memory import SQLiteStore, Scope, HashingEmbedder\n"
         f"s = SQLiteStore({str(path)!r}, embedder=HashingEmbedder(64), vector_model='hashing')\n"
         "s.add('second memory about rust', Scope('alice'))\n"
-        "old = s.list(Scope('alice'))[-1]\n"
+        "old = s.list_items(Scope('alice'))[-1]\n"
         "s.delete(old.id)\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)

@@ -9,7 +9,8 @@ import functools
 from pathlib import Path
 from typing import Any
 
-from tinyharness.agent import Agent, Limits
+from tinyharness.agent import Agent, AgentConfig
+from tinyharness.context.config import ContextConfig
 from tinyharness.context.flush import FILE_PROMPT, FLUSH_PROMPT, NotesFlush
 from tinyharness.context.manager import build_context
 from tinyharness.errors import ModelTimeout
@@ -69,17 +70,20 @@ def run(tmp_path: Path, model: NotingModel) -> tuple[Any, ListSink]:
     events = EventBus([sink])
     tools = builtin_tools(tmp_path)
     context = build_context(
-        "summarize",
-        window=6000,
-        ratio=0.7,
-        keep_recent=1,
-        counter="chars4",
-        notes_path=tmp_path / "NOTES.md",
-        workspace=tmp_path,
+        ContextConfig(
+            "summarize",
+            window=6000,
+            ratio=0.7,
+            keep_recent=1,
+            counter="chars4",
+            notes_path=tmp_path / "NOTES.md",
+            workspace=tmp_path,
+            flush_notes=True,
+        ),
         events=events,
-        flush=NotesFlush(functools.partial(tools.run_call, events=events), events),
+        run_call=functools.partial(tools.run_call, events=events),
     )
-    agent = Agent(model, tools, context=context, events=events, limits=Limits(max_iterations=20))
+    agent = Agent(model, tools, context=context, events=events, config=AgentConfig(max_iterations=20))
     result = agent.run("Read every module and note what each one does.")
     asyncio.run(model.aclose())  # every scripted response was used
     return result, sink

@@ -16,7 +16,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
-from tinyharness.agent import Agent, Limits
+from tinyharness.agent import Agent, AgentConfig
+from tinyharness.context.config import ContextConfig
 from tinyharness.context.manager import build_context
 from tinyharness.errors import ConfigError
 from tinyharness.events import EventBus, ListSink
@@ -197,7 +198,7 @@ def test_compactions_are_span_events_and_their_model_calls_chat_spans(tmp_path: 
     run = Traced([*agent_turns, text("done", purpose="agent"), *summaries])
     run.bus.sinks.append(bus_sink)
     run.agent.context = build_context(
-        "summarize", window=3000, ratio=0.5, keep_recent=1, events=run.bus, workspace=tmp_path
+        ContextConfig("summarize", window=3000, ratio=0.5, keep_recent=1, workspace=tmp_path), events=run.bus
     )
     assert run.agent.run("read all parts").ok
     compactions = run.events.of_type("compaction")
@@ -240,7 +241,9 @@ def test_memory_and_notes_operations_are_span_events() -> None:
 
 
 def test_a_run_that_stops_early_is_an_error_span() -> None:
-    run = Traced([calls(("t1", "echo", {"word": "a"})), text("final words")], limits=Limits(max_iterations=1))
+    run = Traced(
+        [calls(("t1", "echo", {"word": "a"})), text("final words")], config=AgentConfig(max_iterations=1)
+    )
     result = run.agent.run("loop")
     assert result.stop == "max_iterations"
     root = run.root()

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tinyharness import runlog
-from tinyharness.agent import Agent
+from tinyharness.agent import Agent, AgentConfig
 from tinyharness.context.base import Unmanaged
 from tinyharness.events import EventBus, JsonlSink, ListSink
 from tinyharness.messages import Message
@@ -115,7 +115,9 @@ SCRIPT = [
 def scripted_run(sinks: list[Any], *, trace: bool = True, run_id: str | None = None) -> Agent:
     bus = EventBus(sinks, run_id=run_id)
     model = ScriptedModel({"responses": SCRIPT})
-    agent = Agent(model, ToolRegistry([lookup]), context=CompactAt(bus, 250), events=bus, trace=trace)
+    agent = Agent(
+        model, ToolRegistry([lookup]), AgentConfig(trace=trace), context=CompactAt(bus, 250), events=bus
+    )
     result = agent.run("Find alpha and beta")
     assert result.stop == "end_turn" and result.compactions == 2
     asyncio.run(model.aclose())  # the script was used up exactly

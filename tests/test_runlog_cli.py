@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tinyharness import runlog, runlog_cli
-from tinyharness.agent import Agent
+from tinyharness.agent import Agent, AgentConfig
 from tinyharness.context.base import Unmanaged
 from tinyharness.events import EventBus, JsonlSink
 from tinyharness.messages import Message
@@ -96,7 +96,9 @@ def logged(tmp_path: Path) -> tuple[Path, str, Path]:
     with RunLog(db) as log:
         bus = EventBus([jsonl, log])
         model = ScriptedModel({"responses": SCRIPT})
-        agent = Agent(model, ToolRegistry([fetch]), context=Summarise(bus), events=bus, trace=True)
+        agent = Agent(
+            model, ToolRegistry([fetch]), AgentConfig(trace=True), context=Summarise(bus), events=bus
+        )
         result = agent.run("What is the value?")
         asyncio.run(model.aclose())
     jsonl.close()

@@ -15,7 +15,8 @@ import itertools
 from pathlib import Path
 from typing import Any
 
-from tinyharness.agent import Agent, Limits
+from tinyharness.agent import Agent, AgentConfig
+from tinyharness.context.config import ContextConfig
 from tinyharness.context.manager import build_context
 from tinyharness.context.tokens import Chars4Counter
 from tinyharness.events import EventBus, ListSink
@@ -70,18 +71,20 @@ def test_seed000_checklist(tmp_path: Path) -> None:
     screen = io.StringIO()
     events = EventBus([sink, ProgressPrinter(screen, live=False)])
     context = build_context(
-        "summarize",
-        window=30000,
-        buffer=6000,
-        keep_recent=4,
-        counter="chars4",
-        notes_path=notes_path,
-        workspace=tmp_path,
+        ContextConfig(
+            "summarize",
+            window=30000,
+            buffer=6000,
+            keep_recent=4,
+            counter="chars4",
+            notes_path=notes_path,
+            workspace=tmp_path,
+        ),
         events=events,
     )
     model = ScriptedModel({"responses": script()})
     tools = builtin_tools(tmp_path, notes=NotesFile(notes_path))
-    agent = Agent(model, tools, context=context, events=events, limits=Limits(max_iterations=200))
+    agent = Agent(model, tools, context=context, events=events, config=AgentConfig(max_iterations=200))
     result = agent.run(TASK)
 
     assert result.stop == "end_turn", result.detail

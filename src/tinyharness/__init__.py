@@ -9,8 +9,9 @@ May import anything (it re-exports the public API); each part's docstring says w
 may import, and ``tests/test_import_rules.py`` holds them to it.
 """
 
-from .agent import Agent, Limits, RunResult
+from .agent import Agent, AgentConfig, RunResult
 from .context.base import ContextPolicy
+from .context.config import ContextConfig
 from .context.manager import ContextManager, build_context
 from .errors import ConfigError, ContextLengthExceeded, HarnessError, ModelError, StopRun
 from .events import EventBus, EventSink, JsonlSink, ListSink
@@ -25,7 +26,9 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Agent",
+    "AgentConfig",
     "ConfigError",
+    "ContextConfig",
     "ContextLengthExceeded",
     "ContextManager",
     "ContextPolicy",
@@ -33,7 +36,6 @@ __all__ = [
     "EventSink",
     "HarnessError",
     "JsonlSink",
-    "Limits",
     "ListSink",
     "Message",
     "Model",

@@ -1,12 +1,13 @@
 """The agent loop: ask the model, run the tools it asks for, repeat until it stops.
 
 Everything else attaches around the loop: the context policy (token accounting and compaction)
-at the points lesson 6 names, the event bus for logs and progress, the tool registry for safe
-execution. Early exits are ``StopRun`` exceptions that carry their reason; after one, a last
-request that offers only the final answer gives the user an answer instead of nothing.
+after each round's tool results and before the next request, the event bus for logs and
+progress, the tool registry for safe execution. Early exits are ``StopRun`` exceptions that
+carry their reason; after one, a last request that offers only the final answer gives the user
+an answer instead of nothing.
 
-May import: ``messages``, ``history``, ``errors``, ``events``, ``guards``, ``models.base``,
-``tools`` and ``context``; never memory (it reaches the loop through the small ``Memory``
+May import: ``messages``, ``history``, ``errors``, ``events``, ``guards``, ``session``,
+``models.base``, ``tools`` and ``context``; never memory (it reaches the loop through the small ``Memory``
 protocol below), the run log or the CLI.
 """
 
@@ -19,7 +20,18 @@ from typing import Any, Protocol
 
 from .context.base import ContextPolicy, ModelCaller, Unmanaged
 from .context.validator import RequestValidator
-from .errors import ContextLengthExceeded, ModelError, StopRun
+from .errors import (
+    ConfigError,
+    ContextLengthExceeded,
+    ContextOverflow,
+    IterationLimit,
+    ModelError,
+    OutputLimit,
+    StopReason,
+    StopRun,
+    Stuck,
+    TokenBudgetSpent,
+)
 from .events import EventBus
 from .guards import RepetitionGuard
 from .messages import (
@@ -27,12 +39,13 @@ from .messages import (
     TextBlock,
     ToolResultBlock,
     ToolUseBlock,
-    block_from_dict,
-    block_to_dict,
     messages_to_dicts,
 )
 from .models.base import Model, ModelRequest, ModelResponse, Usage
+from .session import Checkpointer, TurnProgress, unknown_outcome
 from .tools.base import ToolRegistry
+
+__all__ = ["DEFAULT_SYSTEM_PROMPT", "Agent", "AgentConfig", "Checkpointer", "LongTermMemory", "RunResult"]
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are a careful agent working in a workspace folder through tools. "
@@ -44,17 +57,52 @@ DEFAULT_SYSTEM_PROMPT = (
 MAX_TOKENS_RETRIES = 2  # consecutive cut-off replies asked to continue before giving up
 
 
-@dataclass
-class Limits:
+@dataclass(frozen=True, slots=True)
+class AgentConfig:
+    """How the loop runs; every default here, checked once when made (the CLI's option parsers
+    call the same ``check``).
+
+    - ``system``: the system prompt (the same on every request, so the prompt prefix caches).
+    - ``max_iterations``: agent turns before the run stops (``max_iterations``).
+    - ``token_budget``: billed tokens, input + output of every call, before the run stops
+      (``token_budget``); None for no budget.
+    - ``max_output_tokens``: the output limit of each agent request.
+    - ``trace``: add the exact request to every ``model_call`` event.
+    """
+
+    system: str = DEFAULT_SYSTEM_PROMPT
     max_iterations: int = 50
-    token_budget: int | None = None  # total billed tokens (input + output) across all calls
+    token_budget: int | None = None
     max_output_tokens: int = 1024
+    trace: bool = False
+
+    def __post_init__(self) -> None:
+        for name in _COUNTS:
+            check(name, getattr(self, name))
 
 
-class Checkpointer(Protocol):
-    """Commits the history and loop state after every step, so a killed run can resume."""
+_COUNTS = {  # fields that must be positive integers, and the CLI option that sets each
+    "max_iterations": "--max-iterations",
+    "token_budget": "--token-budget",
+    "max_output_tokens": "--max-output-tokens",
+}
 
-    def save(self, messages: Sequence[Message], state: dict[str, Any]) -> None: ...
+
+def problem(field: str, value: Any) -> str | None:
+    """What is wrong with ``value`` for the AgentConfig ``field``, or None. The CLI's option
+    parsers use it, so both refuse the same values for the same reason."""
+    if field not in _COUNTS or value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        return f"must be a positive integer, got {value!r}"
+    return None
+
+
+def check(field: str, value: Any) -> None:
+    """ConfigError when ``value`` is not valid for ``field``."""
+    wrong = problem(field, value)
+    if wrong is not None:
+        raise ConfigError(f"{field} ({_COUNTS[field]}): {wrong}")
 
 
 class LongTermMemory(Protocol):
@@ -69,7 +117,7 @@ class LongTermMemory(Protocol):
 
 @dataclass
 class RunResult:
-    stop: str  # end_turn | max_iterations | token_budget | stuck | max_tokens | context_overflow | error
+    stop: StopReason
     final: str
     model_calls: int
     compactions: int
@@ -87,22 +135,18 @@ class Agent:
         self,
         model: Model,
         tools: ToolRegistry,
+        config: AgentConfig | None = None,
         *,
-        system: str = DEFAULT_SYSTEM_PROMPT,
         context: ContextPolicy | None = None,
         events: EventBus | None = None,
-        limits: Limits | None = None,
-        trace: bool = False,
         checkpoint: Checkpointer | None = None,
         memory: LongTermMemory | None = None,
     ) -> None:
         self.model = model
         self.tools = tools
-        self.system = system
+        self.config = config or AgentConfig()
         self.context: ContextPolicy = context or Unmanaged()
         self.events = events or EventBus()
-        self.limits = limits or Limits()
-        self.trace = trace
         self.checkpoint = checkpoint
         self.memory = memory
         self.validator = RequestValidator()
@@ -112,7 +156,6 @@ class Agent:
         self.billed = Usage()
         self.repetition = RepetitionGuard()
         self._finished_results: dict[str, ToolResultBlock] = {}  # of the turn being executed
-        self._started: set[str] = set()  # calls of this turn that began running
         self._interrupted: set[str] = set()  # started by a killed run, never finished
 
     def run(self, task: str | None, **kwargs: Any) -> RunResult:
@@ -125,14 +168,25 @@ class Agent:
         *,
         history: Sequence[Message] = (),
         state: dict[str, Any] | None = None,
+        turn: TurnProgress | None = None,
         **run_info: Any,
     ) -> RunResult:
         """Run ``task``. ``history`` and ``state`` (from a checkpoint) continue an earlier
-        conversation or a killed run; with no new task the run resumes where it stopped,
-        running only the tool calls of the interrupted turn that had not finished."""
-        self.events.emit("run_start", task=task, model=self.model.name, tools=self.tools.names, **run_info)
-        self._restore(history, state or {})
-        stop, detail, final = "end_turn", "", ""
+        conversation or a killed run; with no new task the run resumes where it stopped.
+        ``turn`` says which calls of the history's last turn finished (their results are used)
+        and which started without finishing (never run again: their outcome is unknown); the
+        turn's other calls run now."""
+        self.events.emit(
+            "run_start",
+            task=task,
+            model=self.model.name,
+            tools=self.tools.names,
+            **self._context_info(),
+            **run_info,
+        )
+        self._restore(history, state or {}, turn or TurnProgress())
+        stop: StopReason = "end_turn"
+        detail = final = ""
         try:
             if task is not None:
                 self._append(await self._task_message(task))
@@ -160,6 +214,15 @@ class Agent:
         )
         return result
 
+    def _context_info(self) -> dict[str, Any]:
+        """The window, trigger line and strategy, for the report to draw (when known)."""
+        info = {
+            "context_window": self.context.context_window,
+            "compact_at": self.context.compact_at,
+            "strategy": self.context.strategy,
+        }
+        return {name: value for name, value in info.items() if value is not None}
+
     async def _task_message(self, task: str) -> Message:
         """The task, after the block of recalled memories (the system prompt stays stable)."""
         block = await self.memory.recall(task) if self.memory is not None else ""
@@ -180,10 +243,8 @@ class Agent:
         if self.messages and self.messages[-1].role == "assistant" and self.messages[-1].tool_uses:
             await self._run_tools(self.messages[-1].tool_uses)  # a turn interrupted by a kill
         while True:
-            if self.iterations >= self.limits.max_iterations:
-                raise StopRun(
-                    "max_iterations", f"stopped after {self.iterations} iterations (--max-iterations)"
-                )
+            if self.iterations >= self.config.max_iterations:
+                raise IterationLimit(f"stopped after {self.iterations} iterations (--max-iterations)")
             self.iterations += 1
             response = await self._agent_turn()
             self._append(response.message)
@@ -193,7 +254,7 @@ class Agent:
                 if cut_offs > MAX_TOKENS_RETRIES:
                     if calls:  # answer the cut-off calls, or the final request would be invalid
                         self._append(self._cut_off_reply(calls, ask_to_continue=False))
-                    raise StopRun("max_tokens", "the model's replies keep hitting the output limit")
+                    raise OutputLimit("the model's replies keep hitting the output limit")
                 self._append(self._cut_off_reply(calls))
                 continue
             cut_offs = 0
@@ -202,59 +263,61 @@ class Agent:
             await self._run_tools(calls)
 
     async def _run_tools(self, calls: list[ToolUseBlock]) -> None:
-        """Run one turn's calls in parallel, committing each result as it finishes, so a
-        resumed run never repeats a finished call."""
+        """Run one turn's calls in parallel. Each is recorded as started before it runs and as
+        finished, with its result, after; so a resumed run never repeats a finished call, and
+        never repeats one a kill cut off either (it gets ``unknown_outcome`` instead)."""
 
         async def run_once(call: ToolUseBlock) -> ToolResultBlock:
             if call.id not in self._finished_results:
-                recovered = await self._recover_tool(call) if call.id in self._interrupted else None
-                if recovered is None:
-                    self._started.add(call.id)
-                    self._commit()  # a kill from here on leaves the call "interrupted"
-                    recovered = await self.tools.run_call(call, self.events)
-                self._finished_results[call.id] = recovered
-                self._commit()
+                if call.id in self._interrupted:
+                    result = self._unknown_outcome(call)
+                else:
+                    if self.checkpoint is not None:
+                        self.checkpoint.call_started(call)  # a kill from here on: outcome unknown
+                    result = await self.tools.run_call(call, self.events)
+                self._finished_results[call.id] = result
+                if self.checkpoint is not None:
+                    self.checkpoint.call_finished(result)
             return self._finished_results[call.id]
 
         results = await asyncio.gather(*(run_once(call) for call in calls))
         self._finished_results = {}
-        self._started = set()
         self._interrupted = set()
         nudge, stuck = self.repetition.observe(calls)
         self._append(Message("user", (*results, *nudge)))
         if stuck:
-            raise StopRun("stuck", stuck)
+            raise Stuck(stuck)
 
     async def _agent_turn(self, *, final_only: bool = False) -> ModelResponse:
         """One request of the loop (or the final answer), after the context policy's step."""
-        self.messages = await self.context.prepare(self.system, self.messages, self.call_model)
+        self.messages = await self.context.prepare(self.config.system, self.messages, self.call_model)
         self._commit()
         try:
             return await self.call_model(self._request(final_only=final_only))
         except ContextLengthExceeded:
-            self.messages = await self.context.recover(self.system, self.messages, self.call_model)
+            self.messages = await self.context.recover(self.config.system, self.messages, self.call_model)
             self._commit()
             try:
                 return await self.call_model(self._request(final_only=final_only))
             except ContextLengthExceeded as exc:
-                raise StopRun("context_overflow", f"still too long after compaction: {exc}") from None
+                raise ContextOverflow(f"still too long after compaction: {exc}") from None
 
     def _request(self, *, final_only: bool = False) -> ModelRequest:
         return ModelRequest(
             messages=tuple(self.messages),
-            system=self.system,
+            system=self.config.system,
             tools=() if final_only else self.tools.specs,
             purpose="agent",
-            max_tokens=self.limits.max_output_tokens,
+            max_tokens=self.config.max_output_tokens,
             final_only=final_only,
         )
 
     async def call_model(self, request: ModelRequest) -> ModelResponse:
         """Every model request goes through here: validated, counted, budgeted, reported."""
         self.validator.check(request.messages, purpose=request.purpose)
-        budget = self.limits.token_budget
+        budget = self.config.token_budget
         if budget is not None and self.billed.total >= budget and not request.final_only:
-            raise StopRun("token_budget", f"used {self.billed.total} of the {budget}-token budget")
+            raise TokenBudgetSpent(f"used {self.billed.total} of the {budget}-token budget")
         self.model_calls += 1
         response = await self.model.complete(request)
         self.billed = Usage(
@@ -273,24 +336,27 @@ class Agent:
             "tokens": self.context.tokens,
             "messages": len(request.messages),
         }
-        prefix_share = getattr(self.context, "prefix_share", None)
-        if prefix_share is not None:
-            event["prefix_share"] = prefix_share
-        if self.trace:
+        if self.context.prefix_share is not None:
+            event["prefix_share"] = self.context.prefix_share
+        if self.config.trace:
             event["request"] = {"system": request.system, "messages": messages_to_dicts(request.messages)}
         self.events.emit("model_call", **event)
         return response
 
-    async def _recover_tool(self, call: ToolUseBlock) -> ToolResultBlock | None:
-        """A call a killed run started but did not finish: its result when the tool reports
-        its effect already in place (a note must not be appended twice), else None."""
-        result = await self.tools.recover(call.name, call.input)
-        if result is None:
-            return None
-        ids = {"call_id": call.id, "name": call.name}
-        self.events.emit("tool_call", **ids, args=call.input, recovered=True)
-        self.events.emit("tool_result", **ids, ok=True, chars=len(result.content), truncated=False)
-        return ToolResultBlock(call.id, result.content)
+    def _unknown_outcome(self, call: ToolUseBlock) -> ToolResultBlock:
+        """The result of a call a killed run started and never finished: not run again, since
+        its effect may or may not be in place; the model is told to check."""
+        result = unknown_outcome(call.id)
+        self.events.emit(
+            "tool_result",
+            call_id=call.id,
+            name=call.name,
+            ok=False,
+            chars=len(result.content),
+            truncated=False,
+            outcome="unknown",
+        )
+        return result
 
     def _append(self, message: Message) -> None:
         self.messages.append(message)
@@ -307,12 +373,10 @@ class Agent:
             "iterations": self.iterations,
             "billed": [self.billed.input_tokens, self.billed.output_tokens],
             "recent_calls": list(self.repetition.recent),
-            "finished_results": [block_to_dict(b) for b in self._finished_results.values()],
-            "started": sorted(self._started | self._interrupted),
         }
         self.checkpoint.save(self.messages, state)
 
-    def _restore(self, history: Sequence[Message], state: dict[str, Any]) -> None:
+    def _restore(self, history: Sequence[Message], state: dict[str, Any], turn: TurnProgress) -> None:
         self.messages = list(history)
         if history:
             self.context.record_appended(history)
@@ -321,11 +385,8 @@ class Agent:
         billed = state.get("billed", [0, 0])
         self.billed = Usage(int(billed[0]), int(billed[1]))
         self.repetition = RepetitionGuard(state.get("recent_calls", []))
-        for data in state.get("finished_results", []):
-            block = block_from_dict(data)
-            if isinstance(block, ToolResultBlock):
-                self._finished_results[block.tool_use_id] = block
-        self._interrupted = {str(c) for c in state.get("started", [])} - set(self._finished_results)
+        self._finished_results = dict(turn.finished)
+        self._interrupted = set(turn.started) - set(self._finished_results)
 
     # --- guards -------------------------------------------------------------------------------
 

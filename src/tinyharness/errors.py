@@ -4,6 +4,8 @@ May import nothing of the package: every layer raises these."""
 
 from __future__ import annotations
 
+from typing import ClassVar, Literal
+
 
 class HarnessError(Exception):
     """Base class for every error tinyharness raises on purpose."""
@@ -30,13 +32,58 @@ class ScriptError(ModelError):
     """The scripted model's file is malformed, ran out of responses or has leftovers."""
 
 
-class StopRun(HarnessError):
-    """Raised inside the loop to end a run early; ``reason`` is the stop code."""
+# How a run ended, as ``RunResult.stop`` and the ``stop`` field of ``run_end`` say it:
+# ``end_turn`` is the model's own answer, ``error`` a model request that failed after its
+# retries; every other reason is a ``StopRun`` below. (A model *response's* stop reason is
+# ``models.base.StopReason``.)
+StopReason = Literal[
+    "end_turn", "max_iterations", "token_budget", "stuck", "max_tokens", "context_overflow", "error"
+]
 
-    def __init__(self, reason: str, detail: str) -> None:
+
+class StopRun(HarnessError):
+    """Raised inside the loop to end a run early. Each subclass carries its ``reason``; the
+    message (``detail``) says what happened, for the user."""
+
+    reason: ClassVar[StopReason]
+
+    def __init__(self, detail: str) -> None:
         super().__init__(detail)
-        self.reason = reason
         self.detail = detail
+
+
+class LimitReached(StopRun):
+    """A limit the user set was reached."""
+
+
+class IterationLimit(LimitReached):
+    """The agent took ``max_iterations`` turns (--max-iterations)."""
+
+    reason = "max_iterations"
+
+
+class TokenBudgetSpent(LimitReached):
+    """The billed tokens reached ``token_budget`` (--token-budget)."""
+
+    reason = "token_budget"
+
+
+class Stuck(StopRun):
+    """The model repeated the same calls until the repetition guard stopped it."""
+
+    reason = "stuck"
+
+
+class OutputLimit(StopRun):
+    """The model's replies kept hitting the output token limit."""
+
+    reason = "max_tokens"
+
+
+class ContextOverflow(StopRun):
+    """A request stayed too long for the provider even after compaction."""
+
+    reason = "context_overflow"
 
 
 class InvalidScript(ScriptError, ConfigError):

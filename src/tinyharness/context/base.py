@@ -2,8 +2,8 @@
 
 The loop calls a ``ContextPolicy`` at fixed points: after every model response
 (``record_response``), after messages are appended to the history (``record_appended``), right
-before each agent request (``prepare``: the compaction check of lesson 6, after tool results are
-appended and before the next call) and when the provider refuses a request as too long
+before each agent request (``prepare``: the compaction check, after tool results are appended
+and before the next call) and when the provider refuses a request as too long
 (``recover``: reactive compaction). Compaction requests go through ``call_model`` so they are
 counted, validated and reported like every other model call.
 """
@@ -20,13 +20,38 @@ ModelCaller = Callable[[ModelRequest], Awaitable[ModelResponse]]
 
 
 class ContextPolicy(Protocol):
+    """Everything the loop asks of context management. The read-only properties are reported:
+    ``tokens`` in every ``model_call`` event, ``prefix_share`` there too when known, and the
+    window, trigger and strategy in ``run_start`` (the run report draws them)."""
+
     @property
     def tokens(self) -> int:
-        """The accounting counter (tokens in the window, or the cumulative lesson-6 counter)."""
+        """The accounting counter (tokens in the window, or the cumulative counter)."""
         ...
 
     @property
     def compactions(self) -> int: ...
+
+    @property
+    def prefix_share(self) -> float | None:
+        """Share of the last agent request that repeated the previous one's prefix (how well
+        the prompt cache can work); None when not tracked."""
+        ...
+
+    @property
+    def context_window(self) -> int | None:
+        """The window in tokens the policy works with; None when it does not know one."""
+        ...
+
+    @property
+    def compact_at(self) -> int | None:
+        """The counter value at which it compacts; None when it never does."""
+        ...
+
+    @property
+    def strategy(self) -> str | None:
+        """The compaction step or pipeline, as ``--strategy`` names it; None for none."""
+        ...
 
     def record_response(self, request: ModelRequest, response: ModelResponse) -> None: ...
 
@@ -55,6 +80,22 @@ class Unmanaged:
     @property
     def compactions(self) -> int:
         return 0
+
+    @property
+    def prefix_share(self) -> float | None:
+        return None
+
+    @property
+    def context_window(self) -> int | None:
+        return None
+
+    @property
+    def compact_at(self) -> int | None:
+        return None
+
+    @property
+    def strategy(self) -> str | None:
+        return None
 
     def record_response(self, request: ModelRequest, response: ModelResponse) -> None:
         if request.purpose == "agent":

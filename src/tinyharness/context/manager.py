@@ -1,26 +1,28 @@
 """``ContextManager``: the ``ContextPolicy`` the loop calls, and ``build_context`` for the CLI.
 
-At each ``prepare`` (after a round's tool results are appended, before the next request: the
-point lesson 6 names) the manager absorbs the new messages into the accounting, offloads huge
-fresh tool outputs when ``offload`` is in the pipeline, and compacts when the trigger fires or
-the next request would not fit the window. A compaction runs the pipeline until the history is
-under the target, falls back to cheaper steps when one fails or does not help, reads NOTES.md
-and the files in use back after a lossy step, recounts the window and resets the counter. With a
-``NotesFlush``, the model must first save notes (``flush.py``).
+At each ``prepare`` (after a round's tool results are appended, before the next request, so the
+request about to be sent is the one measured) the manager absorbs the new messages into the
+accounting, offloads huge fresh tool outputs when ``offload`` is in the pipeline, and compacts
+when the trigger fires or the next request would not fit the window. A compaction runs the
+pipeline until the history is under the target, falls back to cheaper steps when one fails or
+does not help, reads NOTES.md and the files in use back after a lossy step, recounts the window
+and resets the counter. With a ``NotesFlush``, the model must first save notes (``flush.py``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from pathlib import Path
+from dataclasses import dataclass
 
+from ..errors import ConfigError
 from ..events import EventBus
 from ..history import paths_still_visible, recent_file_paths
-from ..messages import Message, TextBlock
-from ..models.base import ModelRequest, ModelResponse, ToolSpec
-from .accounting import ACCOUNTING_MODES, Accountant, AccountingMode
+from ..messages import Message, TextBlock, ToolResultBlock
+from ..models.base import CountsTokens, Model, ModelRequest, ModelResponse, ToolSpec
+from .accounting import Accountant
 from .base import ModelCaller
-from .flush import NOTE_TOOL, NotesFlush
+from .config import DEFAULT_WINDOW, ContextConfig
+from .flush import NOTE_TOOL, NotesFlush, RunCall
 from .pipeline import CircuitBreaker, parse_pipeline
 from .prefix import PrefixTracker
 from .restore import (
@@ -31,12 +33,12 @@ from .restore import (
     workspace_reader,
 )
 from .rewrite import FILES, NOTES, tagged_blocks, task_blocks
+from .spill import SpillFolder
 from .strategies import CompactionFailed, Offload, SlidingWindow, StepContext, Strategy
 from .tokens import make_counter
 from .trigger import Trigger
 from .validator import InvalidRequest, check_compaction
 
-DEFAULT_WINDOW = 32_768  # when neither the user nor the model says
 TARGET_SHARE = 0.6  # of the trigger threshold a compaction aims for, so it is not re-triggered at once
 NOTES_SHARE = 0.15  # of the threshold NOTES.md may take when read back
 FILES_SHARE = 0.15  # of the threshold re-read files may take, in all
@@ -45,39 +47,65 @@ WARN_SHARE = 0.8  # of the trigger threshold at which the model is asked to take
 STORM_CALLS = 2  # agent calls a compaction must buy before another may call the model
 
 
+@dataclass(frozen=True)
+class _Step:
+    """A strategy as one step of a compaction: a pipeline step, or a last resort the manager
+    adds so that something can always shrink the history."""
+
+    strategy: Strategy
+    last_resort: bool
+
+    @property
+    def name(self) -> str:
+        return self.strategy.name
+
+    def enough(self, target: int, threshold: int) -> int:
+        """The size at which the compaction stops before this step: the target for pipeline
+        steps, and merely under the trigger for a last resort (it drops what it cuts)."""
+        return threshold - 1 if self.last_resort else target
+
+
 class ContextManager:
+    """The context policy of one run, made from a ``ContextConfig``. ``model_window`` is the
+    model's own window (the summarizer's requests must fit it; the trigger's window is the
+    config's, else this one); ``exact_counter`` is the model's tokenizer for ``counter="exact"``;
+    ``run_call`` runs the note calls of the notes flush (``flush_notes``)."""
+
     def __init__(
         self,
+        config: ContextConfig | None = None,
         *,
-        trigger: Trigger,
-        accountant: Accountant,
-        pipeline: Sequence[Strategy],
-        keep_recent: int = 4,
         events: EventBus | None = None,
-        notes_path: Path | None = None,
-        file_reader: FileReader | None = None,
-        state_dir: Path | None = None,
-        workspace: Path | None = None,
-        compact_instructions: str | None = None,
         model_window: int | None = None,
-        restore_files: int = 5,
-        breaker_limit: int = 2,
-        flush: NotesFlush | None = None,
+        exact_counter: Callable[[str], int] | None = None,
+        file_reader: FileReader | None = None,
+        run_call: RunCall | None = None,
     ) -> None:
-        self.trigger = trigger
-        self.accountant = accountant
-        self.pipeline = list(pipeline)
-        self.keep_recent = keep_recent
+        config = config or ContextConfig()
+        self.config = config
+        # The one place the window is resolved: the user's, else the model's, else the default.
+        self.trigger = Trigger(config.window or model_window or DEFAULT_WINDOW, config.ratio, config.buffer)
+        try:
+            raw = make_counter(config.counter, exact=exact_counter)
+        except (ValueError, LookupError) as exc:
+            raise ConfigError(f"--counter {config.counter}: {exc}") from None
+        self.accountant = Accountant(raw, config.accounting, calibrate=config.counter != "chars4")
+        self.pipeline: list[Strategy] = parse_pipeline(config.strategy)
         self.events = events
-        self.notes_path = notes_path
-        self.file_reader = file_reader or (workspace_reader(workspace) if workspace else None)
-        self.state_dir = state_dir
-        self.workspace = workspace
-        self.compact_instructions = compact_instructions
-        self.model_window = model_window or trigger.window
-        self.restore_files = restore_files
-        self.breaker = CircuitBreaker(breaker_limit)
-        self.flush = flush
+        self.file_reader = file_reader or (workspace_reader(config.workspace) if config.workspace else None)
+        state_dir = config.state_dir
+        if state_dir is None and config.workspace is not None:
+            run = events.run_id if events is not None else "run"
+            state_dir = config.workspace / ".tinyharness" / "runs" / run
+        # The one writer of context management: offloaded outputs, in the run's state folder.
+        self.spill = SpillFolder(state_dir / "offload", config.workspace) if state_dir else None
+        self.model_window = model_window or self.trigger.window
+        self.breaker = CircuitBreaker()
+        self.flush: NotesFlush | None = None
+        if config.flush_notes:
+            if run_call is None:
+                raise ConfigError("flush_notes (--flush-notes) needs a way to run the note calls (run_call)")
+            self.flush = NotesFlush(run_call, events or EventBus())
         self.prefix = PrefixTracker()
         self._offload = next((s for s in self.pipeline if isinstance(s, Offload)), None)
         self._compactions = 0
@@ -215,12 +243,11 @@ class ContextManager:
             call_model=call_model,
             count=self.accountant.estimate,
             count_text=self.accountant.count_text,
-            keep_recent=self.keep_recent,
+            keep_recent=self.config.keep_recent,
             target=self.target,
             model_window=self.model_window,
-            instructions=self.compact_instructions,
-            state_dir=self.state_dir,
-            workspace=self.workspace,
+            instructions=self.config.instructions,
+            spill=self.spill,
             offload_cap=max(200, int(threshold * OFFLOAD_SHARE)),
             summary_max_tokens=min(1024, max(256, threshold // 4)),
         )
@@ -252,38 +279,11 @@ class ContextManager:
     async def _compact(
         self, system: str, messages: list[Message], call_model: ModelCaller, *, reason: str
     ) -> list[Message]:
+        """Run the steps, put notes and files back after a lossy one, reset the counter and
+        report the compaction."""
         tokens_before = self.accountant.tokens
         window_before = self.accountant.estimate(messages)
-        ctx = self._step_context(system, call_model)
-        storm = self._compactions > 0 and self._calls_since_compaction < STORM_CALLS
-        current = list(messages)
-        applied: list[str] = []
-        lossy = False
-        for step, last_resort in self._steps():
-            size = self.accountant.estimate(current)
-            if applied and size <= (self.trigger.threshold - 1 if last_resort else ctx.target):
-                break
-            if not last_resort and not self.breaker.allows(step.name):
-                continue
-            if storm and step.calls_model:
-                self._fallback(step.name, "compacted too recently (compaction storm guard)")
-                continue
-            try:
-                candidate = await step.apply(current, ctx)
-                self._check(current, candidate)
-            except (CompactionFailed, InvalidRequest) as exc:
-                self._fail(step.name, str(exc), last_resort)
-                continue
-            if size > ctx.target and self.accountant.estimate(candidate) >= size:
-                # Ran but did not help: not an error, but it counts towards retiring the step.
-                if not last_resort:  # a last resort that cannot shrink further is not news
-                    self._fail(step.name, "no reduction")
-                continue
-            if not last_resort:
-                self.breaker.success(step.name)
-            current = candidate
-            applied.append(step.name)
-            lossy = lossy or step.lossy
+        current, applied, lossy = await self._run_steps(messages, self._step_context(system, call_model))
         if lossy:
             current = self._restore(current, messages)
         self.accountant.reset(current)
@@ -314,25 +314,79 @@ class ContextManager:
             )
         return current
 
-    def _steps(self) -> list[tuple[Strategy, bool]]:
+    async def _run_steps(
+        self, messages: list[Message], ctx: StepContext
+    ) -> tuple[list[Message], list[str], bool]:
+        """Each step in turn, until the history is small enough: a step runs unless a guard
+        holds it back, and its result is kept only when it is valid and smaller. Returns the
+        history, the steps applied and whether any of them lost content."""
+        current, lossy = list(messages), False
+        applied: list[str] = []
+        for step in self._steps():
+            size = self.accountant.estimate(current)
+            if applied and size <= step.enough(ctx.target, self.trigger.threshold):
+                break
+            held = self._held_back(step)
+            if held is not None:
+                if held:
+                    self._fallback(step.name, held)
+                continue
+            candidate = await self._attempt(step, current, ctx, size)
+            if candidate is not None:
+                current, lossy = candidate, lossy or step.strategy.lossy
+                applied.append(step.name)
+        return current, applied, lossy
+
+    def _steps(self) -> list[_Step]:
         """The pipeline, then the last resorts it lacks: sliding-window, then offload with the
         cap in force (a single round can still hold one oversized output)."""
-        steps: list[tuple[Strategy, bool]] = [(s, False) for s in self.pipeline]
+        steps = [_Step(s, last_resort=False) for s in self.pipeline]
         names = {s.name for s in self.pipeline}
         if "sliding-window" not in names:
-            steps.append((SlidingWindow(), True))
+            steps.append(_Step(SlidingWindow(), last_resort=True))
         if "offload" not in names:
-            steps.append((Offload(), True))
+            steps.append(_Step(Offload(), last_resort=True))
         return steps
 
-    def _check(self, before: list[Message], after: list[Message]) -> None:
-        check_compaction(before, after)
+    def _held_back(self, step: _Step) -> str | None:
+        """Why ``step`` sits out this compaction: "" quietly (its circuit breaker is open: it
+        was reported when it tripped), a reason to report (the storm guard: a compaction right
+        after another may not call the model again), None when it runs. Last resorts always
+        run: something must always be able to shrink."""
+        if step.last_resort:
+            return None
+        if not self.breaker.allows(step.name):
+            return ""
+        storm = self._compactions > 0 and self._calls_since_compaction < STORM_CALLS
+        if storm and step.strategy.calls_model:
+            return "compacted too recently (compaction storm guard)"
+        return None
 
-    def _fail(self, name: str, reason: str, last_resort: bool = False) -> None:
+    async def _attempt(
+        self, step: _Step, current: list[Message], ctx: StepContext, size: int
+    ) -> list[Message] | None:
+        """The step's result, or None when it failed, broke the history (the validator's
+        compaction check) or did not shrink it. Failures and no progress count towards the
+        step's breaker; a last resort that cannot shrink further is not news."""
+        try:
+            candidate = await step.strategy.apply(current, ctx)
+            check_compaction(current, candidate)
+        except (CompactionFailed, InvalidRequest) as exc:
+            self._fail(step, str(exc))
+            return None
+        if size > ctx.target and self.accountant.estimate(candidate) >= size:
+            if not step.last_resort:
+                self._fail(step, "no reduction")
+            return None
+        if not step.last_resort:
+            self.breaker.success(step.name)
+        return candidate
+
+    def _fail(self, step: _Step, reason: str) -> None:
         # The last resorts are never retired: something must always be able to shrink.
-        tripped = False if last_resort else self.breaker.failure(name)
+        tripped = False if step.last_resort else self.breaker.failure(step.name)
         suffix = f"; skipped for the next {self.breaker.cooldown} compactions" if tripped else ""
-        self._fallback(name, reason + suffix)
+        self._fallback(step.name, reason + suffix)
 
     def _fallback(self, name: str, reason: str) -> None:
         self._emit("compaction_fallback", strategy=name, reason=reason)
@@ -345,12 +399,12 @@ class ContextManager:
         stale = tagged_blocks(head, [NOTES, FILES])
         keep = [b for b in head.content[len(task_blocks(head)) :] if b not in stale]
         added = []
-        notes = read_notes(self.notes_path, self.workspace)
+        notes = read_notes(self.config.notes_path, self.config.workspace)
         if notes is not None:
-            added.append(notes_block(notes, int(threshold * NOTES_SHARE), count, self.notes_path))
-        if self.file_reader is not None and self.restore_files > 0:
+            added.append(notes_block(notes, int(threshold * NOTES_SHARE), count, self.config.notes_path))
+        if self.file_reader is not None and self.config.restore_files > 0:
             visible = paths_still_visible(current)
-            paths = [p for p in recent_file_paths(original, self.restore_files) if p not in visible]
+            paths = [p for p in recent_file_paths(original, self.config.restore_files) if p not in visible]
             room = min(int(threshold * FILES_SHARE), self.target - self.accountant.estimate(current))
             block, _restored = files_block(paths, self.file_reader, count, room, max(200, room // 2))
             if block is not None:
@@ -365,66 +419,30 @@ class ContextManager:
 
 
 def _chars(message: Message) -> int:
-    return sum(len(getattr(b, "content", "") or getattr(b, "text", "")) for b in message.content)
+    """Characters of text and tool output (what offloading shrinks)."""
+    return sum(
+        len(b.content) if isinstance(b, ToolResultBlock) else len(b.text) if isinstance(b, TextBlock) else 0
+        for b in message.content
+    )
 
 
 def build_context(
-    strategy: str | None = None,
+    config: ContextConfig | None = None,
     *,
-    window: int | None = None,
-    ratio: float | None = None,
-    buffer: int | None = None,
-    keep_recent: int | None = None,
-    accounting: str = "context",
-    counter: str = "auto",
-    notes_path: str | Path | None = None,
-    state_dir: str | Path | None = None,
-    workspace: str | Path | None = None,
+    model: Model | None = None,
     events: EventBus | None = None,
-    compact_instructions: str | None = None,
-    model_window: int | None = None,
-    exact_counter: Callable[[str], int] | None = None,
+    run_call: RunCall | None = None,
     file_reader: FileReader | None = None,
-    flush: NotesFlush | None = None,
 ) -> ContextManager:
-    """The context policy for the CLI options ``--strategy``, ``--context-window``,
-    ``--compact-ratio``/``--compact-buffer``, ``--keep-recent``, ``--accounting``,
-    ``--counter`` and ``--compact-instructions``.
-
-    ``window`` defaults to ``model_window`` (what the model reports), then 32768. With neither
-    ``ratio`` nor ``buffer`` the trigger is 0.7 of the window. ``counter="auto"`` is the CJK-aware
-    estimate corrected by reported usage; ``"chars4"`` is seed 000's estimate, uncorrected;
-    ``"exact"`` uses ``exact_counter`` (the model's tokenizer) or an offline BPE encoding.
-    ``state_dir`` (offloaded outputs) defaults to ``WORKSPACE/.tinyharness/runs/RUN_ID``.
-    ``flush`` (``--flush-notes``) makes the model save notes before each compaction.
+    """The context policy for ``config`` with ``model``: the model gives its window (used when
+    the config leaves the window open, and as the summarizer's limit) and, when it has one, its
+    tokenizer for ``counter="exact"``. ``run_call`` runs the note calls of ``flush_notes``.
     Raises ``ConfigError`` for bad values."""
-    from ..errors import ConfigError
-
-    if accounting not in ACCOUNTING_MODES:
-        raise ConfigError(f"--accounting must be one of {', '.join(ACCOUNTING_MODES)}, got {accounting!r}")
-    mode: AccountingMode = "cumulative" if accounting == "cumulative" else "context"
-    try:
-        raw = make_counter(counter, exact=exact_counter)
-    except (ValueError, LookupError) as exc:
-        raise ConfigError(f"--counter {counter}: {exc}") from None
-    if keep_recent is not None and keep_recent < 0:
-        raise ConfigError(f"--keep-recent must not be negative, got {keep_recent}")
-    trigger = Trigger(window or model_window or DEFAULT_WINDOW, ratio=ratio, buffer=buffer)
-    root = Path(workspace) if workspace is not None else None
-    if state_dir is None and root is not None:
-        run = events.run_id if events is not None else "run"
-        state_dir = root / ".tinyharness" / "runs" / run
     return ContextManager(
-        trigger=trigger,
-        accountant=Accountant(raw, mode, calibrate=counter != "chars4"),
-        pipeline=parse_pipeline(strategy),
-        keep_recent=4 if keep_recent is None else keep_recent,
+        config,
         events=events,
-        notes_path=Path(notes_path) if notes_path is not None else None,
+        model_window=model.context_window if model is not None else None,
+        exact_counter=model.count_tokens if isinstance(model, CountsTokens) else None,
         file_reader=file_reader,
-        state_dir=Path(state_dir) if state_dir is not None else None,
-        workspace=root,
-        compact_instructions=compact_instructions,
-        model_window=model_window,
-        flush=flush,
+        run_call=run_call,
     )

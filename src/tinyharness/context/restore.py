@@ -1,8 +1,8 @@
-"""After a lossy compaction: NOTES.md read back (lesson 6) and the files the agent most recently
-read or edited re-read into the window (the restore step seed 000 says its minimal version
-lacks), each within a token bound. Both are read through ``tinyharness.safefs`` beneath the
-workspace (no link leads out, no FIFO blocks) and never more than a bounded prefix of a file:
-a file of many gigabytes costs what its first NOTES_READ_BYTES / FILE_READ_BYTES cost."""
+"""After a lossy compaction: NOTES.md read back and the files the agent most recently read or
+edited re-read into the window (what a summary alone would lose), each within a token bound.
+Both are read through ``tinyharness.safefs`` beneath the workspace (no link leads out, no FIFO
+blocks) and never more than a bounded prefix of a file: a file of many gigabytes costs what its
+first NOTES_READ_BYTES / FILE_READ_BYTES cost."""
 
 from __future__ import annotations
 

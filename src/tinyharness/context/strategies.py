@@ -1,27 +1,24 @@
 """Compaction strategies: each one a pure step from a message list to a shorter one.
 
 A step gets everything it needs in a ``StepContext`` (no hidden state) and returns a new list;
-the input is never mutated. Steps that need no model (``clear-tool-results``,
-``sliding-window``, ``offload``) live here; ``summarize`` and ``restart`` live in
-``summarize.py``. Every step keeps the head (the user's first task message), keeps tool_use and
-tool_result together by cutting only between API rounds, leaves thinking blocks untouched and
-returns alternating roles.
+the input is never mutated, and no step touches a file: ``offload`` hands what it cuts to the
+``SpillWriter`` in its context (the manager's, see ``spill.py``). Steps that need no model
+(``clear-tool-results``, ``sliding-window``, ``offload``) live here; ``summarize`` and
+``restart`` live in ``summarize.py``. Every step keeps the head (the user's first task message),
+keeps tool_use and tool_result together by cutting only between API rounds, leaves thinking
+blocks untouched and returns alternating roles.
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Protocol
 
 from ..errors import HarnessError
 from ..history import describe_call, tool_calls_by_id
 from ..messages import Block, Message, TextBlock, ToolResultBlock, ToolUseBlock
-from ..safefs import Folder
 from .base import ModelCaller
 from .rewrite import (
     DROPPED,
@@ -35,6 +32,7 @@ from .rewrite import (
     task_blocks,
     with_head_blocks,
 )
+from .spill import SpillWriter
 
 CLEARED_PREFIX = "[tool result cleared"
 OFFLOADED_MARK = "[output truncated:"
@@ -53,12 +51,11 @@ class StepContext:
     call_model: ModelCaller
     count: Callable[[Sequence[Message]], int]
     count_text: Callable[[str], int]
-    keep_recent: int = 4
-    target: int = 0
+    keep_recent: int  # ContextConfig.keep_recent
+    target: int
     model_window: int | None = None
     instructions: str | None = None
-    state_dir: Path | None = None
-    workspace: Path | None = None
+    spill: SpillWriter | None = None  # keeps offloaded output; without one it is cut
     offload_cap: int = 4000  # tokens one tool result may carry before it is offloaded
     summary_max_tokens: int = 1024
 
@@ -204,7 +201,7 @@ class Offload:
         text = block.content
         keep_chars = max(200, int(len(text) * ctx.offload_cap * self.PREVIEW_SHARE / tokens))
         preview = text[:keep_chars]
-        where = self._save(block, ctx)
+        where = ctx.spill(block.tool_use_id, text) if ctx.spill is not None else None
         if where:
             tail = (
                 f"\n...\n{OFFLOADED_MARK} {len(text)} characters (~{tokens} tokens) in all; the full "
@@ -216,34 +213,3 @@ class Offload:
                 f"\n...\n{OFFLOADED_MARK} {len(text)} characters (~{tokens} tokens) in all; the rest was cut]"
             )
         return ToolResultBlock(block.tool_use_id, preview + tail, block.is_error)
-
-    @staticmethod
-    def _save(block: ToolResultBlock, ctx: StepContext) -> str | None:
-        """Spill the whole output to a file under ``state_dir``; its path as the model should
-        spell it (relative to the workspace when it lies there), or None when it cannot be
-        written. Inside the workspace it is written through ``safefs``: a ``.tinyharness``
-        link leading out of the workspace is refused, not followed."""
-        if ctx.state_dir is None:
-            return None
-        digest = hashlib.sha1(block.tool_use_id.encode("utf-8")).hexdigest()[:16]
-        path = Path(os.path.abspath(ctx.state_dir / "offload" / f"tool-result-{digest}.txt"))
-        base, inner, relative = path.parent, path.name, False
-        for root in _spellings(ctx.workspace):
-            if path.is_relative_to(root):
-                base, inner, relative = root, path.relative_to(root).as_posix(), True
-                break
-        try:
-            base.mkdir(parents=True, exist_ok=True)
-            folder = Folder(base)
-            if folder.stat(inner) is None:
-                folder.write(inner, block.content.encode("utf-8"))
-        except (OSError, ValueError):
-            return None
-        return inner if relative else str(path)
-
-
-def _spellings(workspace: Path | None) -> list[Path]:
-    """The workspace as given and as its real path (a state_dir may be spelled either way)."""
-    if workspace is None:
-        return []
-    return [Path(os.path.abspath(workspace)), Path(os.path.realpath(workspace))]

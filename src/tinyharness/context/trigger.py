@@ -1,13 +1,11 @@
-"""When to compact: at a ratio of the window (lesson 6: 0.7) or a buffer below it (seed 000:
-6000 below 30000). Compacting early leaves room for the next tool output and the reply."""
+"""When to compact: at a ratio of the window (0.7 by default) or a buffer below it (say 6000
+below 30000). Compacting early leaves room for the next tool output and the reply."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import ConfigError
-
-DEFAULT_RATIO = 0.7
+from .config import DEFAULT_RATIO, check_trigger
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,16 +15,9 @@ class Trigger:
     buffer: int | None = None
 
     def __post_init__(self) -> None:
-        if self.window <= 0:
-            raise ConfigError(f"the context window must be positive, got {self.window}")
-        if self.ratio is not None and self.buffer is not None:
-            raise ConfigError("give a compaction ratio or a buffer, not both")
-        if self.ratio is not None and not 0 < self.ratio <= 1:
-            raise ConfigError(f"the compaction ratio must be in (0, 1], got {self.ratio}")
-        if self.buffer is not None and not 0 <= self.buffer < self.window:
-            raise ConfigError(
-                f"the compaction buffer ({self.buffer}) must be below the window ({self.window})"
-            )
+        # The same checks as ContextConfig's; here the window is the resolved one (the model's
+        # when the config left it open), so a buffer is checked against it again.
+        check_trigger(self.window, self.ratio, self.buffer)
 
     @property
     def threshold(self) -> int:
@@ -36,7 +27,7 @@ class Trigger:
         return int(self.window * (self.ratio if self.ratio is not None else DEFAULT_RATIO))
 
     def should_compact(self, tokens: int) -> bool:
-        # ">=" as in lesson 6; seed 000's "< LIMIT - BUFFER means no" is the same boundary.
+        # At the threshold itself, too: "below LIMIT - BUFFER means no" is the same boundary.
         return tokens >= self.threshold
 
     def describe(self) -> str:

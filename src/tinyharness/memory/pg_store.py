@@ -11,7 +11,6 @@ reciprocal rank fusion as in the SQLite store. Needs ``psycopg`` (3).
 
 from __future__ import annotations
 
-import builtins
 import hashlib
 import math
 import struct
@@ -40,7 +39,7 @@ HNSW_MIN_ROWS = 5000  # vectors of one model before they get an HNSW index
 HNSW_EF_SEARCH = 100  # candidates the HNSW scan keeps (pgvector's default is 40)
 
 
-def _schema(prefix: str) -> builtins.list[str]:
+def _schema(prefix: str) -> list[str]:
     return [
         "CREATE EXTENSION IF NOT EXISTS vector",
         f"""CREATE TABLE IF NOT EXISTS {prefix}memories (
@@ -69,8 +68,11 @@ def _schema(prefix: str) -> builtins.list[str]:
                 setweight(to_tsvector('{TS_CONFIG}', body), 'A')
                 || setweight(to_tsvector('{TS_CONFIG}', context_body), 'D')
             ) STORED,
-            seq BIGSERIAL
+            seq BIGSERIAL,
+            event_time DOUBLE PRECISION
         )""",
+        # Columns added after the first release, for tables created before them.
+        f"ALTER TABLE {prefix}memories ADD COLUMN IF NOT EXISTS event_time DOUBLE PRECISION",
         f"CREATE INDEX IF NOT EXISTS {prefix}memories_root ON {prefix}memories (root_id, version)",
         f"CREATE INDEX IF NOT EXISTS {prefix}memories_hash ON {prefix}memories (content_hash) WHERE "
         "status = 'current'",
@@ -150,11 +152,16 @@ class PostgresStore(SQLStoreBase):
             yield cur
 
     _write = _tx  # every statement runs in a transaction
+
+    def _serialize(self, cur: Any, key: str) -> None:
+        # READ COMMITTED lets two check-then-insert transactions both miss the other's row.
+        cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self._t + "unique:" + key,))
+
     _read = _tx
 
     def _insert_version(self, cur: Any, row: dict[str, Any], vector: Vectors | None) -> MemoryItem:
         row = _with_text(row)
-        cur.execute(self._insert_sql(row, f" RETURNING {COLUMNS}"), builtins.list(row.values()))
+        cur.execute(self._insert_sql(row, f" RETURNING {COLUMNS}"), list(row.values()))
         item = item_from_row(cur.fetchone())
         if vector is not None:
             cur.execute(
@@ -173,7 +180,7 @@ class PostgresStore(SQLStoreBase):
             (status, time.time(), successor, reason, reason, memory_id),
         )
 
-    def _insert_many(self, cur: Any, rows: builtins.list[dict[str, Any]], vectors: Vectors | None) -> None:
+    def _insert_many(self, cur: Any, rows: list[dict[str, Any]], vectors: Vectors | None) -> None:
         """With COPY (vectors in pgvector's binary format), then fresh statistics."""
         rows = [_with_text(row) for row in rows]
         if rows:
@@ -204,7 +211,7 @@ class PostgresStore(SQLStoreBase):
 
     # --- search -----------------------------------------------------------------------------
 
-    def _text_ranking(self, cur: Any, query: str, scope: Scope, limit: int) -> builtins.list[str]:
+    def _text_ranking(self, cur: Any, query: str, scope: Scope, limit: int) -> list[str]:
         terms = [t for t in (_tsquery_term(t) for t in query_terms(query)) if t]
         if not terms:
             return []
@@ -215,8 +222,8 @@ class PostgresStore(SQLStoreBase):
         total = int(cur.fetchone()[0])
         # Document frequencies, counted only up to a cap; common terms are left out (COMMON_SHARE).
         cap = common_term_cap(total)
-        weights: builtins.list[tuple[str, float]] = []
-        common: builtins.list[tuple[str, float]] = []
+        weights: list[tuple[str, float]] = []
+        common: list[tuple[str, float]] = []
         for term in terms:
             cur.execute(
                 f"SELECT numnode(to_tsquery('{TS_CONFIG}', %s)), (SELECT count(*) FROM (SELECT 1 FROM "
@@ -240,7 +247,7 @@ class PostgresStore(SQLStoreBase):
         in_content = " + ".join(f"(tsv @@ to_tsquery('{TS_CONFIG}', %s))::int" for _ in weights)
         score = f"({score}) * (1 + {in_content}) / {1 + len(weights)}.0"
         rank_weights = [CONTEXT_WEIGHT, 0.2, 0.4, 1.0]  # labels D (context), C, B, A (content)
-        score_params: builtins.list[Any] = [v for term, idf in weights for v in (idf, rank_weights, term)]
+        score_params: list[Any] = [v for term, idf in weights for v in (idf, rank_weights, term)]
         score_params += [v for pair, idf in pairs for v in (pair, idf, rank_weights, pair)]
         score_params += [f"{term}:A" for term, _ in weights]
         matched = f"{scope_sql} AND tsv @@ to_tsquery('{TS_CONFIG}', %s)"
@@ -264,9 +271,7 @@ class PostgresStore(SQLStoreBase):
                 return found
         return []
 
-    def _vector_ranking(
-        self, cur: Any, qvec: Vectors, scope: Scope, limit: int
-    ) -> builtins.list[tuple[str, float]]:
+    def _vector_ranking(self, cur: Any, qvec: Vectors, scope: Scope, limit: int) -> list[tuple[str, float]]:
         """Nearest vectors in scope by the HNSW index (an iterative scan: pgvector keeps walking the
         graph until ``limit`` rows pass the scope filter); the exact scan when there is no index
         (a store of few vectors, or one another process indexed since this one opened it) or it
@@ -294,7 +299,7 @@ class PostgresStore(SQLStoreBase):
             cur.execute("RESET enable_indexscan")  # the rest of the transaction uses indexes again
         return exact
 
-    def _nearest_sql(self, dim: int, scope: Scope) -> tuple[str, builtins.list[str]]:
+    def _nearest_sql(self, dim: int, scope: Scope) -> tuple[str, list[str]]:
         """SELECT id, distance of the vectors in scope, nearest first (the query vector is the
         first and last parameter, ``params`` go between), and its scope parameters."""
         typed = f"v.embedding::vector({dim})"
@@ -307,7 +312,7 @@ class PostgresStore(SQLStoreBase):
         )
         return sql, params
 
-    def _vector_filter(self, dim: int) -> builtins.list[str]:
+    def _vector_filter(self, dim: int) -> list[str]:
         """The partial index's predicate, spelled with literals so the planner can match it."""
         model = "'" + self.vector_model.replace("'", "''") + "'"
         return [f"v.model = {model}", f"vector_dims(v.embedding) = {dim}"]
@@ -337,7 +342,7 @@ class PostgresStore(SQLStoreBase):
         )
         self._indexed_dims.add(dim)
 
-    def _rows_by_key(self, cur: Any, keys: builtins.list[str]) -> dict[str, Sequence[Any]]:
+    def _rows_by_key(self, cur: Any, keys: list[str]) -> dict[str, Sequence[Any]]:
         cur.execute(f"SELECT {COLUMNS} FROM {self._t}memories WHERE id = ANY(%s)", (keys,))
         return {r[0]: r for r in cur.fetchall()}
 
@@ -351,15 +356,13 @@ PHRASE_SCORE = (
 )
 
 
-def _phrase_weights(
-    query: str, weights: builtins.list[tuple[str, float]]
-) -> builtins.list[tuple[str, float]]:
+def _phrase_weights(query: str, weights: list[tuple[str, float]]) -> list[tuple[str, float]]:
     """The pairs of kept terms side by side in the question (``query_phrases``) as ``a <-> b``
     tsqueries, each weighted by the IDF of its rarer word. Why that weight: a phrase is in no more
     memories than its rarer word, so that IDF is a lower bound of the phrase's own, and it is
     known without another count query (one per pair was a round trip each)."""
     idf = dict(weights)
-    pairs: builtins.list[tuple[str, float]] = []
+    pairs: list[tuple[str, float]] = []
     for phrase in query_phrases(query):
         words = [_tsquery_term(word) for word in phrase.split()]
         if all(word in idf for word in words):

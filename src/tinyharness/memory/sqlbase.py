@@ -12,7 +12,6 @@ params)`` with an object that has ``fetchone`` and ``fetchall``, and ``executema
 
 from __future__ import annotations
 
-import builtins
 import json
 import threading
 import time
@@ -29,22 +28,25 @@ from .text import (
     RERANK_DEPTH,
     SUBJECT_BOOST,
     SUBJECT_KEY,
+    TIME_BOOST,
+    WHEN_BOOST,
     names_subject,
     query_terms,
     reciprocal_rank_fusion,
     without_subjects,
 )
+from .timeparse import asked_window, asks_when, states_time
 
 EXTERNAL_MODEL = "external"
 
 
 def scope_sql(
     scope: Scope, mark: str, *, exact: bool = False, prefix: str = ""
-) -> tuple[builtins.list[str], builtins.list[str]]:
+) -> tuple[list[str], list[str]]:
     """WHERE clauses for a scope with ``mark`` as the placeholder; ``exact`` also pins fields left
     ``None`` to "not tied"."""
-    where: builtins.list[str] = []
-    params: builtins.list[str] = []
+    where: list[str] = []
+    params: list[str] = []
     for column, value in (("user_id", scope.user), ("agent_id", scope.agent), ("session_id", scope.session)):
         if value is not None or exact:
             where.append(f"{prefix}{column} = {mark}")
@@ -66,6 +68,7 @@ def version_row(
     reason: str = "",
     access: tuple[float, int] | None = None,
     context: str = "",
+    event_time: float | None = None,
 ) -> dict[str, Any]:
     """The columns of a new current version, by name (a store adds its own, e.g. ``seq``)."""
     last_access, uses = access or (now, 0)
@@ -86,6 +89,7 @@ def version_row(
         "last_access_at": last_access,
         "access_count": uses,
         "context": context,
+        "event_time": event_time,
     }
 
 
@@ -131,7 +135,7 @@ class SQLStoreBase:
         """Write the version ``row`` (from ``version_row``) with its vector; returns it as stored."""
         raise NotImplementedError
 
-    def _insert_many(self, handle: Any, rows: builtins.list[dict[str, Any]], vectors: Vectors | None) -> None:
+    def _insert_many(self, handle: Any, rows: list[dict[str, Any]], vectors: Vectors | None) -> None:
         """Write new versions (from ``version_row``) with their vectors (one row each, if given)."""
         raise NotImplementedError
 
@@ -140,15 +144,15 @@ class SQLStoreBase:
     ) -> None:
         raise NotImplementedError
 
-    def _text_ranking(self, handle: Any, query: str, scope: Scope, limit: int) -> builtins.list[Any]:
+    def _text_ranking(self, handle: Any, query: str, scope: Scope, limit: int) -> list[Any]:
         raise NotImplementedError
 
     def _vector_ranking(
         self, handle: Any, qvec: Vectors, scope: Scope, limit: int
-    ) -> builtins.list[tuple[Any, float]]:
+    ) -> list[tuple[Any, float]]:
         raise NotImplementedError
 
-    def _rows_by_key(self, handle: Any, keys: builtins.list[str]) -> dict[str, Sequence[Any]]:
+    def _rows_by_key(self, handle: Any, keys: list[str]) -> dict[str, Sequence[Any]]:
         """The ``COLUMNS`` rows of these ranking keys (as strings), keyed the same way."""
         raise NotImplementedError
 
@@ -156,7 +160,7 @@ class SQLStoreBase:
 
     def _scope_sql(
         self, scope: Scope, *, exact: bool = False, prefix: str = ""
-    ) -> tuple[builtins.list[str], builtins.list[str]]:
+    ) -> tuple[list[str], list[str]]:
         return scope_sql(scope, self._mark, exact=exact, prefix=prefix)
 
     def _vector_for(self, content: str, vector: Sequence[float] | None) -> Vectors | None:
@@ -215,6 +219,7 @@ class SQLStoreBase:
         metadata: dict[str, Any] | None = None,
         vector: Sequence[float] | None = None,
         context: str = "",
+        event_time: float | None = None,
     ) -> MemoryItem:
         vec = self._vector_for(content, vector)
         with self._write() as handle:
@@ -226,8 +231,50 @@ class SQLStoreBase:
                 now=time.time(),
                 metadata=metadata,
                 context=context,
+                event_time=event_time,
             )
             return self._insert_version(handle, row, vec)
+
+    def add_unique(
+        self,
+        content: str,
+        scope: Scope,
+        *,
+        within: Scope,
+        kind: str = "fact",
+        metadata: dict[str, Any] | None = None,
+        context: str = "",
+        event_time: float | None = None,
+    ) -> tuple[MemoryItem, bool]:
+        """``add``, unless a current memory with the same content hash is visible in ``within``:
+        then that one, and False. The check and the insert are one transaction that excludes
+        other writers (``_serialize``), so two processes remembering the same fact store it once."""
+        vec = self._vector_for(content, None)
+        digest = content_hash(content)
+        where, params = self._scope_sql(within)
+        where[:0] = [f"content_hash = {self._mark}", "status = 'current'"]
+        with self._write() as handle:
+            self._serialize(handle, digest)
+            row = handle.execute(
+                f"SELECT {COLUMNS} FROM {self._table} WHERE {' AND '.join(where)} LIMIT 1", [digest, *params]
+            ).fetchone()
+            if row is not None:
+                return item_from_row(row), False
+            new = version_row(
+                memory_id=uuid.uuid4().hex,
+                content=content,
+                scope=scope,
+                kind=kind,
+                now=time.time(),
+                metadata=metadata,
+                context=context,
+                event_time=event_time,
+            )
+            return self._insert_version(handle, new, vec), True
+
+    def _serialize(self, handle: Any, key: str) -> None:
+        """Make writers that use ``key`` wait for this transaction (SQLite's write transactions
+        already exclude each other; PostgreSQL takes an advisory lock)."""
 
     def add_many(
         self,
@@ -238,9 +285,10 @@ class SQLStoreBase:
         kind: str = "fact",
         contexts: Sequence[str] | None = None,
         metadatas: Sequence[dict[str, Any]] | None = None,
-    ) -> builtins.list[str]:
-        """Bulk insert in one transaction (ingest benchmarks, imports); returns the ids. ``contexts``
-        and ``metadatas``, if given, hold one entry per content."""
+        event_times: Sequence[float | None] | None = None,
+    ) -> list[str]:
+        """Bulk insert in one transaction (ingest benchmarks, imports); returns the ids. ``contexts``,
+        ``metadatas`` and ``event_times``, if given, hold one entry per content."""
         if vectors is None and self.embedder is not None:
             vectors = self.embedder.embed_documents(list(contents))
         now = time.time()
@@ -253,6 +301,7 @@ class SQLStoreBase:
                 now=now,
                 context=contexts[index] if contexts is not None else "",
                 metadata=metadatas[index] if metadatas is not None else None,
+                event_time=event_times[index] if event_times is not None else None,
             )
             for index, content in enumerate(contents)
         ]
@@ -273,6 +322,7 @@ class SQLStoreBase:
         metadata: dict[str, Any] | None = None,
         vector: Sequence[float] | None = None,
         context: str | None = None,
+        event_time: float | None = None,
     ) -> MemoryItem:
         vec = self._vector_for(content, vector)
         with self._write() as handle:
@@ -290,6 +340,7 @@ class SQLStoreBase:
                 reason=reason,
                 access=(old.last_access_at, old.access_count),
                 context=old.context if context is None else context,
+                event_time=old.event_time if event_time is None else event_time,
             )
             new = self._insert_version(handle, row, vec)
             self._close_version(handle, old.id, "superseded", new.id, "")
@@ -305,7 +356,7 @@ class SQLStoreBase:
             assert closed is not None
             return closed
 
-    def history(self, memory_id: str) -> builtins.list[MemoryItem]:
+    def history(self, memory_id: str) -> list[MemoryItem]:
         t, m = self._table, self._mark
         with self._read() as handle:
             rows = handle.execute(
@@ -315,9 +366,9 @@ class SQLStoreBase:
             ).fetchall()
         return [item_from_row(r) for r in rows]
 
-    def list(
+    def list_items(
         self, scope: Scope, *, include_closed: bool = False, limit: int | None = None
-    ) -> builtins.list[MemoryItem]:
+    ) -> list[MemoryItem]:
         where, params = self._scope_sql(scope)
         if not include_closed:
             where.append("status = 'current'")
@@ -365,9 +416,9 @@ class SQLStoreBase:
 
     def search(
         self, query: str, scope: Scope, *, limit: int = 5, vector: Sequence[float] | None = None
-    ) -> builtins.list[SearchHit]:
+    ) -> list[SearchHit]:
         """Full-text and vector rankings (keys the backend picks), fused by reciprocal rank fusion
-        on the keys as strings; the fused top ``RERANK_DEPTH`` reordered by ``subject_rerank``."""
+        on the keys as strings; the fused top ``RERANK_DEPTH`` reordered by ``rerank``."""
         depth = max(self.candidates, limit * 4)
         with self._read() as handle:
             text_rank = [str(key) for key in self._text_ranking(handle, query, scope, depth)]
@@ -390,7 +441,9 @@ class SQLStoreBase:
             missing = [key for key, _ in fused if key not in items]
             if missing:
                 items |= {key: item_from_row(row) for key, row in self._rows_by_key(handle, missing).items()}
-        fused = subject_rerank(query, [(key, score) for key, score in fused if key in items], items)[:limit]
+        fused = rerank(query, [(key, score) for key, score in fused if key in items], items, time.time())[
+            :limit
+        ]
         text_pos = {key: i + 1 for i, key in enumerate(text_rank)}
         vec_pos = {key: i + 1 for i, key in enumerate(vector_rank)}
         similarity = dict(vector_hits)
@@ -400,15 +453,31 @@ class SQLStoreBase:
         ]
 
 
-def subject_rerank(
-    query: str, fused: Sequence[tuple[str, float]], items: dict[str, MemoryItem]
-) -> builtins.list[tuple[str, float]]:
-    """``fused`` (key, score) with the score of each memory whose ``metadata[SUBJECT_KEY]`` the
-    query names multiplied by SUBJECT_BOOST, best first. Why: what a person said is about that
-    person, while another memory that merely mentions their name matches the name just as well."""
+def rerank(
+    query: str, fused: Sequence[tuple[str, float]], items: dict[str, MemoryItem], now: float
+) -> list[tuple[str, float]]:
+    """``fused`` (key, score), best first, with each score multiplied by
+
+    - SUBJECT_BOOST if the query names the memory's subject (``metadata["subject"]``). Why: what a
+      person said is about that person, while another memory that merely mentions their name
+      matches the name just as well;
+    - TIME_BOOST if the query names a time (``timeparse.asked_window``: "in May 2023", "last week")
+      and the memory's ``event_time`` falls in it;
+    - WHEN_BOOST if the query asks when (``timeparse.asks_when``) and the memory says when
+      (``timeparse.states_time``: a date, "yesterday", "last week"): the answer to "when" is a
+      memory that tells a time, not one that only shares the topic.
+    """
     terms = frozenset(query_terms(query))
-    boosted = [
-        (key, score * (SUBJECT_BOOST if names_subject(terms, items[key].metadata.get(SUBJECT_KEY)) else 1.0))
-        for key, score in fused
-    ]
+    window = asked_window(query, now)
+    when = asks_when(query)
+
+    def factor(item: MemoryItem) -> float:
+        value = SUBJECT_BOOST if names_subject(terms, item.metadata.get(SUBJECT_KEY)) else 1.0
+        if window is not None and window.contains(item.event_time):
+            value *= TIME_BOOST
+        if when and states_time(item.content):
+            value *= WHEN_BOOST
+        return value
+
+    boosted = [(key, score * factor(items[key])) for key, score in fused]
     return sorted(boosted, key=lambda kv: (-kv[1], kv[0]))

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from .base import SUBJECT_KEY as SUBJECT_KEY  # re-exported: the boost below is about it
+
 # Ranking constants, chosen by bench/memory_bench.py (LoCoMo dev and the Chinese set):
 CONTEXT_WEIGHT = 0.4  # full-text weight of a memory's context relative to its content
 # Rank-fusion weight of the vector list relative to the full-text list. Equal weights: on the
@@ -30,9 +32,12 @@ MAX_TERM_ROWS = 5000  # ... and so is a term in more memories than this (bounds 
 # it, the project it concerns). The fused top RERANK_DEPTH memories whose subject the query names get
 # their score multiplied by SUBJECT_BOOST: on LoCoMo 95% of evidence turns are spoken by someone the
 # question names, yet the other speaker's turns that mention that name used to fill the top 5.
-SUBJECT_KEY = "subject"
 SUBJECT_BOOST = 2.0
 RERANK_DEPTH = 20
+# A question that names a time ("in May 2023", "last week") lifts the memories whose event time
+# falls in it; one that asks "when" lifts the memories that tell a time (``timeparse``).
+TIME_BOOST = 1.5
+WHEN_BOOST = 1.3
 
 
 def common_term_cap(total: int) -> int:

@@ -33,7 +33,15 @@ from ..errors import ConfigError, ModelError
 from ..messages import Block, Message, TextBlock, ThinkingBlock, ToolUseBlock, block_to_dict
 from . import json_mode
 from ._sdk_errors import map_sdk_error
-from .base import ModelRequest, ModelResponse, StopReason, ToolSpec, Usage
+from .base import (
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_TIMEOUT,
+    ModelRequest,
+    ModelResponse,
+    StopReason,
+    ToolSpec,
+    Usage,
+)
 from .json_mode import ToolMode
 
 _MAX_TOKENS_STOPS = ("max_tokens", "model_context_window_exceeded")
@@ -51,8 +59,8 @@ class AnthropicModel:
         base_url: str | None = None,
         api_key: str | None = None,
         tool_mode: ToolMode = "native",
-        timeout: float = 120.0,
-        max_retries: int = 3,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_retries: int = DEFAULT_MAX_RETRIES,
         context_window: int | None = None,
         thinking: Mapping[str, Any] | None = None,
         name: str | None = None,
@@ -66,7 +74,7 @@ class AnthropicModel:
         self._window = context_window
         self._client = client or _make_client(base_url, api_key, timeout, max_retries)
         self.base_url = str(self._client.base_url)
-        self._last_call_number = 0
+        self._call_ids = json_mode.CallIds()
         # Token counting is synchronous (the context accountant calls it between turns), so it
         # has a synchronous client of its own, made on first use with the same settings.
         self._count_client = count_client
@@ -154,17 +162,15 @@ class AnthropicModel:
         self, wire: WireMessage, request: ModelRequest, expects_action: bool
     ) -> ModelResponse:
         received = blocks_from_wire(wire.content)
-        thinking = tuple(b for b in received if isinstance(b, ThinkingBlock))
-        text = "".join(b.text for b in received if isinstance(b, TextBlock))
-        truncated = stop_reason_from_wire(wire.stop_reason) == "max_tokens"
-        blocks: tuple[Block, ...]
-        stop_reason: StopReason
-        if expects_action:
-            call_id, self._last_call_number = json_mode.next_call_id(request.messages, self._last_call_number)
-            blocks, stop_reason = json_mode.parse_reply(text, truncated=truncated, call_id=call_id)
-        else:
-            blocks, stop_reason = (TextBlock(text),), "max_tokens" if truncated else "end_turn"
-        return ModelResponse(Message("assistant", thinking + blocks), stop_reason, usage_from_wire(wire))
+        message, stop_reason = json_mode.reply_message(
+            "".join(b.text for b in received if isinstance(b, TextBlock)),
+            truncated=stop_reason_from_wire(wire.stop_reason) == "max_tokens",
+            expects_action=expects_action,
+            messages=request.messages,
+            call_ids=self._call_ids,
+            thinking=tuple(b for b in received if isinstance(b, ThinkingBlock)),
+        )
+        return ModelResponse(message, stop_reason, usage_from_wire(wire))
 
 
 @overload

@@ -9,6 +9,8 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from ..messages import Message
 
 Purpose = Literal["agent", "compact", "memory", "flush"]
+DEFAULT_TIMEOUT = 120.0  # seconds per model request, for every adapter and --timeout
+DEFAULT_MAX_RETRIES = 3  # retries on 429/5xx/timeouts, for every adapter and --max-retries
 StopReason = Literal["end_turn", "tool_use", "max_tokens"]
 
 
@@ -80,3 +82,10 @@ class Model(Protocol):
     async def complete(self, request: ModelRequest) -> ModelResponse: ...
 
     async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class CountsTokens(Protocol):
+    """A model that can count tokens exactly with its own tokenizer (``counter="exact"``)."""
+
+    def count_tokens(self, text: str) -> int: ...

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
-from .base import Model
+from .base import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, Model
 from .json_mode import ToolMode, check_tool_mode
 
 if TYPE_CHECKING:
@@ -33,8 +33,8 @@ def load_model(
     base_url: str | None = None,
     api_key: str | None = None,
     tool_mode: str | None = None,
-    timeout: float = 120.0,
-    max_retries: int = 3,
+    timeout: float = DEFAULT_TIMEOUT,
+    max_retries: int = DEFAULT_MAX_RETRIES,
     context_window: int | None = None,
 ) -> Model:
     """The model named by ``spec``. ``tool_mode`` None means ``json`` for local models and

@@ -13,8 +13,9 @@ described in text before the system prompt, because a model follows a grammar be
 knows what it is for. History is sent as plain text: earlier actions as the assistant's JSON,
 tool results as user messages ``Result of <tool> (<id>):``.
 
-Adapters use :func:`plan_request` before a call and :func:`parse_reply` after it; nothing here
-talks to a server. Invalid JSON from the model never raises: it becomes a text reply.
+Adapters use :func:`plan_request` before a call and :func:`reply_message` after it (both wire
+adapters take the same path); nothing here talks to a server. Invalid JSON from the model never
+raises: it becomes a text reply.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, cast, get_args
 
 from ..errors import ConfigError
-from ..messages import Block, Message, TextBlock, ToolResultBlock, ToolUseBlock
+from ..messages import Block, Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from .base import ModelRequest, StopReason, ToolSpec
 
 ToolMode = Literal["native", "json"]
@@ -211,6 +212,40 @@ def history_as_text(messages: Sequence[Message]) -> tuple[Message, ...]:
 def action_text(call: ToolUseBlock) -> str:
     """A tool call written as the JSON action the model would have produced."""
     return json.dumps({"tool": call.name, "arguments": call.input}, ensure_ascii=False)
+
+
+@dataclass
+class CallIds:
+    """The ids an adapter gives tool calls that come without one (every JSON-mode action): see
+    ``next_call_id``. One per adapter, so ids never repeat within a run."""
+
+    last_issued: int = 0
+
+    def next(self, messages: Sequence[Message]) -> str:
+        call_id, self.last_issued = next_call_id(messages, self.last_issued)
+        return call_id
+
+
+def reply_message(
+    text: str,
+    *,
+    truncated: bool,
+    expects_action: bool,
+    messages: Sequence[Message],
+    call_ids: CallIds,
+    thinking: Sequence[ThinkingBlock] = (),
+) -> tuple[Message, StopReason]:
+    """The assistant message and stop reason for a JSON-mode reply, whatever wire it came over:
+    an action becomes a tool call (with the next id) or a final answer; a reply that answers a
+    caller's own schema, or free text, stays text. ``thinking`` (reasoning the server returned
+    beside the text) goes first, as in a native reply."""
+    blocks: tuple[Block, ...]
+    stop_reason: StopReason
+    if expects_action:
+        blocks, stop_reason = parse_reply(text, truncated=truncated, call_id=call_ids.next(messages))
+    else:
+        blocks, stop_reason = (TextBlock(text),), "max_tokens" if truncated else "end_turn"
+    return Message("assistant", (*thinking, *blocks)), stop_reason
 
 
 def next_call_id(messages: Sequence[Message], last_issued: int) -> tuple[str, int]:

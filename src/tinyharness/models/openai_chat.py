@@ -35,7 +35,15 @@ from ..errors import ConfigError, ModelError
 from ..messages import Block, Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from . import json_mode
 from ._sdk_errors import map_sdk_error
-from .base import ModelRequest, ModelResponse, StopReason, ToolSpec, Usage
+from .base import (
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_TIMEOUT,
+    ModelRequest,
+    ModelResponse,
+    StopReason,
+    ToolSpec,
+    Usage,
+)
 from .json_mode import ToolMode
 
 # A stand-in key for servers that check none (local llama.cpp, vLLM, Ollama): the SDK refuses to
@@ -54,8 +62,8 @@ class OpenAIChatModel:
         base_url: str | None = None,
         api_key: str | None = None,
         tool_mode: ToolMode = "native",
-        timeout: float = 120.0,
-        max_retries: int = 3,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_retries: int = DEFAULT_MAX_RETRIES,
         context_window: int | None = None,
         temperature: float | None = None,
         frequency_penalty: float | None = None,
@@ -74,7 +82,7 @@ class OpenAIChatModel:
         # older vLLM and Ollama) know only ``max_tokens``.
         official = "api.openai.com" in self.base_url
         self._max_tokens_param = "max_completion_tokens" if official else "max_tokens"
-        self._last_call_number = 0
+        self._call_ids = json_mode.CallIds()
 
     @property
     def context_window(self) -> int | None:
@@ -102,7 +110,7 @@ class OpenAIChatModel:
         response = await self._create(params)
         choice = _first_choice(response)
         message, stop_reason = message_from_wire(
-            choice.message, choice.finish_reason, lambda: self._next_call_id(request)
+            choice.message, choice.finish_reason, lambda: self._call_ids.next(request.messages)
         )
         return ModelResponse(message, stop_reason, usage_from_wire(response))
 
@@ -136,23 +144,16 @@ class OpenAIChatModel:
         self, response: ChatCompletion, request: ModelRequest, expects_action: bool
     ) -> ModelResponse:
         choice = _first_choice(response)
-        text = choice.message.content or ""
-        truncated = choice.finish_reason == "length"
-        blocks: tuple[Block, ...]
-        stop_reason: StopReason
-        if expects_action:
-            call_id = self._next_call_id(request)
-            blocks, stop_reason = json_mode.parse_reply(text, truncated=truncated, call_id=call_id)
-        else:
-            blocks, stop_reason = (TextBlock(text),), "max_tokens" if truncated else "end_turn"
         reasoning = reasoning_from_wire(choice.message)
-        if reasoning:
-            blocks = (ThinkingBlock(reasoning), *blocks)
-        return ModelResponse(Message("assistant", blocks), stop_reason, usage_from_wire(response))
-
-    def _next_call_id(self, request: ModelRequest) -> str:
-        call_id, self._last_call_number = json_mode.next_call_id(request.messages, self._last_call_number)
-        return call_id
+        message, stop_reason = json_mode.reply_message(
+            choice.message.content or "",
+            truncated=choice.finish_reason == "length",
+            expects_action=expects_action,
+            messages=request.messages,
+            call_ids=self._call_ids,
+            thinking=(ThinkingBlock(reasoning),) if reasoning else (),
+        )
+        return ModelResponse(message, stop_reason, usage_from_wire(response))
 
 
 def _make_client(

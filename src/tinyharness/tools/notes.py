@@ -1,5 +1,5 @@
-"""The notes file (external memory): ``note`` appends a line (seed 000), ``update_notes``
-overwrites the whole file (seed 001). Both write atomically, so a killed process leaves the old
+"""The notes file (external memory): ``note`` appends a line, ``update_notes``
+overwrites the whole file. Both write atomically, so a killed process leaves the old
 notes or the new ones, never half a file, and under an OS-level lock, so two processes sharing
 the file do not lose each other's lines. The file is opened through ``tinyharness.safefs``
 beneath its root folder (the workspace): a NOTES.md that is a link leading out of it is refused,

@@ -1,11 +1,11 @@
-"""The seed-002 demo (``agent_harness_demo/main.py``) on tinyharness memory, with a scripted model.
+"""A three-round demo of tinyharness memory across sessions, with a scripted model.
 
 Three rounds: "帮我计算 (12 + 8) * 3 的结果" (calculator), "现在几点" (current time), and in a *new
 session*, "我刚刚问过什么问题" — answered from long-term memory. Each round does what the agent loop
 does around a turn: ``recall_block`` before it (the block goes after the stable prompt prefix),
 the turn itself, ``extract_and_store`` after it with the loop's ``call_model``.
 
-    python -m tinyharness.memory.demo [STORE]      # default: a temporary SQLite file
+    python examples/memory_demo.py [STORE]      # default: a temporary SQLite file
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..messages import Message, ToolResultBlock, ToolUseBlock
-from ..models.base import ModelRequest
-from ..models.scripted import ScriptedModel
-from .base import MemoryStore, Scope
-from .factory import open_store
-from .manager import MemoryManager
+from tinyharness.memory.base import MemoryStore, Scope
+from tinyharness.memory.factory import open_store
+from tinyharness.memory.manager import MemoryManager
+from tinyharness.messages import Message, ToolResultBlock, ToolUseBlock
+from tinyharness.models.base import ModelRequest
+from tinyharness.models.scripted import ScriptedModel
 
 USER = "demo-user"
 AGENT = "agent_harness_demo"
