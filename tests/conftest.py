@@ -17,6 +17,7 @@ from tinyharness.models.local import LocalServer
 def private_data_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TINYHARNESS_HOME", str(tmp_path_factory.mktemp("home")))
     monkeypatch.setenv("TINYHARNESS_MEMORY", "off")
+    monkeypatch.delenv("TINYHARNESS_MODEL", raising=False)  # the user's default model is not the tests'
 
 
 # Small, so a context-overflow test needs only a short prompt; large enough for JSON mode.

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tinyharness.cli import _context, _tools, build_parser, main
+from tinyharness.cli import _context, _tools, apply_settings, build_parser, main
 from tinyharness.context.manager import ContextManager
 from tinyharness.events import EventBus
 from tinyharness.models.scripted import ScriptedModel
@@ -339,10 +339,11 @@ def test_a_memory_written_by_one_process_is_recalled_by_another(tmp_path: Path, 
 
 
 def test_the_packaged_local_model_runs_without_memory_unless_a_store_is_named(tmp_path: Path) -> None:
-    from tinyharness.cli import _memory, build_parser
+    from tinyharness.cli import _memory, apply_settings, build_parser
     from tinyharness.events import EventBus
 
     args = build_parser().parse_args(["run", "--memory-user", "u", "task"])
+    apply_settings(args)  # no --model, no $TINYHARNESS_MODEL, no config file: local
     args.memory = None  # no store named (the test environment sets TINYHARNESS_MEMORY=off)
     assert args.model == "local" and _memory(args, EventBus(), "s") is None
     args.memory = str(tmp_path / "m.db")
@@ -358,8 +359,9 @@ def test_the_packaged_local_model_runs_without_memory_unless_a_store_is_named(tm
 def test_the_notes_flush_is_on_for_local_models_unless_turned_off(tmp_path: Path) -> None:
     def flush_of(*options: str) -> object:
         args = build_parser().parse_args(["run", *options, "task"])
+        apply_settings(args)
         events = EventBus()
-        tools = _tools(args, tmp_path, events)
+        tools = _tools(args, tmp_path, events, 20_000)
         context = _context(args, ScriptedModel({"responses": []}), events, tmp_path, tools)
         assert isinstance(context, ContextManager)
         return context.flush

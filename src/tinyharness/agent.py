@@ -14,13 +14,17 @@ protocol below), the run log or the CLI.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import contextlib
+import dataclasses
+import json
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from .context.base import ContextPolicy, ModelCaller, Unmanaged
 from .context.validator import RequestValidator
 from .errors import (
+    BadOutput,
     ConfigError,
     ContextLengthExceeded,
     ContextOverflow,
@@ -41,9 +45,9 @@ from .messages import (
     ToolUseBlock,
     messages_to_dicts,
 )
-from .models.base import Model, ModelRequest, ModelResponse, Usage
+from .models.base import Model, ModelRequest, ModelResponse, Usage, stream_reply
 from .session import Checkpointer, TurnProgress, unknown_outcome
-from .tools.base import ToolRegistry
+from .tools.base import Tool, ToolRegistry, function_tool
 
 __all__ = ["DEFAULT_SYSTEM_PROMPT", "Agent", "AgentConfig", "Checkpointer", "LongTermMemory", "RunResult"]
 
@@ -115,6 +119,60 @@ class LongTermMemory(Protocol):
     async def remember(self, messages: Sequence[Message], call_model: ModelCaller) -> None: ...
 
 
+def _registry(tools: Iterable[Tool | Callable[..., Any]]) -> ToolRegistry:
+    """A registry of plain functions (made tools by ``function_tool``) and Tools."""
+    return ToolRegistry(t if isinstance(t, Tool) else function_tool(t) for t in tools)
+
+
+class OutputCheck:
+    """A typed final answer: the model is told the JSON schema of ``output_type`` (a Pydantic
+    model, a dataclass, or any type Pydantic can validate); a final answer that does not
+    validate is sent back once with the error, and a second miss stops the run."""
+
+    def __init__(self, output_type: Any) -> None:
+        from pydantic import TypeAdapter  # only for agents with an output_type
+
+        self.adapter: Any = TypeAdapter(output_type)
+        self.schema = json.dumps(self.adapter.json_schema(), ensure_ascii=False)
+        self.instructions = (
+            "Your final answer (the reply with no tool call) must be only a JSON value matching "
+            f"this JSON schema, with no other text: {self.schema}"
+        )
+        self.value: Any = None
+        self.error = ""
+        self.retried = False
+
+    def accepts(self, text: str) -> bool:
+        candidate = text.strip()
+        if candidate.startswith("```"):  # a fenced block: its inside
+            candidate = candidate.strip("`").removeprefix("json").strip()
+        try:
+            self.value = self.adapter.validate_json(candidate)
+        except ValueError as exc:  # pydantic's ValidationError is a ValueError
+            self.error = str(exc)
+            return False
+        return True
+
+    def retry_message(self) -> Message:
+        if self.retried:
+            raise BadOutput(f"the final answer does not match the output type: {self.error}")
+        self.retried = True
+        return Message.user(
+            f"Your final answer does not match the required schema ({self.error}). Reply again "
+            f"with only a JSON value matching: {self.schema}"
+        )
+
+
+class _QueueSink:
+    """Hands every event of a run to ``run_stream``'s queue."""
+
+    def __init__(self, queue: asyncio.Queue[dict[str, Any] | None]) -> None:
+        self.queue = queue
+
+    def emit(self, event: dict[str, Any]) -> None:
+        self.queue.put_nowait(dict(event))
+
+
 @dataclass
 class RunResult:
     stop: StopReason
@@ -124,6 +182,7 @@ class RunResult:
     messages: list[Message]
     usage: Usage = field(default_factory=Usage)
     detail: str = ""
+    output: Any = None  # the final answer as the agent's output_type, validated
 
     @property
     def ok(self) -> bool:
@@ -134,17 +193,22 @@ class Agent:
     def __init__(
         self,
         model: Model,
-        tools: ToolRegistry,
+        tools: ToolRegistry | Iterable[Tool | Callable[..., Any]] = (),
         config: AgentConfig | None = None,
         *,
         context: ContextPolicy | None = None,
         events: EventBus | None = None,
         checkpoint: Checkpointer | None = None,
         memory: LongTermMemory | None = None,
+        output_type: Any = None,
     ) -> None:
         self.model = model
-        self.tools = tools
+        self.tools = tools if isinstance(tools, ToolRegistry) else _registry(tools)
         self.config = config or AgentConfig()
+        self.output = OutputCheck(output_type) if output_type is not None else None
+        if self.output is not None:  # the schema goes in the (stable) system prompt
+            system = f"{self.config.system}\n\n{self.output.instructions}"
+            self.config = dataclasses.replace(self.config, system=system)
         self.context: ContextPolicy = context or Unmanaged()
         self.events = events or EventBus()
         self.checkpoint = checkpoint
@@ -157,6 +221,8 @@ class Agent:
         self.repetition = RepetitionGuard()
         self._finished_results: dict[str, ToolResultBlock] = {}  # of the turn being executed
         self._interrupted: set[str] = set()  # started by a killed run, never finished
+        # Called with each text delta of the agent's replies; set, the model is asked to stream.
+        self.on_text: Callable[[str], None] | None = None
 
     def run(self, task: str | None, **kwargs: Any) -> RunResult:
         """Synchronous facade over ``arun``."""
@@ -185,6 +251,8 @@ class Agent:
             **run_info,
         )
         self._restore(history, state or {}, turn or TurnProgress())
+        if self.output is not None:
+            self.output.retried = False
         stop: StopReason = "end_turn"
         detail = final = ""
         try:
@@ -203,6 +271,8 @@ class Agent:
         result = RunResult(
             stop, final, self.model_calls, self.context.compactions, self.messages, self.billed, detail
         )
+        if self.output is not None and stop == "end_turn":
+            result.output = self.output.value
         self.events.emit(
             "run_end",
             stop=stop,
@@ -259,7 +329,10 @@ class Agent:
                 continue
             cut_offs = 0
             if not calls:
-                return response.message.text
+                if self.output is None or self.output.accepts(response.message.text):
+                    return response.message.text
+                self._append(self.output.retry_message())  # raises BadOutput on the second miss
+                continue
             await self._run_tools(calls)
 
     async def _run_tools(self, calls: list[ToolUseBlock]) -> None:
@@ -319,7 +392,7 @@ class Agent:
         if budget is not None and self.billed.total >= budget and not request.final_only:
             raise TokenBudgetSpent(f"used {self.billed.total} of the {budget}-token budget")
         self.model_calls += 1
-        response = await self.model.complete(request)
+        response = await self._ask_model(request)
         self.billed = Usage(
             self.billed.input_tokens + response.usage.input_tokens,
             self.billed.output_tokens + response.usage.output_tokens,
@@ -342,6 +415,45 @@ class Agent:
             event["request"] = {"system": request.system, "messages": messages_to_dicts(request.messages)}
         self.events.emit("model_call", **event)
         return response
+
+    async def _ask_model(self, request: ModelRequest) -> ModelResponse:
+        """``complete``, or, when someone listens (``on_text``), the streamed reply: the agent's
+        own requests stream their text deltas; summaries and extraction do not."""
+        if self.on_text is None or request.purpose != "agent":
+            return await self.model.complete(request)
+        response: ModelResponse | None = None
+        async for item in stream_reply(self.model, request):
+            if isinstance(item, str):
+                self.on_text(item)
+            else:
+                response = item
+        if response is None:
+            raise ModelError(f"{self.model.name}: the stream ended without a response")
+        return response
+
+    async def run_stream(self, task: str | None, **kwargs: Any) -> AsyncIterator[dict[str, Any]]:
+        """``arun`` for a UI: yields ``{"type": "text_delta", "text": ...}`` as the model writes,
+        every event of the run as it is emitted (``tool_call``, ``tool_result``, ``compaction``,
+        ``model_call``, ``run_end``...), and last ``{"type": "result", "result": RunResult}``.
+        Closing the generator early cancels the run."""
+        queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        sink = _QueueSink(queue)
+        listening = self.on_text
+        self.on_text = lambda text: queue.put_nowait({"type": "text_delta", "text": text})
+        self.events.sinks.append(sink)
+        running = asyncio.ensure_future(self.arun(task, **kwargs))
+        running.add_done_callback(lambda _: queue.put_nowait(None))
+        try:
+            while (item := await queue.get()) is not None:
+                yield item
+            yield {"type": "result", "result": running.result()}
+        finally:
+            if not running.done():
+                running.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await running
+            self.events.sinks.remove(sink)
+            self.on_text = listening
 
     def _unknown_outcome(self, call: ToolUseBlock) -> ToolResultBlock:
         """The result of a call a killed run started and never finished: not run again, since

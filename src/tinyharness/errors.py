@@ -37,7 +37,14 @@ class ScriptError(ModelError):
 # retries; every other reason is a ``StopRun`` below. (A model *response's* stop reason is
 # ``models.base.StopReason``.)
 StopReason = Literal[
-    "end_turn", "max_iterations", "token_budget", "stuck", "max_tokens", "context_overflow", "error"
+    "end_turn",
+    "max_iterations",
+    "token_budget",
+    "stuck",
+    "max_tokens",
+    "context_overflow",
+    "bad_output",
+    "error",
 ]
 
 
@@ -84,6 +91,12 @@ class ContextOverflow(StopRun):
     """A request stayed too long for the provider even after compaction."""
 
     reason = "context_overflow"
+
+
+class BadOutput(StopRun):
+    """The final answer did not match the agent's ``output_type``, even when asked again."""
+
+    reason = "bad_output"
 
 
 class InvalidScript(ScriptError, ConfigError):

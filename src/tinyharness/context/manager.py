@@ -12,7 +12,8 @@ and resets the counter. With a ``NotesFlush``, the model must first save notes (
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 
 from ..errors import ConfigError
 from ..events import EventBus
@@ -35,7 +36,7 @@ from .restore import (
 from .rewrite import FILES, NOTES, tagged_blocks, task_blocks
 from .spill import SpillFolder
 from .strategies import CompactionFailed, Offload, SlidingWindow, StepContext, Strategy
-from .tokens import make_counter
+from .tokens import count_tools, make_counter
 from .trigger import Trigger
 from .validator import InvalidRequest, check_compaction
 
@@ -105,7 +106,8 @@ class ContextManager:
         if config.flush_notes:
             if run_call is None:
                 raise ConfigError("flush_notes (--flush-notes) needs a way to run the note calls (run_call)")
-            self.flush = NotesFlush(run_call, events or EventBus())
+            notes = _reader(config.notes_path) if config.notes_path else None
+            self.flush = NotesFlush(run_call, events or EventBus(), notes_text=notes)
         self.prefix = PrefixTracker()
         self._offload = next((s for s in self.pipeline if isinstance(s, Offload)), None)
         self._compactions = 0
@@ -116,6 +118,7 @@ class ContextManager:
         self._warned = False  # the notes warning was given since the last compaction
         self._last_tokens = 0  # the count at the last prepare, and how much it grew since
         self._growth = 0
+        self._forced_target: int | None = None  # set while the user asks for a compaction
 
     # --- the seam -----------------------------------------------------------------------------
 
@@ -169,6 +172,46 @@ class ContextManager:
         elif self._should_warn(messages):
             messages = self._warn_before_compaction(messages)
         return messages
+
+    async def compact_now(
+        self,
+        system: str,
+        messages: list[Message],
+        call_model: ModelCaller,
+        *,
+        instructions: str | None = None,
+    ) -> list[Message]:
+        """Compact now, whatever the count (the chat's ``/compact``); ``instructions`` add to
+        the summarizer's for this compaction only."""
+        self.accountant.set_fixed(system, self._tools)
+        self._fresh.extend(self.accountant.absorb_tail(messages))
+        if not messages:
+            return messages
+        saved = self.config
+        if instructions:
+            joined = f"{saved.instructions}\n{instructions}" if saved.instructions else instructions
+            self.config = replace(saved, instructions=joined)
+        # Asked for, a compaction goes as far as the steps can (down to the last round), not
+        # just under the usual target, which a short conversation is already below.
+        self._forced_target = 1
+        try:
+            return await self._compact(system, messages, call_model, reason="user")
+        finally:
+            self.config = saved
+            self._forced_target = None
+
+    def breakdown(
+        self, system: str, tools: Sequence[ToolSpec], messages: Sequence[Message], notes: str = ""
+    ) -> dict[str, int]:
+        """Estimated tokens of the next request by part, and of the notes file that is read back
+        at compaction (the chat's ``/context``)."""
+        history = self.accountant.estimate(messages) - self.accountant.fixed_tokens
+        return {
+            "system": self.accountant.count_text(system),
+            "tools": self.accountant.scale(count_tools(self.accountant.raw, tools)),
+            "history": max(0, history),
+            "notes": self.accountant.count_text(notes),
+        }
 
     def _should_warn(self, messages: list[Message]) -> bool:
         """Once between two compactions, when the count nears the trigger (WARN_SHARE of it, or
@@ -234,6 +277,8 @@ class ContextManager:
 
     @property
     def target(self) -> int:
+        if self._forced_target is not None:
+            return self._forced_target
         return int(self.trigger.threshold * TARGET_SHARE)
 
     def _step_context(self, system: str, call_model: ModelCaller) -> StepContext:
@@ -416,6 +461,18 @@ class ContextManager:
     def _emit(self, type: str, **fields: object) -> None:
         if self.events is not None:
             self.events.emit(type, **fields)
+
+
+def _reader(path: Path) -> Callable[[], str]:
+    """NOTES.md's text as it is now, "" when it cannot be read (the flush then asks anyway)."""
+
+    def read() -> str:
+        try:
+            return path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+
+    return read
 
 
 def _chars(message: Message) -> int:

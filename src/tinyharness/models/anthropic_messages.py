@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, Literal, overload
 
 import anthropic
@@ -31,6 +31,7 @@ from anthropic.types import Message as WireMessage
 
 from ..errors import ConfigError, ModelError
 from ..messages import Block, Message, TextBlock, ThinkingBlock, ToolUseBlock, block_to_dict
+from ..settings import stored_key
 from . import json_mode
 from ._sdk_errors import map_sdk_error
 from .base import (
@@ -39,6 +40,7 @@ from .base import (
     ModelRequest,
     ModelResponse,
     StopReason,
+    StreamItem,
     ToolSpec,
     Usage,
 )
@@ -87,11 +89,38 @@ class AnthropicModel:
         return self._window
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
+        params, finish = self._prepare(request)
+        return finish(await self._create(params))
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
+        """Text deltas as the API sends them (``messages.stream``), then the same ModelResponse
+        as ``complete``. In JSON tool mode the deltas are the final answer as it decodes."""
+        params, finish = self._prepare(request)
+        raw, shown = "", ""
+        try:
+            async with self._client.messages.stream(**params) as events:
+                async for delta in events.text_stream:
+                    if self.tool_mode != "json":
+                        yield delta
+                        continue
+                    raw += delta
+                    answer = json_mode.final_so_far(raw)
+                    if answer is not None and answer.startswith(shown) and len(answer) > len(shown):
+                        yield answer[len(shown) :]
+                        shown = answer
+                wire = await events.get_final_message()
+        except anthropic.APIError as exc:
+            raise map_sdk_error(exc, provider="anthropic", base_url=self.base_url) from exc
+        yield finish(wire)
+
+    def _prepare(
+        self, request: ModelRequest
+    ) -> tuple[dict[str, Any], Callable[[WireMessage], ModelResponse]]:
+        """The request's parameters, and the function that turns the reply into a response."""
         if self.tool_mode == "json":
             plan = json_mode.plan_request(request)
             params = self._params(plan.system, plan.messages, request)
-            wire = await self._create(params)
-            return self._json_mode_response(wire, request, plan.expects_action)
+            return params, lambda wire: self._json_mode_response(wire, request, plan.expects_action)
         params = self._params(request.system, request.messages, request)
         if request.tools:
             params["tools"] = [tool_to_wire(tool) for tool in request.tools]
@@ -101,11 +130,7 @@ class AnthropicModel:
             elif request.tool_choice and not self.thinking:
                 # Extended thinking allows only "auto" (and "none"): then the prompt asks alone.
                 params["tool_choice"] = {"type": "tool", "name": request.tool_choice}
-        wire = await self._create(params)
-        blocks = blocks_from_wire(wire.content)
-        return ModelResponse(
-            Message("assistant", blocks), stop_reason_from_wire(wire.stop_reason), usage_from_wire(wire)
-        )
+        return params, _native_response
 
     def count_tokens(self, text: str) -> int:
         """Exact tokens of ``text`` by the Messages API's ``count_tokens`` endpoint (used with
@@ -190,15 +215,28 @@ def _make_client(
 ) -> anthropic.AsyncAnthropic | anthropic.Anthropic:
     has_env_key = bool(os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN"))
     if api_key is None and not has_env_key:
+        # `tinyharness keys set anthropic`; only for Anthropic's own API, never another server.
+        api_key = stored_key("anthropic", base_url)
+    if api_key is None and not has_env_key:
         if base_url is None:
             # The SDK would only fail at the first request, with a TypeError.
-            raise ConfigError("anthropic: no API key; set ANTHROPIC_API_KEY or pass an api key")
+            raise ConfigError(
+                "anthropic: no API key; set ANTHROPIC_API_KEY, run `tinyharness keys set anthropic`, "
+                "or pass an api key"
+            )
         api_key = "unused"  # a local server (llama.cpp) checks none, the SDK wants one
     client_class = anthropic.Anthropic if sync else anthropic.AsyncAnthropic
     return client_class(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries)
 
 
 # --- wire conversion (pure functions) ---------------------------------------------------------
+
+
+def _native_response(wire: WireMessage) -> ModelResponse:
+    blocks = blocks_from_wire(wire.content)
+    return ModelResponse(
+        Message("assistant", blocks), stop_reason_from_wire(wire.stop_reason), usage_from_wire(wire)
+    )
 
 
 def tool_to_wire(tool: ToolSpec) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -82,6 +82,33 @@ class Model(Protocol):
     async def complete(self, request: ModelRequest) -> ModelResponse: ...
 
     async def aclose(self) -> None: ...
+
+
+# What ``stream`` yields: text deltas of the reply as they arrive, then the whole ModelResponse.
+StreamItem = str | ModelResponse
+
+
+@runtime_checkable
+class StreamingModel(Protocol):
+    """A model that can also stream. ``stream`` is optional: callers use :func:`stream_reply`,
+    which falls back to ``complete`` for a model without it. The last item is the full
+    ModelResponse, exactly what ``complete`` would have returned; the text deltas before it add
+    up to the reply's visible text (tool calls and thinking are not streamed)."""
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]: ...
+
+
+async def stream_reply(model: Model, request: ModelRequest) -> AsyncIterator[StreamItem]:
+    """Text deltas then the ModelResponse, from ``model.stream`` or, for a model that cannot
+    stream, from ``complete`` (its whole text as one delta)."""
+    if isinstance(model, StreamingModel):
+        async for item in model.stream(request):
+            yield item
+        return
+    response = await model.complete(request)
+    if response.message.text:
+        yield response.message.text
+    yield response
 
 
 @runtime_checkable

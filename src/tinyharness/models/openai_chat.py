@@ -25,14 +25,16 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any, cast
 
 import openai
+from openai.lib.streaming.chat import ChatCompletionStreamState
 from openai.types.chat import ChatCompletion
 
 from ..errors import ConfigError, ModelError
 from ..messages import Block, Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from ..settings import stored_key
 from . import json_mode
 from ._sdk_errors import map_sdk_error
 from .base import (
@@ -41,6 +43,7 @@ from .base import (
     ModelRequest,
     ModelResponse,
     StopReason,
+    StreamItem,
     ToolSpec,
     Usage,
 )
@@ -67,6 +70,7 @@ class OpenAIChatModel:
         context_window: int | None = None,
         temperature: float | None = None,
         frequency_penalty: float | None = None,
+        free_text_penalty_only: bool = False,
         name: str | None = None,
         client: openai.AsyncOpenAI | None = None,
     ) -> None:
@@ -75,6 +79,9 @@ class OpenAIChatModel:
         self.tool_mode: ToolMode = json_mode.check_tool_mode(tool_mode)
         self.temperature = temperature
         self.frequency_penalty = frequency_penalty
+        # Under a JSON schema every reply repeats the same structural tokens; a frequency
+        # penalty then pushes string values to "" (measured with Qwen2.5-Coder-0.5B).
+        self.free_text_penalty_only = free_text_penalty_only
         self._window = context_window
         self._client = client or _make_client(base_url, api_key, timeout, max_retries)
         self.base_url = str(self._client.base_url)
@@ -89,14 +96,52 @@ class OpenAIChatModel:
         return self._window
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
+        params, finish = self._prepare(request)
+        return finish(await self._create(params))
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
+        """Text deltas as the server sends them, then the same ModelResponse as ``complete``.
+        In JSON tool mode the deltas are the final answer's text as it decodes (an action that
+        calls a tool shows nothing)."""
+        params, finish = self._prepare(request)
+        params["stream"] = True
+        params["stream_options"] = {"include_usage": True}
+        state: ChatCompletionStreamState[Any] = ChatCompletionStreamState()
+        raw, shown = "", ""
+        try:
+            chunks = await self._client.chat.completions.create(**params)
+            async for chunk in chunks:
+                state.handle_chunk(chunk)
+                delta = chunk.choices[0].delta.content if chunk.choices else None
+                if not delta:
+                    continue
+                if self.tool_mode != "json":
+                    yield delta
+                    continue
+                raw += delta
+                answer = json_mode.final_so_far(raw)
+                if answer is not None and answer.startswith(shown) and len(answer) > len(shown):
+                    yield answer[len(shown) :]
+                    shown = answer
+        except openai.APIError as exc:
+            raise map_sdk_error(exc, provider="openai", base_url=self.base_url) from exc
+        # The snapshot, not get_final_completion(): that one parses the content and raises on a
+        # reply cut by the length limit, which must come back as a max_tokens stop instead.
+        yield finish(cast(ChatCompletion, state.current_completion_snapshot))
+
+    def _prepare(
+        self, request: ModelRequest
+    ) -> tuple[dict[str, Any], Callable[[ChatCompletion], ModelResponse]]:
+        """The request's parameters, and the function that turns the reply into a response."""
         if self.tool_mode == "json":
             plan = json_mode.plan_request(request)
             params = self._params(plan.system, plan.messages, request.max_tokens)
             if plan.schema is not None:
                 name = json_mode.ACTION_SCHEMA_NAME if plan.expects_action else "response"
                 params["response_format"] = json_schema_format(name, plan.schema)
-            response = await self._create(params)
-            return self._json_mode_response(response, request, plan.expects_action)
+                if self.free_text_penalty_only:
+                    params.pop("frequency_penalty", None)
+            return params, lambda reply: self._json_mode_response(reply, request, plan.expects_action)
         params = self._params(request.system, request.messages, request.max_tokens)
         if request.tools:
             params["tools"] = [tool_to_wire(tool) for tool in request.tools]
@@ -107,7 +152,11 @@ class OpenAIChatModel:
                 params["tool_choice"] = {"type": "function", "function": {"name": request.tool_choice}}
         if request.response_schema is not None:
             params["response_format"] = json_schema_format("response", request.response_schema)
-        response = await self._create(params)
+        if self.free_text_penalty_only and ("tools" in params or "response_format" in params):
+            params.pop("frequency_penalty", None)
+        return params, lambda reply: self._native_response(reply, request)
+
+    def _native_response(self, response: ChatCompletion, request: ModelRequest) -> ModelResponse:
         choice = _first_choice(response)
         message, stop_reason = message_from_wire(
             choice.message, choice.finish_reason, lambda: self._call_ids.next(request.messages)
@@ -159,6 +208,9 @@ class OpenAIChatModel:
 def _make_client(
     base_url: str | None, api_key: str | None, timeout: float, max_retries: int
 ) -> openai.AsyncOpenAI:
+    if api_key is None and not os.environ.get("OPENAI_API_KEY"):
+        # `tinyharness keys set openai`; only for OpenAI's own API, never another server.
+        api_key = stored_key("openai", base_url)
     if api_key is None and base_url is not None and not os.environ.get("OPENAI_API_KEY"):
         api_key = UNUSED_API_KEY
     try:
@@ -167,7 +219,7 @@ def _make_client(
         )
     except openai.OpenAIError as exc:
         raise ConfigError(
-            "openai: no API key; set OPENAI_API_KEY or pass an api key "
+            "openai: no API key; set OPENAI_API_KEY, run `tinyharness keys set openai`, or pass an api key "
             f"(or a base URL for a server that needs none): {exc}"
         ) from exc
 

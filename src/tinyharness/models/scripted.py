@@ -10,22 +10,28 @@ File format (a public contract, see the README)::
 
 Every request consumes the next response in order. When any response carries ``purpose``, each
 request takes the next response of its own purpose instead, so a script stays valid wherever a
-compaction happens to fall. Running out, or leaving responses unused, is a ``ScriptError``.
+compaction happens to fall. Running out, or leaving responses unused, is a ``ScriptError``. An
+optional top-level ``"stream_delay"`` (seconds) spaces the word chunks ``stream`` yields, so a
+terminal shows them arrive.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import re
 from collections import deque
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidScript, ScriptError
 from ..messages import Message, block_from_dict
-from .base import ModelRequest, ModelResponse, Usage
+from .base import ModelRequest, ModelResponse, StreamItem, Usage
 
 _STOP_REASONS = ("tool_use", "end_turn", "max_tokens")
 _PURPOSES = ("agent", "compact", "memory", "flush")
+_CHUNK = re.compile(r"\s*\S+\s*|\s+")  # a word with the spaces around it
 
 
 def _parse_response(index: int, data: Any) -> tuple[str | None, ModelResponse]:
@@ -77,6 +83,10 @@ class ScriptedModel:
             key = (purpose or "agent") if self.by_purpose else None
             self._queues.setdefault(key, deque()).append(response)
         self.requests: list[ModelRequest] = []
+        delay = data.get("stream_delay", 0)
+        if not isinstance(delay, int | float) or delay < 0:
+            raise InvalidScript(f"{self.source}: stream_delay must be a number of seconds >= 0")
+        self.stream_delay = float(delay)
 
     @staticmethod
     def _load(path: Path) -> Any:
@@ -104,6 +114,15 @@ class ScriptedModel:
                 f"(a {request.purpose} request); add responses to the script"
             )
         return queue.popleft()
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
+        """The same response as ``complete``, its text first yielded word by word."""
+        response = await self.complete(request)
+        for chunk in _CHUNK.findall(response.message.text):
+            if self.stream_delay:
+                await asyncio.sleep(self.stream_delay)
+            yield chunk
+        yield response
 
     def unused(self) -> int:
         return sum(len(q) for q in self._queues.values())

@@ -1,6 +1,8 @@
 """Tools from plain typed functions, and the registry that runs them safely.
 
-``function_tool`` reads a function's signature and docstring into a JSON schema. The registry
+``function_tool`` reads a function's signature and docstring into a JSON schema; a parameter
+typed as a dataclass or a Pydantic model gets that type's schema and arrives as an instance of
+it, and an ``async def`` function is awaited on the event loop. The registry
 turns every failure (unknown tool, undecodable or schema-breaking arguments, permission refused,
 an exception, a timeout) into an error result the model can read; it never raises.
 """
@@ -9,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
+import functools
 import inspect
 import json
 import re
@@ -54,6 +58,10 @@ class Tool:
     risk: Risk = "read"
     recover: Recover | None = None  # for tools whose effect must not be applied twice
     choices: Choices | None = None  # values its string arguments can take now (ToolSpec.choices)
+    # An MCP tool: the server that provides it (named in events); its function is a coroutine
+    # function, awaited on the loop instead of run in a thread.
+    server: str | None = None
+    timeout: float | None = None  # seconds; None: the registry's
 
     @property
     def spec(self) -> ToolSpec:
@@ -90,7 +98,84 @@ _PY_TO_JSON: dict[Any, str] = {
 }
 
 
+def _is_pydantic_model(annotation: Any) -> bool:
+    base = getattr(annotation, "model_json_schema", None)
+    return isinstance(annotation, type) and callable(base) and hasattr(annotation, "model_validate")
+
+
+def _needs_conversion(annotation: Any) -> bool:
+    """Whether JSON arguments must be turned into ``annotation`` (a dataclass or Pydantic model,
+    also inside a list or an optional)."""
+    if dataclasses.is_dataclass(annotation) or _is_pydantic_model(annotation):
+        return True
+    return any(_needs_conversion(arg) for arg in typing.get_args(annotation))
+
+
+def _dataclass_schema(cls: Any) -> dict[str, Any]:
+    hints = typing.get_type_hints(cls)
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for item in dataclasses.fields(cls):
+        properties[item.name] = _json_type(hints.get(item.name, str))
+        if item.default is dataclasses.MISSING and item.default_factory is dataclasses.MISSING:
+            required.append(item.name)
+    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+
+
+def _pydantic_schema(cls: Any) -> dict[str, Any]:
+    """The model's schema with its ``$defs`` inlined: the tool schema is a sub-schema, where a
+    ``#/$defs/...`` reference would point at the wrong root."""
+    schema = cls.model_json_schema()
+    defs = schema.pop("$defs", {})
+
+    def inline(node: Any, depth: int = 0) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/") and depth < 20:
+                return inline(defs.get(ref.removeprefix("#/$defs/"), {}), depth + 1)
+            return {k: inline(v, depth) for k, v in node.items() if k != "title"}
+        if isinstance(node, list):
+            return [inline(v, depth) for v in node]
+        return node
+
+    inlined: dict[str, Any] = inline(schema)
+    return inlined
+
+
+def _convert(value: Any, annotation: Any) -> Any:
+    """JSON ``value`` as ``annotation`` (dataclasses and Pydantic models, also nested in lists
+    and optionals); ToolError with what is wrong when it does not fit."""
+    if value is None:
+        return None
+    if _is_pydantic_model(annotation):
+        try:
+            return annotation.model_validate(value)
+        except ValueError as exc:  # pydantic's ValidationError is a ValueError
+            raise ToolError(f"invalid {annotation.__name__}: {exc}") from None
+    if dataclasses.is_dataclass(annotation) and isinstance(annotation, type):
+        if not isinstance(value, dict):
+            raise ToolError(f"{annotation.__name__} must be a JSON object")
+        hints = typing.get_type_hints(annotation)
+        try:
+            return annotation(**{k: _convert(v, hints.get(k, Any)) for k, v in value.items()})
+        except TypeError as exc:
+            raise ToolError(f"invalid {annotation.__name__}: {exc}") from None
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin in (list, tuple, set, frozenset) and args and isinstance(value, list):
+        return origin(_convert(item, args[0]) for item in value)
+    if origin in (typing.Union, types.UnionType):
+        options = [a for a in args if a is not type(None)]
+        if len(options) == 1:
+            return _convert(value, options[0])
+    return value
+
+
 def _json_type(annotation: Any) -> dict[str, Any]:
+    if dataclasses.is_dataclass(annotation):
+        return _dataclass_schema(annotation)
+    if _is_pydantic_model(annotation):
+        return _pydantic_schema(annotation)
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
     if origin in (typing.Union, types.UnionType):
@@ -170,9 +255,32 @@ def function_tool(
             "required": required,
             "additionalProperties": False,
         }
-        return Tool(name or fn.__name__, description or summary, input_schema, fn, risk)
+        return Tool(name or fn.__name__, description or summary, input_schema, _typed_call(fn, hints), risk)
 
     return build(function) if function is not None else build
+
+
+def _typed_call(fn: Callable[..., Any], hints: dict[str, Any]) -> Callable[..., Any]:
+    """``fn``, or a wrapper that turns JSON arguments into the dataclasses and Pydantic models
+    its parameters are typed with (async stays async)."""
+    typed = {name: hint for name, hint in hints.items() if name != "return" and _needs_conversion(hint)}
+    if not typed:
+        return fn
+
+    def convert(kwargs: dict[str, Any]) -> dict[str, Any]:
+        return {k: _convert(v, typed[k]) if k in typed else v for k, v in kwargs.items()}
+
+    if inspect.iscoroutinefunction(fn):
+
+        async def call_async(**kwargs: Any) -> Any:
+            return await fn(**convert(kwargs))
+
+        return functools.wraps(fn)(call_async)
+
+    def call(**kwargs: Any) -> Any:
+        return fn(**convert(kwargs))
+
+    return functools.wraps(fn)(call)
 
 
 # --- running tools ----------------------------------------------------------------------------
@@ -228,6 +336,13 @@ def _call_tool(function: Callable[..., Any], args: dict[str, Any]) -> Any:
         raise _ToolRaisedTimeout() from exc
 
 
+async def _await_tool(function: Callable[..., Any], args: dict[str, Any]) -> Any:
+    try:
+        return await function(**args)
+    except TimeoutError as exc:
+        raise _ToolRaisedTimeout() from exc
+
+
 def _settle(future: asyncio.Future[Any], output: Any, error: BaseException | None) -> None:
     if future.done():  # cancelled by the timeout
         return
@@ -254,6 +369,20 @@ async def _in_daemon_thread(function: Callable[..., Any], args: dict[str, Any]) 
 
     threading.Thread(target=work, name=f"tool-{getattr(function, '__name__', 'call')}", daemon=True).start()
     return await future
+
+
+async def _run_function(function: Callable[..., Any], args: dict[str, Any]) -> Any:
+    """An ``async def`` tool is awaited on the loop (a timeout cancels it); a plain function runs
+    in its own thread, and an awaitable it returns is awaited too."""
+    if inspect.iscoroutinefunction(function):
+        return await _await_tool(function, args)
+    output = await _in_daemon_thread(function, args)
+    if inspect.isawaitable(output):
+        try:
+            return await output
+        except TimeoutError as exc:
+            raise _ToolRaisedTimeout() from exc
+    return output
 
 
 def _schema_validator(schema: dict[str, Any]) -> Validator | None:
@@ -309,6 +438,11 @@ class ToolRegistry:
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
 
+    def remove(self, name: str) -> None:
+        """Stop offering ``name`` (no error when it is not there)."""
+        self._tools.pop(name, None)
+        self._validators.pop(name, None)
+
     @property
     def names(self) -> list[str]:
         return list(self._tools)
@@ -333,12 +467,15 @@ class ToolRegistry:
     async def run_call(self, call: ToolUseBlock, events: EventBus) -> ToolResultBlock:
         """``execute`` for a model's tool call, reported as ``tool_call`` and ``tool_result``
         events; the result as the block that answers the call."""
-        events.emit("tool_call", call_id=call.id, name=call.name, args=call.input)
+        tool = self._tools.get(call.name)
+        origin = {"server": tool.server} if tool is not None and tool.server else {}
+        events.emit("tool_call", call_id=call.id, name=call.name, args=call.input, **origin)
         result = await self.execute(call.name, call.input)
         events.emit(
             "tool_result",
             call_id=call.id,
             name=call.name,
+            **origin,
             ok=result.ok,
             chars=len(result.content),
             truncated=result.truncated,
@@ -358,7 +495,8 @@ class ToolRegistry:
             # On timeout the worker thread cannot be killed; it finishes in the background while
             # the loop moves on with the error result. It is a daemon thread, not the default
             # executor, so neither asyncio.run's shutdown nor the process exit waits for it.
-            output = await asyncio.wait_for(_in_daemon_thread(tool.function, args), timeout=self.timeout)
+            timeout = tool.timeout or self.timeout
+            output = await asyncio.wait_for(_run_function(tool.function, args), timeout=timeout)
         except jsonschema.ValidationError as exc:
             where = "/".join(str(p) for p in exc.absolute_path) or "arguments"
             return ToolResult(
@@ -367,7 +505,7 @@ class ToolRegistry:
                 ok=False,
             )
         except TimeoutError:
-            return ToolResult(f"Error: {name} timed out after {self.timeout:g} s", ok=False)
+            return ToolResult(f"Error: {name} timed out after {tool.timeout or self.timeout:g} s", ok=False)
         except _ToolRaisedTimeout as exc:
             return ToolResult(f"Error: {name} raised TimeoutError: {exc.__cause__}", ok=False)
         except ToolError as exc:

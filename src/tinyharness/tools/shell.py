@@ -90,6 +90,21 @@ def _drain(stream: IO[bytes], sink: _BoundedOutput) -> None:
         sink.add(chunk)
 
 
+# Commands running now, so the chat's Ctrl-C can stop them (a thread cannot be cancelled).
+_RUNNING: set[subprocess.Popen[bytes]] = set()
+_RUNNING_LOCK = threading.Lock()
+
+
+def stop_running_commands() -> int:
+    """Kill every command the shell tool is running (with its process group); how many. The
+    tool then returns what the command printed, as after a timeout."""
+    with _RUNNING_LOCK:
+        running = list(_RUNNING)
+    for process in running:
+        _kill_group(process)
+    return len(running)
+
+
 def _kill_group(process: subprocess.Popen[bytes]) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
@@ -118,6 +133,8 @@ def run_command(
     assert process.stdout is not None
     reader = threading.Thread(target=_drain, args=(process.stdout, output), daemon=True)
     reader.start()
+    with _RUNNING_LOCK:
+        _RUNNING.add(process)
     code: int | None
     try:
         code = process.wait(timeout=timeout)
@@ -126,6 +143,8 @@ def run_command(
     finally:
         _kill_group(process)  # also ends children left behind by a command that finished
         process.wait()
+        with _RUNNING_LOCK:
+            _RUNNING.discard(process)
     # A grandchild that escaped the group may still hold the pipe open: stop reading after a
     # moment instead of waiting for it.
     reader.join(2.0)

@@ -1,0 +1,169 @@
+"""What the terminal shows while a turn runs: the reply streamed and rendered as Markdown, a
+short line per tool call and result, compactions, and a live status line (elapsed time, tokens
+in the window against the window) that goes away when the turn ends."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.markdown import Markdown
+from rich.syntax import Syntax
+from rich.text import Text
+
+_ARG_PREVIEW = 60
+
+
+def short_args(args: Any) -> str:
+    """``path='a.md', content=<1,204 chars>``: enough to recognise the call, never huge."""
+    if not isinstance(args, dict):
+        text = str(args)
+        return text if len(text) <= _ARG_PREVIEW else text[:_ARG_PREVIEW] + "…"
+    parts = []
+    for key, value in args.items():
+        if isinstance(value, str) and len(value) > _ARG_PREVIEW:
+            parts.append(f"{key}=<{len(value):,} chars>")
+        else:
+            shown = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else repr(value)
+            parts.append(f"{key}={shown}")
+    return ", ".join(parts)
+
+
+class _Status:
+    """The live line; rendered afresh at every refresh, so the clock moves on its own."""
+
+    def __init__(self, view: TurnView) -> None:
+        self.view = view
+
+    def __rich__(self) -> Text:
+        view = self.view
+        elapsed = time.monotonic() - view.started
+        window = f" / {view.window:,}" if view.window else ""
+        return Text(
+            f"… {view.activity} · {elapsed:.1f}s · {view.tokens:,}{window} tokens in the window"
+            " · Ctrl-C stops",
+            style="dim",
+        )
+
+
+class TurnView:
+    """Renders one turn's events. ``pause()`` stops the live area (before a question on the
+    terminal); the next event starts it again."""
+
+    def __init__(self, console: Console, *, tokens: int = 0, window: int | None = None) -> None:
+        self.console = console
+        self.tokens = tokens
+        self.window = window
+        self.started = time.monotonic()
+        self.activity = "thinking"
+        self.text = ""
+        self._live: Live | None = None
+
+    def _renderable(self) -> RenderableType:
+        parts: list[RenderableType] = []
+        if self.text:
+            parts.append(Markdown(self.text))
+        parts.append(_Status(self))
+        return Group(*parts)
+
+    def _ensure_live(self) -> None:
+        if self._live is None:
+            self._live = Live(
+                self._renderable(),
+                console=self.console,
+                refresh_per_second=8,
+                transient=False,
+                vertical_overflow="visible",
+            )
+            self._live.start()
+
+    def _flush_text(self) -> None:
+        """End the live area, leaving the text written so far on the screen (no status line)."""
+        if self._live is not None:
+            self._live.update(Markdown(self.text) if self.text else Text(""), refresh=True)
+            self._live.stop()
+            self._live = None
+        self.text = ""
+
+    def start(self) -> None:
+        self._ensure_live()
+
+    def pause(self) -> None:
+        self._flush_text()
+
+    def finish(self) -> None:
+        self._flush_text()
+
+    def delta(self, text: str) -> None:
+        self.activity = "writing"
+        self.text += text
+        done, rest = settled(self.text)
+        if done:
+            # Finished paragraphs are printed for good; the live area keeps only the paragraph
+            # being written, so it stays small (a live area taller than the screen would be
+            # drawn again and again) and rendering costs no more as the reply grows.
+            self.text = done
+            self._flush_text()
+            self.text = rest
+        self._ensure_live()
+        assert self._live is not None
+        self._live.update(self._renderable())
+
+    def event(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        if kind == "model_call":
+            self.tokens = int(event.get("tokens") or self.tokens)
+            return
+        if kind == "tool_call":
+            self._flush_text()
+            self.console.print(
+                Text.assemble(
+                    ("⏺ ", "cyan"), (str(event.get("name")), "bold"), f"({short_args(event.get('args'))})"
+                )
+            )
+            self.activity = f"running {event.get('name')}"
+            self._ensure_live()
+        elif kind == "tool_result":
+            self._flush_text()
+            ok = bool(event.get("ok"))
+            size = f"{int(event.get('chars') or 0):,} chars" + (
+                ", truncated" if event.get("truncated") else ""
+            )
+            self.console.print(Text(f"  ⎿ {'ok' if ok else 'error'}, {size}", style="green" if ok else "red"))
+            self.activity = "thinking"
+            self._ensure_live()
+        elif kind == "compaction":
+            self._flush_text()
+            self.console.print(
+                Text(
+                    f"[compact] #{event.get('n')} {event.get('strategy')}: tokens "
+                    f"{event.get('tokens_before')} -> {event.get('tokens_after')}",
+                    style="yellow",
+                )
+            )
+            self.tokens = int(event.get("tokens_after") or self.tokens)
+            self._ensure_live()
+        elif kind == "error":
+            self._flush_text()
+            self.console.print(Text(f"[{event.get('stop')}] {event.get('message')}", style="red"))
+
+
+def settled(text: str) -> tuple[str, str]:
+    """``text`` split after its last blank line outside a code fence: the paragraphs that are
+    complete, and the one still being written ("" and ``text`` when none is complete)."""
+    cut = text.rfind("\n\n")
+    while cut > 0 and text[:cut].count("```") % 2:
+        cut = text.rfind("\n\n", 0, cut)
+    if cut <= 0:
+        return "", text
+    return text[:cut], text[cut + 2 :]
+
+
+def show_diff(console: Console, diff: str) -> None:
+    if diff.startswith(("---", "@@")) or "\n+++ " in diff:
+        console.print(Syntax(diff, "diff", theme="ansi_dark", background_color="default"))
+    else:
+        console.print(Text(diff))

@@ -1,0 +1,232 @@
+"""Settings that stay set: one config file and one keys file in the data home.
+
+``$TINYHARNESS_HOME/config.json`` (see ``paths.data_home``) holds what a user sets once::
+
+    {"default_model": "anthropic:claude-sonnet-4-5",
+     "base_urls": {"openai": "http://127.0.0.1:11434/v1"},
+     "permissions": {"allow": ["write_file:docs/*"], "deny": ["edit_file:*.lock"]},
+     "mcpServers": {...},          # the Claude Desktop / Claude Code format
+     "agents": {...}}              # sub-agent profiles, by name
+
+Every key is optional; keys this module does not know are kept as they are when a setting is
+written, so other parts (and newer versions) can add their own. ``keys.json`` beside it holds API
+keys, written with mode 0600 and never printed. Precedence, for every setting: the command-line
+option, then the environment variable, then the config file, then the built-in default.
+
+May import ``paths`` and ``errors``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+from .paths import data_home
+
+CONFIG_NAME = "config.json"
+KEYS_NAME = "keys.json"
+MODEL_ENV = "TINYHARNESS_MODEL"
+BUILTIN_MODEL = "local"
+# Keys with a meaning; each reader takes its own (mcpServers: the MCP client; agents: sub-agents).
+KNOWN_KEYS = ("default_model", "base_urls", "permissions", "mcpServers", "agents")
+PROVIDERS = ("openai", "anthropic")
+KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+BASE_URL_ENV = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL"}
+# A stored key goes only to the provider's own API, never to another server given by URL.
+OFFICIAL_HOSTS = {"openai": "api.openai.com", "anthropic": "api.anthropic.com"}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The config file, read and checked once."""
+
+    default_model: str | None = None
+    base_urls: Mapping[str, str] = field(default_factory=dict)
+    allow: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+    mcp_servers: Mapping[str, Any] = field(default_factory=dict)
+    agents: Mapping[str, Any] = field(default_factory=dict)
+    path: Path | None = None
+
+
+def config_path() -> Path:
+    return data_home() / CONFIG_NAME
+
+
+def keys_path() -> Path:
+    return data_home() / KEYS_NAME
+
+
+def _read_json(path: Path, what: str) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read the {what} {path}: {exc}") from None
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(
+            f"the {what} {path} is not valid JSON ({exc.msg}, line {exc.lineno}); fix it"
+        ) from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"the {what} {path} must hold a JSON object")
+    return data
+
+
+def _strings(value: Any, where: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"config: {where} must be a list of strings")
+    return tuple(value)
+
+
+def _mapping(value: Any, where: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ConfigError(f"config: {where} must be an object")
+    return value
+
+
+def load_settings(path: Path | None = None) -> Settings:
+    """The settings in ``path`` (default: the config file); empty Settings when there is none.
+    ConfigError, naming the file and the key, when it is malformed."""
+    where = path or config_path()
+    data = _read_json(where, "config file")
+    model = data.get("default_model")
+    if model is not None and (not isinstance(model, str) or not model.strip()):
+        raise ConfigError("config: default_model must be a model string such as openai:gpt-4o-mini")
+    base_urls = _mapping(data.get("base_urls"), "base_urls")
+    if not all(isinstance(v, str) for v in base_urls.values()):
+        raise ConfigError("config: base_urls must map a provider (openai, anthropic) to a URL")
+    permissions = _mapping(data.get("permissions"), "permissions")
+    return Settings(
+        default_model=model.strip() if isinstance(model, str) else None,
+        base_urls=base_urls,
+        allow=_strings(permissions.get("allow"), "permissions.allow"),
+        deny=_strings(permissions.get("deny"), "permissions.deny"),
+        mcp_servers=_mapping(data.get("mcpServers"), "mcpServers"),
+        agents=_mapping(data.get("agents"), "agents"),
+        path=where,
+    )
+
+
+def _write_private(path: Path, data: Mapping[str, Any], *, mode: int) -> None:
+    """Replace ``path`` atomically with ``data`` as JSON; the file is created with ``mode``
+    (the temp file too, so a key is never readable by others, not even for a moment)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, indent=2, ensure_ascii=False)
+            handle.write("\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp, mode)  # the umask may have taken bits away; never added any
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            temp.unlink()
+        raise
+
+
+def set_config_value(key: str, value: Any, path: Path | None = None) -> Path:
+    """Set one top-level key of the config file (None removes it), keeping every other key."""
+    where = path or config_path()
+    data = _read_json(where, "config file")
+    if value is None:
+        data.pop(key, None)
+    else:
+        data[key] = value
+    _write_private(where, data, mode=0o644)
+    return where
+
+
+# --- the model --------------------------------------------------------------------------------
+
+
+def resolve_model(option: str | None, settings: Settings | None = None) -> tuple[str, str]:
+    """The model string to use and where it came from: the ``--model`` option, then
+    ``$TINYHARNESS_MODEL``, then the config file's ``default_model``, then ``local``."""
+    if option:
+        return option, "--model"
+    env = os.environ.get(MODEL_ENV, "").strip()
+    if env:
+        return env, f"${MODEL_ENV}"
+    chosen = settings if settings is not None else load_settings()
+    if chosen.default_model:
+        return chosen.default_model, str(chosen.path or config_path())
+    return BUILTIN_MODEL, "built-in default"
+
+
+def resolve_base_url(provider: str, option: str | None, settings: Settings | None = None) -> str | None:
+    """``--base-url``, then ``$OPENAI_BASE_URL``/``$ANTHROPIC_BASE_URL``, then the config file's
+    ``base_urls[provider]``; None lets the SDK use the provider's own API."""
+    if option:
+        return option
+    env_name = BASE_URL_ENV.get(provider)
+    if env_name and os.environ.get(env_name):
+        return os.environ[env_name]
+    chosen = settings if settings is not None else load_settings()
+    return chosen.base_urls.get(provider)
+
+
+# --- API keys ---------------------------------------------------------------------------------
+
+
+def _check_provider(provider: str) -> None:
+    if provider not in PROVIDERS:
+        raise ConfigError(f"unknown key name {provider!r}; use one of: {', '.join(PROVIDERS)}")
+
+
+def set_key(provider: str, key: str) -> Path:
+    """Store ``key`` for ``provider`` in the keys file (mode 0600)."""
+    _check_provider(provider)
+    key = key.strip()
+    if not key:
+        raise ConfigError("the key is empty; nothing stored")
+    if any(ch.isspace() for ch in key):
+        raise ConfigError("the key has spaces or line breaks in it; paste the key alone")
+    where = keys_path()
+    keys = _read_json(where, "keys file")
+    keys[provider] = key
+    _write_private(where, keys, mode=0o600)
+    return where
+
+
+def remove_key(provider: str) -> bool:
+    _check_provider(provider)
+    where = keys_path()
+    keys = _read_json(where, "keys file")
+    if provider not in keys:
+        return False
+    del keys[provider]
+    _write_private(where, keys, mode=0o600)
+    return True
+
+
+def key_names() -> list[str]:
+    """The names of the stored keys (never the keys)."""
+    return sorted(str(name) for name in _read_json(keys_path(), "keys file"))
+
+
+def stored_key(provider: str, base_url: str | None = None) -> str | None:
+    """The stored key for ``provider``, when the request goes to that provider's own API
+    (``base_url`` None or its official host): a key set for OpenAI never goes to another server."""
+    if base_url is not None and OFFICIAL_HOSTS.get(provider, "\0") not in base_url:
+        return None
+    value = _read_json(keys_path(), "keys file").get(provider)
+    return value if isinstance(value, str) and value else None
