@@ -68,6 +68,13 @@ class ReadState:
         if self.covered.get(path, 0) >= total:
             self.done.add(path)
 
+    def resume_line(self, path: str) -> int | None:
+        """Where a read of ``path`` without a start_line goes on: after the lines read so far
+        when the file was read in part, else None (from line 1)."""
+        path = os.path.normpath(path)
+        reached = self.covered.get(path, 0)
+        return reached + 1 if reached and path not in self.done else None
+
     def forget(self, path: str) -> None:
         """The read's text did not reach the model whole (cut to a preview later)."""
         path = os.path.normpath(path)
@@ -107,7 +114,13 @@ def file_tools(
             raise ToolError(f"end_line ({end_line}) must not be before start_line ({first})")
         target = _existing_file(workspace, path)
         shown = workspace.relative(target)
-        return _read_lines(shown, target, first, end_line, read_budget, on_read=state.record)
+        resume = state.resume_line(shown) if start_line is None and end_line is None else None
+        text = _read_lines(shown, target, resume or first, end_line, read_budget, on_read=state.record)
+        if resume:
+            # Small models call read_file(path) again instead of giving start_line: measured
+            # with the 0.5B model, the same first page three times in a row. Go on instead.
+            return f"[lines 1-{resume - 1} were read before; here is what follows]\n{text}"
+        return text
 
     def list_dir(path: str) -> str:
         """List a folder of the workspace: sub-folders end with "/", files show their size.
