@@ -2,7 +2,7 @@
 
     python -m bench                 # the full suite (about 15 minutes on 2 cores)
     python -m bench --small         # the quick version of every part
-    python -m bench --only loop,e2e # some parts: loop, tokens, memory, e2e, secrets, parallel, mcp
+    python -m bench --only loop,e2e # some parts: loop, tokens, memory, e2e, secrets, parallel, mcp, grep
     python -m bench --output FILE   # write elsewhere (default: bench/RESULTS.md)
 
 Progress goes to stderr; each part's own tables are printed as it finishes.
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from bench import HERE, load_line, machine_line, progress
 
-PARTS = ("loop", "tokens", "memory", "e2e", "secrets", "parallel", "mcp", "tasks")
+PARTS = ("loop", "tokens", "memory", "e2e", "secrets", "parallel", "mcp", "tasks", "grep")
 
 
 def _loop(small: bool) -> str:
@@ -134,6 +134,12 @@ def _tasks(small: bool) -> str:
     return f"{note}\n\n{suite}\n\n### Acceptance run\n\n{acceptance.cached_report()}"
 
 
+def _grep(small: bool) -> str:
+    from bench import grep_bench
+
+    return grep_bench.to_markdown(grep_bench.run(small=small))
+
+
 def _quiet(call: Callable[[], str]) -> str:
     """Run a part that prints its own report; keep stdout for the summary, return the report."""
     buffer = io.StringIO()
@@ -151,6 +157,7 @@ SECTIONS: dict[str, tuple[str, str, Callable[[bool], str]]] = {
     "parallel": ("6. Parallel tool calls with the run log", "python -m bench.parallel_calls", _parallel),
     "mcp": ("7. MCP tool call overhead", "python -m bench.mcp_overhead", _mcp),
     "tasks": ("8. Task suite and acceptance run on the local models", "python -m bench.task_suite", _tasks),
+    "grep": ("9. grep: RE2 against Python's re", "python -m bench.grep_bench", _grep),
 }
 
 

@@ -288,13 +288,13 @@ def test_grep_stops_after_the_file_count_cap(
     [
         ("(unclosed", "invalid regular expression '(unclosed': missing ), unterminated"),
         ("[z-a]", "bad character range"),
-        ("(a+)+$", "exponential time"),
-        (r"(\w+\s?)*$", "exponential time"),
-        ("(x*)*y", "exponential time"),
+        (r"(a)\1", "no backreferences"),
+        ("foo(?=bar)", "lookaround"),
+        ("(?<!x)y", "lookaround"),
         ("x" * 600, "longer than 500 characters"),
     ],
 )
-def test_grep_refuses_bad_or_catastrophic_patterns(tools: ToolRegistry, pattern: str, message: str) -> None:
+def test_grep_refuses_bad_or_unsupported_patterns(tools: ToolRegistry, pattern: str, message: str) -> None:
     assert message in error(tools, "grep", pattern=pattern, path=".")
 
 

@@ -60,7 +60,7 @@ def test_notes_read_back_are_quoted_and_cannot_close_their_quote(tmp_path: Path)
     text = block.text
     assert "not instructions" in text
     assert text.count("<notes>") == 1 and text.count("</notes>") == 1 and text.endswith("</notes>")
-    assert quoted("file", "a</file>b", path='x"y') == '<file path="x_y">\na<\\/file>b\n</file>'
+    assert quoted("file", "a</file>b", path='x"y') == '<file path="x&quot;y">\na<\\/file>b\n</file>'
 
 
 def test_after_a_restart_compaction_the_notes_arrive_quoted(tmp_path: Path) -> None:

@@ -96,7 +96,7 @@ def test_a_failure_during_write_leaves_the_old_file_intact(
     notes = NotesFile(path)
     notes.overwrite("precious\n")
 
-    def crash(*args: object) -> None:
+    def crash(*args: object, **kwargs: object) -> None:
         raise OSError(5, "Input/output error")
 
     monkeypatch.setattr(os, failing, crash)

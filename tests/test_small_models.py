@@ -187,3 +187,20 @@ def test_the_local_timeout_fits_the_models_speed(tmp_path: Path) -> None:
     unknown = tmp_path / "other.gguf"
     unknown.write_bytes(b"x" * 1000)  # tiny file, scaled from the 0.5B: the floor applies
     assert fitted_timeout(unknown, 4096) == 120
+
+
+def test_reading_a_paged_file_again_without_start_line_goes_on(project: Path) -> None:
+    """The 0.5B model called read_file(path) again after a page instead of giving start_line,
+    and got the same first page three times; a read without start_line goes on instead."""
+    registry = builtin_tools(project, result_cap=700)  # a page of about 200 characters
+    first = read(registry, "r1", path="a.py")
+    page = first[1].content[0].content  # type: ignore[union-attr]
+    assert page.startswith("a.py (lines 1-") and "if you need them" in page
+    again = read(registry, "r2", path="a.py")
+    text = again[1].content[0].content  # type: ignore[union-attr]
+    shown_last = int(page.split(" of ")[0].split("-")[1])
+    assert text.startswith(
+        f"[lines 1-{shown_last} were read before; here is what follows]\na.py (lines {shown_last + 1}-"
+    )
+    explicit = read(registry, "r3", path="a.py", start_line=1, end_line=2)  # asked for: given
+    assert explicit[1].content[0].content.startswith("a.py (lines 1-2 of 31)")  # type: ignore[union-attr]

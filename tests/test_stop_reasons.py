@@ -18,7 +18,14 @@ def test_each_concrete_stop_carries_a_distinct_reason_users_know() -> None:
     reasons = [c.reason for c in concrete]  # type: ignore[attr-defined]
     assert len(set(reasons)) == len(reasons)
     # The strings are a contract (run_end.stop, the exit line of the CLI): they stay as they were.
-    assert set(reasons) == {"max_iterations", "token_budget", "stuck", "max_tokens", "context_overflow"}
+    assert set(reasons) == {
+        "max_iterations",
+        "token_budget",
+        "stuck",
+        "max_tokens",
+        "context_overflow",
+        "bad_output",
+    }
     assert set(get_args(StopReason)) == {*reasons, "end_turn", "error"}
 
 

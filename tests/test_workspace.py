@@ -192,7 +192,7 @@ def test_atomic_write_failure_keeps_the_old_file(tmp_path: Path, monkeypatch: py
     target = tmp_path / "file.txt"
     target.write_text("old\n")
 
-    def broken_replace(src: str, dst: str) -> None:
+    def broken_replace(src: str, dst: str, **dir_fds: int) -> None:
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "replace", broken_replace)

@@ -180,7 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     where = run.add_argument_group("workspace and output")
     where.add_argument("--workspace", default=".", help="folder the tools may touch (default: .)")
-    where.add_argument("--notes", help="notes file (default: NOTES.md in the workspace)")
+    _notes_options(where)
     where.add_argument("--events", help="write the event stream to this file as JSON Lines")
     where.add_argument("--trace", action="store_true", help="add each exact request to model_call events")
     where.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
@@ -356,8 +356,37 @@ def build_parser() -> argparse.ArgumentParser:
 
     notes = commands.add_parser("notes", help="print the notes file of a workspace")
     notes.add_argument("--workspace", default=".", help="workspace folder (default: .)")
-    notes.add_argument("--notes", help="notes file (default: NOTES.md in the workspace)")
+    _notes_options(notes)
     return parser
+
+
+def _notes_options(group: Any) -> None:
+    group.add_argument(
+        "--notes",
+        help="notes file, relative to the workspace (default: NOTES.md in the workspace)",
+    )
+    group.add_argument(
+        "--notes-outside-workspace",
+        action="store_true",
+        help="let --notes name a file outside the workspace (by default that is refused)",
+    )
+
+
+def _notes_path(args: argparse.Namespace, workspace: Path) -> Path:
+    """``--notes`` relative to the workspace (not to the current folder); a file outside the
+    workspace only with ``--notes-outside-workspace``, since the agent's file tools cannot see
+    it and it is read back into the model's context."""
+    if not args.notes:
+        return workspace / "NOTES.md"
+    path = Path(os.path.abspath(workspace / Path(args.notes).expanduser()))
+    root = Path(os.path.realpath(workspace))
+    outside_ok = getattr(args, "notes_outside_workspace", False)  # `chat` has no such option
+    if not Path(os.path.realpath(path.parent)).is_relative_to(root) and not outside_ok:
+        raise ConfigError(
+            f"--notes {args.notes} is outside the workspace {workspace}; give a path relative to "
+            "the workspace, or add --notes-outside-workspace to use that file anyway"
+        )
+    return path
 
 
 def _register_chat(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -517,11 +546,6 @@ def apply_settings(args: argparse.Namespace, *, permissions: bool = True) -> Non
         args.deny = [*settings.deny, *args.deny]
 
 
-def _notes_path(args: argparse.Namespace, workspace: Path) -> Path:
-    """--notes is relative to the workspace (an absolute path stays as it is)."""
-    return workspace / args.notes if args.notes else workspace / "NOTES.md"
-
-
 def keep_run_state_out_of_git(args: argparse.Namespace, workspace: Path) -> None:
     """Add NOTES.md and .tinyharness/ to .git/info/exclude, saying so the one time it happens."""
     added = exclude_run_state(workspace, _notes_path(args, workspace))
@@ -620,6 +644,7 @@ async def _run(args: argparse.Namespace) -> RunResult:
         raise ConfigError(f"workspace {args.workspace} is not a folder")
     if args.task is None and not args.resume:
         raise ConfigError("give a task, or --resume to continue an interrupted run")
+    _notes_path(args, workspace)  # a --notes outside the workspace is refused before anything starts
     check_shell_options(shell=args.shell, yes=args.yes, allow=args.allow)
     keep_run_state_out_of_git(args, workspace)
     mcp_configs = load_config(args.mcp, timeout=args.mcp_timeout)  # a bad file fails before anything starts
@@ -743,6 +768,7 @@ def _tools(args: argparse.Namespace, workspace: Path, events: EventBus, result_c
     notes = NotesFile(
         _notes_path(args, workspace),
         on_write=lambda op, chars: events.emit("notes_write", op=op, chars=chars),
+        root=workspace,
     )
     permissions = Permissions(
         allow_write=args.allow_write,
@@ -834,8 +860,11 @@ def _fail(message: str, code: int) -> int:
 def _command(args: argparse.Namespace) -> int:
     if args.command == "notes":
         workspace = Path(args.workspace)
-        text = NotesFile(_notes_path(args, workspace)).read()
-        print(text if text else f"(no notes yet in {_notes_path(args, workspace)})")
+        if not workspace.is_dir():
+            raise ConfigError(f"workspace {args.workspace} is not a folder")
+        notes_path = _notes_path(args, workspace)
+        text = NotesFile(notes_path, root=workspace).read()
+        print(text if text else f"(no notes yet in {notes_path})")
         return 0
     if args.command == "memory":
         return memory_cli.handle(args)

@@ -5,16 +5,16 @@ They live on the ground floor, beside the message types, because context managem
 restore, what to flush), the file tools (which paths are worth offering) and long-term memory
 (what to extract from) all ask them. Nothing here changes a message or touches a file.
 
-May import: ``messages``. Nothing else of the package.
+May import: ``messages``, ``quoting``. Nothing else of the package.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Iterator, Sequence
 
 from .messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from .quoting import blocks, quote
 
 FILE_TOOLS = ("read_file", "edit_file", "write_file")
 # What the harness writes into a history (context.rewrite's tags, context.strategies' cleared
@@ -24,15 +24,7 @@ CLEARED_RESULT_PREFIX = "[tool result cleared"
 OFFLOADED_RESULT_MARK = "[output truncated:"  # a result cut to a preview (context.strategies)
 # Ends a file the restore step had to cut; restored_in_full tells such files from whole ones.
 CUT_MARK = "[... cut; read_file for the rest]"
-_QUOTED_FILE = re.compile(r'<file path="([^"]*)">\n(.*?)\n</file>', re.DOTALL)
-
-
-def quoted(kind: str, body: str, **attributes: str) -> str:
-    """``body`` between ``<kind ...>`` and ``</kind>`` markers, as quoted data: a closing
-    marker inside the body is defused so the quoted text cannot end the quote early."""
-    attrs = "".join(f' {k}="{v.replace(chr(34), "_")}"' for k, v in attributes.items())
-    safe = body.replace(f"</{kind}>", f"<\\/{kind}>")
-    return f"<{kind}{attrs}>\n{safe}\n</{kind}>"
+quoted = quote  # the one quoting function (``tinyharness.quoting``), by its older name
 
 
 def tool_calls_by_id(messages: Iterable[Message]) -> dict[str, ToolUseBlock]:
@@ -103,10 +95,10 @@ def restored_in_full(messages: Sequence[Message]) -> set[str]:
     that do not end with CUT_MARK)."""
     head = messages[0].content if messages else ()
     return {
-        path
+        attributes.get("path", "")
         for block in head
         if isinstance(block, TextBlock) and "<file path=" in block.text
-        for path, body in _QUOTED_FILE.findall(block.text)
+        for attributes, body in blocks(block.text, "file")
         if not body.endswith(CUT_MARK)
     }
 

@@ -1,5 +1,6 @@
 """Context management: token accounting, compaction strategies and the request validator.
 
-May import ``messages``, ``history``, ``models.base``, ``events`` and ``errors``; never the
+May import ``messages``, ``history``, ``quoting``, ``safefs`` (files opened beneath the
+workspace), ``models.base``, ``events`` and ``errors``; never the
 tools, memory, the loop or the CLI (the notes flush gets the tool specs and a function that runs
 a call, not the tool registry)."""

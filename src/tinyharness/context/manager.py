@@ -444,7 +444,7 @@ class ContextManager:
         stale = tagged_blocks(head, [NOTES, FILES])
         keep = [b for b in head.content[len(task_blocks(head)) :] if b not in stale]
         added = []
-        notes = read_notes(self.config.notes_path)
+        notes = read_notes(self.config.notes_path, self.config.workspace)
         if notes is not None:
             added.append(notes_block(notes, int(threshold * NOTES_SHARE), count, self.config.notes_path))
         if self.file_reader is not None and self.config.restore_files > 0:

@@ -1,33 +1,45 @@
 """After a lossy compaction: NOTES.md read back and the files the agent most recently read or
-edited re-read into the window (what a summary alone would lose), each within a token bound."""
+edited re-read into the window (what a summary alone would lose), each within a token bound.
+Both are read through ``tinyharness.safefs`` beneath the workspace (no link leads out, no FIFO
+blocks) and never more than a bounded prefix of a file: a file of many gigabytes costs what its
+first NOTES_READ_BYTES / FILE_READ_BYTES cost."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from ..history import CUT_MARK, quoted
+from ..history import CUT_MARK
 from ..messages import TextBlock
+from ..quoting import quote
+from ..safefs import Folder, beneath
 from .rewrite import FILES, NOTES, tagged
 
 EMPTY_NOTES = "(NOTES.md is still empty)"
+NOTES_READ_BYTES = 2_000_000  # more than any notes budget; a larger file is cut, never loaded whole
+FILE_READ_BYTES = 2_000_000
 
 FileReader = Callable[[str], str | None]
 TextCounter = Callable[[str], int]
 
 
-def read_notes(path: Path | None) -> str | None:
-    """The notes text, EMPTY_NOTES for a missing or empty file, None when there is no notes file
-    configured."""
+def read_notes(path: Path | None, root: Path | None = None) -> str | None:
+    """The notes text (at most NOTES_READ_BYTES of it), EMPTY_NOTES for a missing or empty file,
+    None when there is no notes file configured. The file is opened beneath ``root`` (the
+    workspace) when it lies there, else beneath its own folder: a NOTES.md that is a link
+    leading out is not followed."""
     if path is None:
         return None
+    folder_path, inner = beneath(Path(path), root)
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        data, size = Folder(folder_path).read(inner, NOTES_READ_BYTES)
     except (FileNotFoundError, IsADirectoryError):
         return EMPTY_NOTES
     except OSError as exc:
-        return f"(NOTES.md could not be read: {exc.strerror})"
+        return f"(NOTES.md could not be read: {exc.strerror or exc})"
+    text = data.decode("utf-8", errors="replace")
+    if size > len(data):
+        text += f"\n[... the notes file is {size} bytes; only the start is read back]"
     return text if text.strip() else EMPTY_NOTES
 
 
@@ -38,27 +50,26 @@ def notes_block(text: str, budget: int, count: TextCounter, path: Path | None) -
     body = clip_to_tokens(text, budget, count)
     if body != text:
         body += f"\n[... notes cut to fit; the whole file is {path}]"
-    return tagged(NOTES, f"Current content of NOTES.md ({DATA_NOTICE}):\n{quoted('notes', body)}")
+    return tagged(NOTES, f"Current content of NOTES.md ({DATA_NOTICE}):\n{quote('notes', body)}")
 
 
 def workspace_reader(root: Path) -> FileReader:
-    """Reads text files under ``root`` only; anything outside, missing or binary gives None."""
-    real_root = Path(os.path.realpath(root))
+    """Reads text files under ``root`` only, at most FILE_READ_BYTES of each (a longer file's
+    text ends with CUT_MARK); anything outside, missing, not a regular file or binary gives
+    None."""
+    folder = Folder(root)
 
     def read(path: str) -> str | None:
+        if not isinstance(path, str) or path.startswith(("/", "\\")):
+            return None
         try:
-            real = Path(os.path.realpath(real_root / path))
+            data, size = folder.read(path.replace("\\", "/"), FILE_READ_BYTES)
         except (OSError, ValueError):
-            return None
-        if not real.is_relative_to(real_root) or not real.is_file():
-            return None
-        try:
-            data = real.read_bytes()[:2_000_000]
-        except OSError:
             return None
         if b"\x00" in data[:8192]:
             return None
-        return data.decode("utf-8", errors="replace")
+        text = data.decode("utf-8", errors="replace")
+        return f"{text}\n{CUT_MARK}" if size > len(data) else text
 
     return read
 
@@ -95,7 +106,7 @@ def files_block(
         if not body.strip():
             continue
         cut = "" if body == text else f"\n{CUT_MARK}"
-        part = quoted("file", f"{body}{cut}", path=path)
+        part = quote("file", f"{body}{cut}", path=path)
         parts.append(part)
         restored.append(path)
         left -= count(part)

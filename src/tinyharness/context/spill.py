@@ -4,15 +4,20 @@ The ``offload`` step is a pure function of the history; what it cuts must still 
 the agent, so it hands the full text to a ``SpillWriter`` the manager gives it and puts the
 path that comes back into the preview. ``SpillFolder`` is the manager's writer: one file per
 tool call in the run's state folder, written atomically, named after the call id (so offloading
-the same result again writes nothing new).
+the same result again writes nothing new). Inside the workspace it writes through
+``tinyharness.safefs``: a ``.tinyharness`` that is a link leading out of the workspace is
+refused, never followed.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
+
+from ..safefs import Folder
 
 
 class SpillWriter(Protocol):
@@ -32,15 +37,24 @@ class SpillFolder:
 
     def __call__(self, call_id: str, text: str) -> str | None:
         digest = hashlib.sha1(call_id.encode("utf-8")).hexdigest()[:16]
-        path = self.folder / f"tool-result-{digest}.txt"
+        path = Path(os.path.abspath(self.folder / f"tool-result-{digest}.txt"))
+        base, inner, relative = path.parent, path.name, False
+        for root in _spellings(self.workspace):
+            if path.is_relative_to(root):
+                base, inner, relative = root, path.relative_to(root).as_posix(), True
+                break
         try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            if not path.exists():
-                tmp = path.with_suffix(".tmp")
-                tmp.write_text(text, encoding="utf-8")
-                tmp.replace(path)  # atomic: a reader never sees half a file
-        except OSError:
+            base.mkdir(parents=True, exist_ok=True)
+            folder = Folder(base)
+            if folder.stat(inner) is None:
+                folder.write(inner, text.encode("utf-8"))  # atomic: a reader never sees half a file
+        except (OSError, ValueError):
             return None
-        if self.workspace is not None and path.resolve().is_relative_to(self.workspace.resolve()):
-            return path.resolve().relative_to(self.workspace.resolve()).as_posix()
-        return str(path)
+        return inner if relative else str(path)
+
+
+def _spellings(workspace: Path | None) -> list[Path]:
+    """The workspace as given and as its real path (the state folder may be spelled either way)."""
+    if workspace is None:
+        return []
+    return [Path(os.path.abspath(workspace)), Path(os.path.realpath(workspace))]

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..history import render_transcript
 from ..messages import Message
+from ..quoting import quote
 from ..redact import redact
 
 KINDS = ("preference", "constraint", "conclusion", "fact")
@@ -85,4 +86,4 @@ def extraction_transcript(messages: Sequence[Message], limit: int) -> str:
 def extraction_prompt(transcript: str, today: str) -> str:
     """The user message of the extraction request (today's date lets the model resolve
     "yesterday"; it is in this message, not the system prompt, so the system prompt stays fixed)."""
-    return f"Today is {today}.\nConversation:\n<conversation>\n{transcript}\n</conversation>"
+    return f"Today is {today}.\nConversation:\n{quote('conversation', transcript)}"

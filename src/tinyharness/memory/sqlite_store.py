@@ -108,17 +108,23 @@ def _columns(db: sqlite3.Connection, table: str) -> set[str]:
 
 def _recognise(db: sqlite3.Connection) -> int | None:
     """The schema version of a memory store with no mark (written before stores were marked),
-    or None when its tables are not exactly ours."""
+    or None when its tables are not exactly ours. Its ``memories`` table decides; a store that
+    lacks the search tables (they were made on first use) gets them from migration 1."""
     tables = {str(r[0]) for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    if not {"memories", "memory_fts", "memory_vectors"} <= tables:
+    if "memories" not in tables:
         return None
-    if _columns(db, "memory_vectors") != _VECTOR_COLUMNS or _columns(db, "memory_fts") != _FTS_COLUMNS:
+    if "memory_vectors" in tables and _columns(db, "memory_vectors") != _VECTOR_COLUMNS:
         return None
+    if "memory_fts" in tables and _columns(db, "memory_fts") != _FTS_COLUMNS:
+        return None
+    complete = {"memory_fts", "memory_vectors"} <= tables
     columns = _columns(db, "memories")
     for version in range(len(MIGRATIONS), 0, -1):
         added = {name for at, name in _ADDED_IN.items() if at <= version}
         if columns == _MEMORY_COLUMNS | added:
-            return version
+            if complete:
+                return version
+            return 0 if version == 1 else None  # migration 1 adds the missing tables
     return None
 
 
@@ -372,8 +378,14 @@ def _split(script: str) -> list[str]:
 
 
 MIGRATIONS: list[list[str]] = [
-    # 1: the first schema (the columns added later are left out here, and added by their step)
-    _split(_SCHEMA.replace(",\n    event_time REAL", "")),
+    # 1: the first schema (the columns added later are left out here, and added by their step;
+    # IF NOT EXISTS: an unmarked store may hold some of these tables already)
+    [
+        statement.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS")
+        .replace("CREATE INDEX", "CREATE INDEX IF NOT EXISTS")
+        .replace("CREATE VIRTUAL TABLE", "CREATE VIRTUAL TABLE IF NOT EXISTS")
+        for statement in _split(_SCHEMA.replace(",\n    event_time REAL", ""))
+    ],
     # 2: when what a memory says happened
     ["ALTER TABLE memories ADD COLUMN event_time REAL"],
 ]

@@ -2,7 +2,8 @@
 permissions.
 
 May import ``messages``, ``history`` (which files were read, for read_file's path choices),
-``models.base`` (for ToolSpec), ``events``, ``errors`` and ``redact``; never context, memory or
+``models.base`` (for ToolSpec), ``events``, ``errors``, ``redact`` and ``safefs`` (files
+opened beneath the workspace); never context, memory or
 the loop."""
 
 from .base import (

@@ -2,27 +2,32 @@
 
 Each tool is a closure over the workspace, so its signature is exactly what the model sees
 (``read_file(path, start_line?, end_line?)`` ...). Every path goes through
-``Workspace.resolve``; outputs stay under a size cap and say how to get the rest; binary files
-and undecodable text are reported plainly instead of flooding the context with garbage.
+``Workspace.inner`` and is opened through ``Workspace.folder`` (no link leads out, no FIFO
+blocks); outputs stay under a size cap and say how to get the rest; binary files and
+undecodable text are reported plainly instead of flooding the context with garbage. Reads
+stream: no tool holds more of a file in memory than its cap (edit_file refuses files over
+MAX_EDIT_BYTES). grep runs patterns with RE2, whose time is linear in the input, so no pattern
+can hang the process.
 """
 
 from __future__ import annotations
 
 import functools
-import importlib
 import os
 import re
 import stat
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import replace
-from pathlib import Path
-from typing import Any, BinaryIO, TypeVar
+from dataclasses import dataclass, replace
+from typing import Any, BinaryIO
+
+import re2
 
 from ..history import OFFLOADED_RESULT_MARK, file_reads, restored_in_full
 from ..messages import Message
+from ..safefs import Spot
 from .base import DEFAULT_RESULT_CAP, Tool, ToolError, function_tool
-from .workspace import Workspace, atomic_write_text
+from .workspace import Workspace, fs_error
 
 BINARY_SNIFF_BYTES = 8192
 MAX_LINE_CHARS = 2000  # one minified line must not eat the whole read budget
@@ -39,14 +44,44 @@ MAX_GREP_SECONDS = 10.0
 MAX_GREP_LINE_CHARS = 300
 MAX_WRITE_CHARS = 5_000_000
 MAX_PATTERN_CHARS = 500
+MAX_EDIT_BYTES = 10_000_000  # edit_file holds the file in memory (about 3x); larger files are refused
+MAX_COUNT_BYTES = 64 << 20  # read_file counts the lines after what it shows in this much of the file
 SKIPPED_DIRS = frozenset({"node_modules", "__pycache__", "site-packages"})
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.max_mem = 64 << 20  # bounds the compiled program; the search itself stays linear
+_RE2_OPTIONS.log_errors = False  # a bad pattern is the tool's error result, not a line on stderr
+_RE2_OPTIONS.never_nl = True  # a match never crosses a line: one search over a file = line by line
+# These anchor at the whole text, not at each line: such patterns are run line by line.
+_WHOLE_TEXT_ANCHORS = re.compile(r"\\[Az]|\(\?[a-zA-Z]*-[a-zA-Z]*m")
 
-_T = TypeVar("_T")
 
-try:  # the private parser lets grep spot exponential patterns before running them
-    _re_parser: Any = importlib.import_module("re._parser")
-except ImportError:  # pragma: no cover - a future Python without it just skips the check
-    _re_parser = None
+@dataclass(frozen=True)
+class GrepPattern:
+    """A user's pattern compiled by RE2, searched the way grep means it: line by line."""
+
+    pattern: str
+    per_line: Any  # the RE2 program for one line at a time
+    whole_text: Any | None  # the same in multi-line mode over a file's bytes, when equivalent
+
+    def matching_lines(self, lines: Sequence[str]) -> Iterator[int]:
+        """Indexes of the ``lines`` (each without its newline) the pattern matches. One RE2
+        search over the joined text when that is equivalent: a call per match instead of a call
+        per line, which the binding makes costly (measured in bench/grep_bench.py)."""
+        if self.whole_text is None:
+            yield from (n for n, line in enumerate(lines) if self.per_line.search(line))
+            return
+        if not lines:  # no line at all, not one empty line
+            return
+        data = "\n".join(lines).encode("utf-8")
+        pos = line = 0
+        while (found := self.whole_text.search(data, pos)) is not None:
+            start = found.start()
+            line += data.count(b"\n", pos, start)
+            yield line
+            end = data.find(b"\n", start)
+            if end < 0:
+                return
+            pos, line = end + 1, line + 1
 
 
 class ReadState:
@@ -67,6 +102,13 @@ class ReadState:
             self.covered[path] = max(reached, last)
         if self.covered.get(path, 0) >= total:
             self.done.add(path)
+
+    def resume_line(self, path: str) -> int | None:
+        """Where a read of ``path`` without a start_line goes on: after the lines read so far
+        when the file was read in part, else None (from line 1)."""
+        path = os.path.normpath(path)
+        reached = self.covered.get(path, 0)
+        return reached + 1 if reached and path not in self.done else None
 
     def forget(self, path: str) -> None:
         """The read's text did not reach the model whole (cut to a preview later)."""
@@ -105,9 +147,15 @@ def file_tools(
             raise ToolError("start_line must be 1 or more (lines are numbered from 1)")
         if end_line is not None and end_line < first:
             raise ToolError(f"end_line ({end_line}) must not be before start_line ({first})")
-        target = _existing_file(workspace, path)
-        shown = workspace.relative(target)
-        return _read_lines(shown, target, first, end_line, read_budget, on_read=state.record)
+        handle, shown = _open_text(workspace, path)
+        resume = state.resume_line(shown) if start_line is None and end_line is None else None
+        with handle:
+            text = _read_lines(shown, handle, resume or first, end_line, read_budget, on_read=state.record)
+        if resume:
+            # Small models call read_file(path) again instead of giving start_line: measured
+            # with the 0.5B model, the same first page three times in a row. Go on instead.
+            return f"[lines 1-{resume - 1} were read before; here is what follows]\n{text}"
+        return text
 
     def list_dir(path: str) -> str:
         """List a folder of the workspace: sub-folders end with "/", files show their size.
@@ -115,20 +163,23 @@ def file_tools(
         Args:
             path: Folder path relative to the workspace root; "." is the root itself.
         """
-        target = workspace.resolve(path, must_exist=True)
-        if not target.is_dir():
+        inner = workspace.inner(path)
+        info = _stat(workspace, inner, path)
+        if not stat.S_ISDIR(info.st_mode):
             # Answered, not refused: small models call list_dir on files, and an error taught
             # them nothing (measured: the same call five times until stopped as stuck).
-            shown = workspace.relative(target)
+            shown = "/".join(workspace.folder.real_parts(inner))
+            parent = shown.rpartition("/")[0] or "."
             return (
-                f"{shown} is a file ({_size(target)}), not a folder; read it with "
+                f"{shown} is a file ({_size(info.st_size)}), not a folder; read it with "
                 f"read_file(path={shown!r}). Its folder holds:\n"
-                + _list_entries(workspace, target.parent, read_budget)
+                + _list_entries(workspace, parent, parent, read_budget)
             )
-        return _list_entries(workspace, target, read_budget)
+        return _list_entries(workspace, inner, path, read_budget)
 
     def grep(pattern: str, path: str) -> str:
-        """Search text files for a regular expression (Python syntax).
+        """Search text files for a regular expression (RE2 syntax, like Python's without
+        backreferences or lookaround).
 
         Searches one file, or every text file under a folder (skipping hidden folders such as
         .git or .venv, binary files and very large files). Output lines look like
@@ -139,8 +190,9 @@ def file_tools(
             path: File or folder relative to the workspace root; "." searches everything.
         """
         regex = _compile_pattern(pattern)
-        target = workspace.resolve(path, must_exist=True)
-        return _grep(workspace, regex, target)
+        inner = workspace.inner(path)
+        info = _stat(workspace, inner, path)
+        return _grep(workspace, regex, inner, path, single_file=not stat.S_ISDIR(info.st_mode))
 
     def write_file(path: str, content: str) -> str:
         """Create or overwrite a text file in the workspace (parent folders are created).
@@ -151,18 +203,20 @@ def file_tools(
         """
         if len(content) > MAX_WRITE_CHARS:
             raise ToolError(f"content is {len(content)} characters; the limit is {MAX_WRITE_CHARS}")
-        target = workspace.resolve(path)
-        if target.is_dir():
-            raise ToolError(f"{workspace.relative(target)!r} is a folder; give a file path")
-        blocking = next((p for p in target.parents if p.exists() and not p.is_dir()), None)
-        if blocking is not None:
-            raise ToolError(f"{workspace.relative(blocking)!r} is a file, so it cannot hold other files")
-        existed = target.exists()
-        with workspace.write_lock:
-            _os_call(lambda: atomic_write_text(target, content), workspace.relative(target))
+        inner = workspace.inner(path)
+        try:
+            with workspace.folder.locked(inner, create_dirs=True) as spot:
+                existed = spot.lstat() is not None
+                spot.write(content.encode("utf-8"))
+        except IsADirectoryError:
+            raise ToolError(f"{path!r} is a folder; give a file path") from None
+        except NotADirectoryError as exc:
+            raise ToolError(f"{exc.filename!r} is a file, so it cannot hold other files") from None
+        except OSError as exc:
+            raise fs_error(exc, path) from None
         verb = "Overwrote" if existed else "Created"
         lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
-        return f"{verb} {workspace.relative(target)} ({len(content)} characters, {lines} lines)"
+        return f"{verb} {spot.relative} ({len(content)} characters, {lines} lines)"
 
     def edit_file(path: str, old: str, new: str) -> str:
         """Replace one exact piece of text in a file with new text.
@@ -179,24 +233,15 @@ def file_tools(
             raise ToolError("old must not be empty; use write_file to create a file")
         if old == new:
             raise ToolError("old and new are the same; nothing would change")
-        target = _existing_file(workspace, path)
-        shown = workspace.relative(target)
-        with workspace.write_lock:
-            text = _read_text_strict(target, shown)
-            old, new = _match_line_endings(text, old, new)
-            count = text.count(old)
-            if count == 0:
-                raise ToolError(
-                    f"old text not found in {shown}; it must match exactly, including "
-                    "whitespace and indentation. Read the file again with read_file"
-                )
-            if count > 1:
-                raise ToolError(
-                    f"old text occurs {count} times in {shown}; include more surrounding "
-                    "lines so that it occurs exactly once"
-                )
-            where = text.index(old)
-            _os_call(lambda: atomic_write_text(target, text.replace(old, new, 1)), shown)
+        inner = workspace.inner(path)
+        try:
+            with workspace.folder.locked(inner) as spot:
+                shown = spot.relative
+                text = _read_text_strict(spot, shown)
+                old, new, where = _edit_place(text, old, new, shown)
+                spot.write(text.replace(old, new, 1).encode("utf-8"))
+        except OSError as exc:
+            raise fs_error(exc, path) from None
         first_line = text.count("\n", 0, where) + 1
         if not new:
             return f"Edited {shown}: removed the text at line {first_line}"
@@ -209,14 +254,14 @@ def file_tools(
         if not (isinstance(old, str) and isinstance(new, str) and isinstance(path, str)) or not old:
             return None
         try:
-            target = _existing_file(workspace, path)
-            text = _read_text_strict(target, path)
-        except ToolError:
+            with workspace.folder.at(workspace.inner(path)) as spot:
+                text = _read_text_strict(spot, spot.relative)
+        except (ToolError, OSError):
             return None
         old, new = _match_line_endings(text, old, new)
         if old in text or (new and new not in text):
             return None
-        return f"Edited {workspace.relative(target)} (applied before the run was interrupted)"
+        return f"Edited {spot.relative} (applied before the run was interrupted)"
 
     return [
         replace(
@@ -248,10 +293,10 @@ def path_choices(
     step. With Qwen2.5-Coder-0.5B over 38 files, leaving out the files NOTES.md names too took
     coverage from 13 files to all 38."""
     files: list[str] = []
-    for path in _walk_text_files(workspace, workspace.root):
+    for path in _walk_text_files(workspace, "."):
         if len(files) == MAX_PATH_CHOICES:
             return {}
-        files.append(workspace.relative(path))
+        files.append(path)
     seen = _read_in_full(messages, state) | {os.path.normpath(p) for p in restored_in_full(messages)}
     if state is not None:
         seen |= state.done
@@ -297,92 +342,73 @@ def _read_in_full(messages: Sequence[Message], state: ReadState | None = None) -
 # --- helpers ----------------------------------------------------------------------------------
 
 
-def _os_call(action: Callable[[], _T], shown: str) -> _T:
-    """Run a filesystem action; an OSError becomes a one-line ToolError without a traceback."""
+def _stat(workspace: Workspace, inner: str, path: str) -> os.stat_result:
     try:
-        return action()
+        info = workspace.folder.stat(inner)
     except OSError as exc:
-        raise ToolError(f"cannot access {shown}: {exc.strerror or exc}") from None
+        raise fs_error(exc, path) from None
+    if info is None:
+        raise ToolError(f"{path!r} does not exist in the workspace; use list_dir to see what is there")
+    return info
 
 
-def _existing_file(workspace: Workspace, path: str) -> Path:
-    target = workspace.resolve(path, must_exist=True)
-    if target.is_dir():
-        raise ToolError(f"{workspace.relative(target)!r} is a folder; use list_dir")
-    if not target.is_file():  # a FIFO or device would block the reading thread forever
-        raise ToolError(f"{workspace.relative(target)!r} is not a regular file")
-    return target
+def _open_text(workspace: Workspace, path: str) -> tuple[BinaryIO, str]:
+    """A regular file of the workspace opened for reading (ToolError for a folder, FIFO,
+    device, link leading out...) and its real path for display."""
+    try:
+        return workspace.folder.open_read(workspace.inner(path))
+    except OSError as exc:
+        raise fs_error(exc, path) from None
 
 
-def _compile_pattern(pattern: str) -> re.Pattern[str]:
+def _compile_pattern(pattern: str) -> GrepPattern:
+    """``pattern`` compiled by RE2: matching time is linear in the text, so a model's pattern
+    cannot hang the process the way a backtracking engine can (``(a|a)*$``...)."""
     if len(pattern) > MAX_PATTERN_CHARS:
         raise ToolError(f"pattern is longer than {MAX_PATTERN_CHARS} characters")
     try:
-        regex = re.compile(pattern)
+        per_line = re2.compile(pattern, _RE2_OPTIONS)
+        whole = None
+        if not _WHOLE_TEXT_ANCHORS.search(pattern):
+            whole = re2.compile(b"(?m)" + pattern.encode("utf-8"), _RE2_OPTIONS)
+        return GrepPattern(pattern, per_line, whole)
+    except UnicodeEncodeError:
+        raise ToolError(f"invalid regular expression {pattern!r}: it is not valid Unicode") from None
+    except re2.error as exc:
+        reason = exc.args[0] if exc.args else "not valid"
+        reason = reason.decode("utf-8", "replace") if isinstance(reason, bytes) else str(reason)
+    try:  # compiling (not matching) with Python's re is safe, and its messages are familiar
+        re.compile(pattern)
     except re.error as exc:
         where = f" at position {exc.pos}" if exc.pos is not None else ""
         raise ToolError(f"invalid regular expression {pattern!r}: {exc.msg}{where}") from None
     except (OverflowError, RecursionError, ValueError) as exc:
         raise ToolError(f"invalid regular expression {pattern!r}: {exc}") from None
-    if _has_nested_repeat(pattern):
-        raise ToolError(
-            f"pattern {pattern!r} repeats a repetition (like (a+)+ or (\\w+\\s?)*), which can "
-            "take exponential time; simplify it, e.g. drop the outer repetition"
-        )
-    return regex
-
-
-def _has_nested_repeat(pattern: str) -> bool:
-    """True if an unbounded repeat sits inside another repeat: the shape of catastrophic
-    backtracking. Python's re has no timeout, so such a pattern is refused up front."""
-    if _re_parser is None:  # pragma: no cover
-        return False
-    try:
-        parsed = _re_parser.parse(pattern)
-        return _repeat_inside_repeat(parsed, inside_repeat=False)
-    except Exception:  # pragma: no cover - private API changed; the time cap still applies
-        return False
-
-
-def _repeat_inside_repeat(node: Any, *, inside_repeat: bool) -> bool:
-    repeats = (_re_parser.MAX_REPEAT, _re_parser.MIN_REPEAT)
-    for op, argument in node:
-        if op in repeats:
-            _low, high, body = argument
-            unbounded = high == _re_parser.MAXREPEAT
-            if inside_repeat and unbounded:
-                return True
-            if _repeat_inside_repeat(body, inside_repeat=inside_repeat or high > 1):
-                return True
-            continue
-        for child in _subpatterns(argument):
-            if _repeat_inside_repeat(child, inside_repeat=inside_repeat):
-                return True
-    return False
-
-
-def _subpatterns(argument: Any) -> Iterator[Any]:
-    """Nested sub-patterns inside a parsed node's argument (groups, branches, lookarounds)."""
-    if isinstance(argument, _re_parser.SubPattern):
-        yield argument
-    elif isinstance(argument, (tuple, list)):
-        for item in argument:
-            yield from _subpatterns(item)
+    raise ToolError(
+        f"grep cannot run {pattern!r} ({reason}): grep uses RE2, which has no backreferences "
+        "(\\1) or lookaround ((?=...), (?!...), (?<=...)) so that no pattern can take "
+        "exponential time; rewrite the pattern without them"
+    )
 
 
 def _looks_binary(sample: bytes) -> bool:
     return b"\x00" in sample
 
 
-def _binary_error(shown: str, target: Path) -> ToolError:
-    size = _os_call(lambda: target.stat().st_size, shown)
+def _binary_error(shown: str, size: int) -> ToolError:
     return ToolError(f"{shown} is a binary file ({size} bytes); only text files can be read")
 
 
-def _read_text_strict(target: Path, shown: str) -> str:
-    data = _os_call(target.read_bytes, shown)
+def _read_text_strict(spot: Spot, shown: str) -> str:
+    """The whole file for an edit, refused above MAX_EDIT_BYTES instead of loaded."""
+    data, size = spot.read(MAX_EDIT_BYTES + 1)
+    if size > MAX_EDIT_BYTES or len(data) > MAX_EDIT_BYTES:
+        raise ToolError(
+            f"{shown} is {size} bytes; edit_file edits files up to {MAX_EDIT_BYTES} bytes. "
+            "Read the part you need with read_file and rewrite smaller files instead"
+        )
     if _looks_binary(data[:BINARY_SNIFF_BYTES]):
-        raise _binary_error(shown, target)
+        raise _binary_error(shown, size)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
@@ -390,6 +416,23 @@ def _read_text_strict(target: Path, shown: str) -> str:
             f"{shown} is not valid UTF-8; edit_file only edits UTF-8 text (use write_file "
             "to replace it entirely)"
         ) from None
+
+
+def _edit_place(text: str, old: str, new: str, shown: str) -> tuple[str, str, int]:
+    """The old and new text with the file's line endings, and where the one old text is."""
+    old, new = _match_line_endings(text, old, new)
+    count = text.count(old)
+    if count == 0:
+        raise ToolError(
+            f"old text not found in {shown}; it must match exactly, including "
+            "whitespace and indentation. Read the file again with read_file"
+        )
+    if count > 1:
+        raise ToolError(
+            f"old text occurs {count} times in {shown}; include more surrounding "
+            "lines so that it occurs exactly once"
+        )
+    return old, new, text.index(old)
 
 
 def _match_line_endings(text: str, old: str, new: str) -> tuple[str, str]:
@@ -427,7 +470,7 @@ def _bounded_lines(handle: BinaryIO, limit: int) -> Iterator[tuple[bytes, int | 
 
 def _read_lines(
     shown: str,
-    target: Path,
+    handle: BinaryIO,
     first: int,
     last: int | None,
     budget: int,
@@ -437,33 +480,33 @@ def _read_lines(
     used = 0
     lossy = cut = stopped = False
     line_number = 0
-    with _os_call(lambda: target.open("rb"), shown) as handle:
-        if _looks_binary(handle.read(BINARY_SNIFF_BYTES)):
-            raise _binary_error(shown, target)
-        handle.seek(0)
-        for raw, length in _bounded_lines(handle, MAX_LINE_BYTES):
-            line_number += 1
-            if line_number < first:
-                continue
-            if last is not None and line_number > last:
-                stopped = True
-                break
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                text = raw.decode("utf-8", errors="replace")
-                lossy = lossy or length is None  # a cut line may end inside a character
-            if line_number == 1:
-                text = text.removeprefix("\ufeff")
-            text = text.rstrip(chr(13) + chr(10))
-            entry = f"{line_number:>6}\t{_clip_line(text, total=length)}"
-            if numbered and used + len(entry) + 1 > budget:
-                stopped = cut = True
-                break
-            numbered.append(entry)
-            used += len(entry) + 1
-        # The line that ended the loop was consumed, so it is already in line_number.
-        total = line_number + (_count_remaining_lines(handle) if stopped else 0)
+    if _looks_binary(handle.read(BINARY_SNIFF_BYTES)):
+        raise _binary_error(shown, os.fstat(handle.fileno()).st_size)
+    handle.seek(0)
+    for raw, length in _bounded_lines(handle, MAX_LINE_BYTES):
+        line_number += 1
+        if line_number < first:
+            continue
+        if last is not None and line_number > last:
+            stopped = True
+            break
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            text = raw.decode("utf-8", errors="replace")
+            lossy = lossy or length is None  # a cut line may end inside a character
+        if line_number == 1:
+            text = text.removeprefix("\ufeff")
+        text = text.rstrip(chr(13) + chr(10))
+        entry = f"{line_number:>6}\t{_clip_line(text, total=length)}"
+        if numbered and used + len(entry) + 1 > budget:
+            stopped = cut = True
+            break
+        numbered.append(entry)
+        used += len(entry) + 1
+    # The line that ended the loop was consumed, so it is already in line_number.
+    more, counted = _count_remaining_lines(handle) if stopped else (0, True)
+    total = line_number + more
     if total == 0:
         if on_read is not None:
             on_read(shown, 1, 0, 0)
@@ -471,7 +514,8 @@ def _read_lines(
     if first > total:
         raise ToolError(f"start_line {first} is past the end of {shown}, which has {total} lines")
     shown_last = first + len(numbered) - 1
-    parts = [f"{shown} (lines {first}-{shown_last} of {total})", *numbered]
+    of = f"{total}" if counted else f"more than {total}"
+    parts = [f"{shown} (lines {first}-{shown_last} of {of})", *numbered]
     if lossy:
         parts.append("[note: the file is not valid UTF-8; undecodable bytes are shown as \ufffd]")
     if cut:
@@ -490,27 +534,36 @@ def _read_lines(
     return "\n".join(parts)
 
 
-def _count_remaining_lines(handle: BinaryIO) -> int:
-    """Lines left after the current position (a last line without a newline counts too)."""
-    count = 0
+def _count_remaining_lines(handle: BinaryIO) -> tuple[int, bool]:
+    """Lines left after the current position (a last line without a newline counts too), and
+    whether they were all counted: the count stops after MAX_COUNT_BYTES, so a huge file does
+    not cost a read of all of it."""
+    count = scanned = 0
     last_byte = b"\n"
     while chunk := handle.read(1 << 20):
         count += chunk.count(b"\n")
         last_byte = chunk[-1:]
-    return count + (0 if last_byte == b"\n" else 1)
+        scanned += len(chunk)
+        if scanned >= MAX_COUNT_BYTES:
+            return count, False
+    return count + (0 if last_byte == b"\n" else 1), True
 
 
-def _list_entries(workspace: Workspace, folder: Path, budget: int) -> str:
-    shown = workspace.relative(folder)
-    names = sorted(_os_call(lambda: os.listdir(folder), shown))
-    lines: list[str] = []
-    used = 0
-    for name in names[:MAX_LIST_ENTRIES]:
-        line = _describe_entry(workspace, folder / name, name)
-        if used + len(line) + 1 > budget:
-            break
-        lines.append(line)
-        used += len(line) + 1
+def _list_entries(workspace: Workspace, inner: str, path: str, budget: int) -> str:
+    try:
+        with workspace.folder.open_dir(inner) as (fd, parts):
+            names = sorted(os.listdir(fd))
+            shown = "/".join(parts) or "."
+            lines: list[str] = []
+            used = 0
+            for name in names[:MAX_LIST_ENTRIES]:
+                line = _describe_entry(workspace, fd, "/".join([*parts, name]), name)
+                if used + len(line) + 1 > budget:
+                    break
+                lines.append(line)
+                used += len(line) + 1
+    except OSError as exc:
+        raise fs_error(exc, path) from None
     header = f"{shown}/ ({len(names)} entries)" if shown != "." else f"./ ({len(names)} entries)"
     if not names:
         return f"{header}\n(empty folder)"
@@ -519,26 +572,30 @@ def _list_entries(workspace: Workspace, folder: Path, budget: int) -> str:
     return "\n".join([header, *lines])
 
 
-def _describe_entry(workspace: Workspace, entry: Path, name: str) -> str:
-    if entry.is_symlink():
-        real = Path(os.path.realpath(entry))
-        if not real.is_relative_to(workspace.root):
-            return f"{name}@ (link to outside the workspace; not accessible)"
-        if not real.exists():
-            return f"{name}@ (broken link)"
-        if real.is_dir():
-            return f"{name}/ (link to {workspace.relative(real)})"
-        return f"{name}  {_size(real)} (link to {workspace.relative(real)})"
-    if entry.is_dir():
-        return f"{name}/"
-    return f"{name}  {_size(entry)}"
-
-
-def _size(path: Path) -> str:
+def _describe_entry(workspace: Workspace, dir_fd: int, relative: str, name: str) -> str:
     try:
-        size = path.stat().st_size
+        info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
     except OSError:
-        return "(size unknown)"
+        return f"{name}  (unreadable)"
+    if stat.S_ISLNK(info.st_mode):
+        try:
+            real = "/".join(workspace.folder.real_parts(relative)) or "."
+            target = workspace.folder.stat(relative)
+        except OSError:
+            return f"{name}@ (link to outside the workspace; not accessible)"
+        if target is None:
+            return f"{name}@ (broken link)"
+        if stat.S_ISDIR(target.st_mode):
+            return f"{name}/ (link to {real})"
+        return f"{name}  {_size(target.st_size)} (link to {real})"
+    if stat.S_ISDIR(info.st_mode):
+        return f"{name}/"
+    if not stat.S_ISREG(info.st_mode):
+        return f"{name}  (not a regular file)"
+    return f"{name}  {_size(info.st_size)}"
+
+
+def _size(size: int) -> str:
     if size < 1024:
         return f"{size} B"
     scaled = float(size)
@@ -549,23 +606,14 @@ def _size(path: Path) -> str:
     return f"{scaled:.1f} {unit}"
 
 
-def _walk_text_files(workspace: Workspace, folder: Path) -> Iterator[Path]:
-    """Files under ``folder`` in a stable order, skipping hidden and vendored folders and links
-    that lead outside the workspace."""
-    for current, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS)
-        for name in sorted(files):
-            candidate = Path(current) / name
-            if candidate.is_symlink() and not Path(os.path.realpath(candidate)).is_relative_to(
-                workspace.root
-            ):
-                continue
-            yield candidate
+def _walk_text_files(workspace: Workspace, inner: str) -> Iterator[str]:
+    """Real paths of the files under ``inner`` in a stable order, skipping hidden and vendored
+    folders, links that lead outside the workspace, FIFOs and devices."""
+    return workspace.folder.files(inner, lambda d: d.startswith(".") or d in SKIPPED_DIRS)
 
 
-def _grep(workspace: Workspace, regex: re.Pattern[str], target: Path) -> str:
-    single_file = not target.is_dir()
-    files = iter([target]) if single_file else _walk_text_files(workspace, target)
+def _grep(workspace: Workspace, regex: GrepPattern, inner: str, path: str, *, single_file: bool) -> str:
+    files = iter([inner]) if single_file else _walk_text_files(workspace, inner)
     deadline = time.monotonic() + MAX_GREP_SECONDS
     matches: list[str] = []
     searched = skipped = 0
@@ -574,37 +622,35 @@ def _grep(workspace: Workspace, regex: re.Pattern[str], target: Path) -> str:
         if searched >= MAX_GREP_FILES:
             stop_reason = f"stopped after {MAX_GREP_FILES} files"
             break
-        shown = workspace.relative(file)
         try:
-            info = file.stat()
-            if not stat.S_ISREG(info.st_mode):  # reading a FIFO would block forever
-                if single_file:
-                    raise ToolError(f"{shown} is not a regular file")
-                skipped += 1
-                continue
-            if info.st_size > MAX_GREP_FILE_BYTES:
-                if single_file:
-                    raise ToolError(f"{shown} is larger than {MAX_GREP_FILE_BYTES} bytes")
-                skipped += 1
-                continue
-            data = file.read_bytes()
-        except OSError:
+            handle, shown = workspace.folder.open_read(file)
+            with handle:
+                size = os.fstat(handle.fileno()).st_size
+                data = handle.read(MAX_GREP_FILE_BYTES + 1) if size <= MAX_GREP_FILE_BYTES else b""
+        except OSError as exc:
+            if single_file:
+                raise fs_error(exc, path) from None
+            skipped += 1
+            continue
+        if size > MAX_GREP_FILE_BYTES or len(data) > MAX_GREP_FILE_BYTES:
+            if single_file:
+                raise ToolError(f"{shown} is larger than {MAX_GREP_FILE_BYTES} bytes")
             skipped += 1
             continue
         if _looks_binary(data[:BINARY_SNIFF_BYTES]):
             if single_file:
-                raise _binary_error(shown, file)
+                raise _binary_error(shown, size)
             skipped += 1
             continue
         searched += 1
-        text = data.decode("utf-8", errors="replace")
-        for number, line in enumerate(text.splitlines(), start=1):
-            # Only the head of a huge line is searched: it bounds the regex's work per line.
-            if regex.search(line[:MAX_LINE_CHARS]):
-                matches.append(f"{shown}:{number}: {_clip_line(line.strip(), MAX_GREP_LINE_CHARS)}")
-                if len(matches) >= MAX_GREP_MATCHES:
-                    stop_reason = f"stopped at {MAX_GREP_MATCHES} matches; narrow the pattern"
-                    break
+        lines = data.decode("utf-8", errors="replace").splitlines()
+        # Only the head of a huge line is searched, as a line of read_file shows only its head.
+        for index in regex.matching_lines([line[:MAX_LINE_CHARS] for line in lines]):
+            line = lines[index]
+            matches.append(f"{shown}:{index + 1}: {_clip_line(line.strip(), MAX_GREP_LINE_CHARS)}")
+            if len(matches) >= MAX_GREP_MATCHES:
+                stop_reason = f"stopped at {MAX_GREP_MATCHES} matches; narrow the pattern"
+                break
         if stop_reason:
             break
         if time.monotonic() > deadline:
@@ -616,5 +662,6 @@ def _grep(workspace: Workspace, regex: re.Pattern[str], target: Path) -> str:
     if stop_reason:
         summary += f" ({stop_reason})"
     if not matches:
-        return f"No matches for {regex.pattern!r} in {workspace.relative(target)} ({summary})."
+        where = "/".join(workspace.folder.real_parts(inner)) or "."
+        return f"No matches for {regex.pattern!r} in {where} ({summary})."
     return "\n".join([*matches, f"[{summary}]"])

@@ -1,29 +1,24 @@
-"""The notes file (external memory): ``note`` appends a line, ``update_notes`` overwrites the
-whole file. Both write atomically, so a killed process leaves the old
-notes or the new ones, never half a file. The loop reads the notes back at compaction. Secrets
-and personal data are redacted before anything is written (``tinyharness.redact``), and the tool
-result says so.
+"""The notes file (external memory): ``note`` appends a line, ``update_notes``
+overwrites the whole file. Both write atomically, so a killed process leaves the old
+notes or the new ones, never half a file, and under an OS-level lock, so two processes sharing
+the file do not lose each other's lines. The file is opened through ``tinyharness.safefs``
+beneath its root folder (the workspace): a NOTES.md that is a link leading out of it is refused,
+never read or replaced. The loop reads the notes back at compaction. Secrets and personal data
+are redacted before anything is written (``tinyharness.redact``), and the tool result says so.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import threading
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows
-    fcntl = None  # type: ignore[assignment]
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ..redact import find_secrets, redact
+from ..safefs import Folder, LockTimeout, NotRegularFile, PathEscape, Spot, beneath
 from .base import Tool, ToolError, function_tool
-from .workspace import atomic_write_text
 
 DEFAULT_NOTES_NAME = "NOTES.md"
 DEFAULT_MAX_NOTES_CHARS = 100_000
@@ -35,8 +30,9 @@ _log = logging.getLogger(__name__)
 
 
 class NotesFile:
-    """One notes file. ``on_write(op, chars)`` is called after each successful write with
-    ``op`` "append" or "overwrite" and the number of characters the call wrote."""
+    """One notes file beneath ``root`` (default: its own folder; the CLI passes the workspace).
+    A relative ``path`` is relative to ``root``. ``on_write(op, chars)`` is called after each
+    successful write with ``op`` "append" or "overwrite" and the number of characters written."""
 
     def __init__(
         self,
@@ -44,33 +40,54 @@ class NotesFile:
         on_write: OnWrite | None = None,
         *,
         max_chars: int = DEFAULT_MAX_NOTES_CHARS,
+        root: str | os.PathLike[str] | None = None,
     ) -> None:
-        self.path = Path(path)
+        given = Path(path)
+        if root is not None and not given.is_absolute():
+            given = Path(root) / given
+        self.path = Path(os.path.abspath(given))
+        self.root, self.inner = beneath(self.path, Path(root) if root is not None else None)
         self.on_write = on_write
         self.max_chars = max_chars
-        # Parallel tool calls run in threads; an append is read-modify-write and must not race.
-        self._lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"NotesFile({str(self.path)!r})"
 
-    def read(self) -> str:
-        """The notes, or "" if the file does not exist yet."""
+    def _folder(self) -> Folder:
         try:
-            return self.path.read_bytes().decode("utf-8", errors="replace")
+            self.root.mkdir(parents=True, exist_ok=True)
+            return Folder(self.root)
+        except OSError as exc:
+            raise ToolError(f"cannot open the folder of {self.path.name}: {exc.strerror or exc}") from None
+
+    def read(self) -> str:
+        """The notes (at most four times ``max_chars`` bytes of them), or "" if the file does not
+        exist yet; a notes file that cannot be read safely (a link leading out, a FIFO) reads as
+        a one-line remark."""
+        try:
+            data, _size = self._folder().read(self.inner, self._byte_limit())
         except FileNotFoundError:
             return ""
+        except OSError as exc:
+            return f"({self.path.name} could not be read: {_why(exc)})"
+        return data.decode("utf-8", errors="replace")
+
+    def _byte_limit(self) -> int:
+        return self.max_chars * 4 + 4  # UTF-8: at most 4 bytes a character
 
     def append(self, text: str) -> str:
         line, redacted = _redacted(text.strip("\n"))
         if not line.strip():
             raise ToolError("the note is empty; pass the text to remember")
-        with self._lock, _interprocess_lock(self.path):
-            current = self._read_text_or_refuse()
-            separator = "" if not current or current.endswith("\n") else "\n"
-            updated = f"{current}{separator}{line}\n"
-            self._check_size(updated, "append")
-            self._write(updated)
+        try:
+            with self._folder().locked(self.inner, create_dirs=True) as spot:
+                current = self._read_text_or_refuse(spot)
+                separator = "" if not current or current.endswith("\n") else "\n"
+                updated = f"{current}{separator}{line}\n"
+                self._check_size(updated, "append")
+                self._write(spot, updated)
+        except OSError as exc:
+            raise ToolError(f"cannot write {self.path.name}: {_why(exc)}") from None
         self._report("append", len(line) + 1)
         return f"Noted in {self.path.name} ({len(updated)} characters in total){redacted}"
 
@@ -79,12 +96,15 @@ class NotesFile:
         rewrite that would erase most of the notes is refused (see ``_check_not_erasing``)."""
         content, redacted = _redacted(content)
         updated = content if not content or content.endswith("\n") else content + "\n"
-        with self._lock, _interprocess_lock(self.path):
-            current = self._read_text_or_refuse()
-            if guard:
-                _check_not_erasing(current, updated)
-            self._check_size(updated, "overwrite")
-            self._write(updated)
+        try:
+            with self._folder().locked(self.inner, create_dirs=True) as spot:
+                current = self._read_text_or_refuse(spot)
+                if guard:
+                    _check_not_erasing(current, updated)
+                self._check_size(updated, "overwrite")
+                self._write(spot, updated)
+        except OSError as exc:
+            raise ToolError(f"cannot write {self.path.name}: {_why(exc)}") from None
         self._report("overwrite", len(updated))
         return f"{self.path.name} updated ({len(updated)} characters){redacted}"
 
@@ -128,15 +148,23 @@ class NotesFile:
             return f"Noted in {self.path.name} (written before the run was interrupted)"
         return None
 
-    def _read_text_or_refuse(self) -> str:
+    def _read_text_or_refuse(self, spot: Spot) -> str:
         """The current notes for a write; a file that is not UTF-8 text (binary, another
-        encoding, damaged) is refused rather than rewritten, so its bytes are never lost."""
+        encoding, damaged) is refused rather than rewritten, so its bytes are never lost, and so
+        is one too large to be notes (it is never loaded whole)."""
+        if spot.lstat() is None:
+            return ""
         try:
-            data = self.path.read_bytes()
+            data, size = spot.read(self._byte_limit())
         except FileNotFoundError:
             return ""
         except OSError as exc:
-            raise ToolError(f"cannot read {self.path.name}: {exc.strerror or exc}") from None
+            raise ToolError(f"cannot read {self.path.name}: {_why(exc)}") from None
+        if size > len(data):
+            raise ToolError(
+                f"{self.path.name} is {size} bytes, over the {self.max_chars}-character limit of the "
+                "notes; it is left as it is. The user must shorten or move it"
+            )
         try:
             if b"\x00" in data:
                 raise UnicodeDecodeError("utf-8", data, data.index(b"\x00"), len(data), "NUL byte")
@@ -155,11 +183,11 @@ class NotesFile:
             f"the notes would be {len(updated)} characters, over the {self.max_chars} limit; {hint}"
         )
 
-    def _write(self, text: str) -> None:
+    def _write(self, spot: Spot, text: str) -> None:
         try:
-            atomic_write_text(self.path, text)
+            spot.write(text.encode("utf-8"))
         except OSError as exc:
-            raise ToolError(f"cannot write {self.path.name}: {exc.strerror or exc}") from None
+            raise ToolError(f"cannot write {self.path.name}: {_why(exc)}") from None
 
     def _report(self, op: str, chars: int) -> None:
         if self.on_write is None:
@@ -209,22 +237,11 @@ def _redacted(text: str) -> tuple[str, str]:
     )
 
 
-@contextmanager
-def _interprocess_lock(path: Path) -> Iterator[None]:
-    """An exclusive lock so that two processes sharing a notes file do not lose each other's
-    appends (read-modify-write). It is taken on the notes' folder, not on the file, which
-    ``os.replace`` swaps for a new one at each write, and it leaves no lock file behind.
-    Advisory; where ``fcntl`` does not exist (Windows) only the in-process lock applies."""
-    if fcntl is None:
-        yield
-        return
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path.parent, os.O_RDONLY)
-    except OSError as exc:
-        raise ToolError(f"cannot lock the folder of {path.name}: {exc.strerror or exc}") from None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # closing releases the lock
+def _why(exc: OSError) -> str:
+    if isinstance(exc, PathEscape):
+        return "it is a symbolic link that leads outside its folder, so it is not used"
+    if isinstance(exc, NotRegularFile):
+        return "it is not a regular file (a FIFO, device or socket)"
+    if isinstance(exc, LockTimeout):
+        return "another process kept it locked; try again later"
+    return str(exc.strerror or exc)

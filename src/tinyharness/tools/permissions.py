@@ -9,8 +9,10 @@ Order of decision for a call:
 
 Rules are fnmatch patterns: ``write_file`` matches every call of that tool, and
 ``write_file:docs/*`` or ``edit_file:*.py`` also match the call's path (``*`` crosses folders).
-Paths are compared in normalised form, and also as the real path inside the workspace when one
-is known, so ``./docs/a``, ``docs//a`` or a symlink into a denied folder cannot dodge a rule.
+Paths are compared in normalised form. When the workspace is known, a deny rule matches the
+path as spelled or as its real path (links resolved), and an allow rule only the real path: so
+``./docs/a``, ``docs//a`` or a symlink into a denied folder cannot dodge a deny rule, and
+``docs/link/x`` with ``docs/link -> ../src`` is not let through by ``write_file:docs/*``.
 
 A ``command`` argument (the shell tool) is not a path: rules see it with its whitespace
 collapsed. A deny rule also matches each simple command inside a compound one (``a; b``,
@@ -107,6 +109,8 @@ class Permissions:
         subjects = self._subjects(args)
         command = args.get("command") if "path" not in args else None
         deny_subjects, allow_subjects = subjects, subjects
+        if len(subjects) == 2:  # spelled and real: what is written is the real file
+            allow_subjects = subjects[1:]
         if isinstance(command, str):
             segments = command_segments(command)
             deny_subjects = [*subjects, *segments]
@@ -161,7 +165,7 @@ class Permissions:
             try:
                 real = self.workspace.relative(self.workspace.resolve(raw))
             except ToolError:
-                pass  # the tool itself refuses such a path with a better message
+                pass  # not a workspace path: a file tool refuses it itself, with a better message
             else:
                 subjects.append(real)
         return subjects

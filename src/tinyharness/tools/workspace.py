@@ -1,25 +1,28 @@
 """The workspace: the one folder file tools may touch, and safe writes inside it.
 
-``Workspace.resolve`` is the single gate every file tool passes a model-supplied path through.
+``Workspace.inner`` is the single gate every file tool passes a model-supplied path through.
 It refuses anything that could name a file outside the root, whichever way the path is spelled:
 absolute or drive paths, ``..`` segments (with ``/`` or ``\\``), percent-encoded or
 double-encoded traversal, NUL bytes, Unicode look-alikes that NFKC-normalise to dots and
-slashes, over-long paths, and symlinks whose real target lies outside. Symlinks that stay inside
-are followed. ``atomic_write_text`` replaces a file so that a crash never leaves half of it.
+slashes, over-long paths. The file itself is then opened through ``Workspace.folder``
+(``tinyharness.safefs``): component by component from directory descriptors with
+``O_NOFOLLOW``, so a symbolic link that leads outside is refused at the open itself, even when
+another process swaps it in after a check. Symlinks that stay inside are followed (to the file
+they name; a write replaces that file, never the link with outside content).
+``atomic_write_text`` replaces a file so that a crash never leaves half of it.
 """
 
 from __future__ import annotations
 
-import contextlib
+import errno
 import os
 import re
-import secrets
-import threading
 import unicodedata
 from pathlib import Path
 from urllib.parse import unquote
 
 from ..errors import ConfigError
+from ..safefs import Folder, LockTimeout, NotRegularFile, PathEscape
 from .base import ToolError
 
 MAX_PATH_CHARS = 1024
@@ -33,33 +36,40 @@ class Workspace:
     """A root folder; model-supplied paths are confined to it."""
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
-        real_root = Path(os.path.realpath(root))
-        if not real_root.is_dir():
-            raise ConfigError(f"workspace {str(root)!r} is not a directory")
-        self.root = real_root
-        # One lock for read-modify-write tools, so parallel calls in one turn do not lose edits.
-        self.write_lock = threading.Lock()
+        try:
+            self.folder = Folder(root)
+        except OSError:
+            raise ConfigError(f"workspace {str(root)!r} is not a directory") from None
+        self.root = self.folder.root
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r})"
 
-    def resolve(self, path: str, *, must_exist: bool = False) -> Path:
-        """The real absolute path for ``path`` (relative to the root), or ToolError."""
+    def inner(self, path: str) -> str:
+        """``path`` checked for every spelling that could leave the root, as the relative path
+        (with ``/``) to hand to ``self.folder``; ToolError when refused."""
         if not isinstance(path, str):
             raise ToolError(f"path must be a string, got {type(path).__name__}")
         _check_spelling(path)
-        candidate = self.root / path.replace("\\", "/") if path.strip() else self.root
+        return path.replace("\\", "/") if path.strip() else "."
+
+    def resolve(self, path: str, *, must_exist: bool = False) -> Path:
+        """The real absolute path for ``path`` (relative to the root), or ToolError. For display
+        and permission rules: files are opened through ``self.folder``, never through this path."""
+        inner = self.inner(path)
         try:
-            real = Path(os.path.realpath(candidate))
-        except (OSError, ValueError) as exc:
-            raise ToolError(f"cannot resolve path {_show(path)}: {exc}") from None
-        if not real.is_relative_to(self.root):
-            raise _refusal(path, "it leads outside the workspace (through a symbolic link)")
-        if must_exist and not real.exists():
+            real = self.root.joinpath(*self.folder.real_parts(inner))
+        except OSError as exc:
+            raise self.error(exc, path) from None
+        if must_exist and not os.path.lexists(real):
             raise ToolError(
                 f"{_show(path)} does not exist in the workspace; use list_dir to see what is there"
             )
         return real
+
+    def error(self, exc: OSError, path: str) -> ToolError:
+        """A filesystem error on ``path`` as one line the model can act on."""
+        return fs_error(exc, path)
 
     def relative(self, path: str | os.PathLike[str]) -> str:
         """``path`` as shown to the model: relative to the root, with ``/``; ``.`` for the root."""
@@ -69,6 +79,26 @@ class Workspace:
         except ValueError:
             return Path(path).as_posix()
         return shown or "."
+
+
+def fs_error(exc: OSError, path: str) -> ToolError:
+    """An OSError from ``tinyharness.safefs`` as a one-line ToolError (no traceback)."""
+    if isinstance(exc, PathEscape):
+        return _refusal(path, "it leads outside the workspace (through a symbolic link)")
+    if isinstance(exc, NotRegularFile):
+        return ToolError(f"{_show(path)} is not a regular file (a FIFO, device or socket); it is not opened")
+    if isinstance(exc, LockTimeout):
+        return ToolError(f"{_show(path)} is being changed by another process; try again later")
+    if isinstance(exc, FileNotFoundError):
+        return ToolError(f"{_show(path)} does not exist in the workspace; use list_dir to see what is there")
+    if isinstance(exc, IsADirectoryError):
+        return ToolError(f"{_show(path)} is a folder; use list_dir")
+    if isinstance(exc, NotADirectoryError):
+        where = f" ({exc.filename!r})" if exc.filename else ""
+        return ToolError(f"cannot use {_show(path)}: a part of it{where} is a file, not a folder")
+    if exc.errno == errno.ELOOP:
+        return ToolError(f"cannot open {_show(path)}: too many symbolic links, or a link changed meanwhile")
+    return ToolError(f"cannot access {_show(path)}: {exc.strerror or exc}")
 
 
 def _show(path: str) -> str:
@@ -121,47 +151,8 @@ def _check_spelling(path: str) -> None:
 
 def atomic_write_text(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` (UTF-8) via a temp file in the same folder, fsync and
-    ``os.replace``: readers see the old file or the new one, never a half-written one."""
+    ``os.replace``: readers see the old file or the new one, never a half-written one. A link at
+    ``path`` is followed only while it stays in ``path``'s folder."""
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = path.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        mode = None
-    temp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
-    # 0o666 lets the umask decide the mode of a new file, as a plain open() would.
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
-    try:
-        try:
-            _write_all(fd, text.encode("utf-8"))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        if mode is not None:
-            os.chmod(temp, mode)
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
-    _fsync_directory(path.parent)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
-
-
-def _fsync_directory(directory: Path) -> None:
-    """Make the rename itself durable; not possible on every platform, so best effort."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    Folder(path.parent).write(path.name, text.encode("utf-8"))
