@@ -62,7 +62,8 @@ def test_import_writes_subject_time_context_and_sources(memory_store: MemoryStor
     assert "(answering Melanie: Great! What did you do this weekend?)" in group.content
     # said on 8 May (the time carried over from D1:1), about the day before
     assert group.event_time == utc(2023, 5, 7, 13, 56)
-    assert group.context.startswith("7 May 2023, Sunday")
+    assert group.said_at == utc(2023, 5, 8, 13, 56)
+    assert group.context.startswith("7 May 2023, Sunday | said 8 May 2023, Monday | ")
     assert "Melanie: Do you have pets?" in group.context and "Hey Mel!" in group.context
     assert group.metadata["conversation"] == "c1" and group.kind == "message"
     assert items["D2:1"].event_time == utc(2023, 6, 1, 10)
