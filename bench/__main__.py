@@ -2,7 +2,7 @@
 
     python -m bench                 # the full suite (about 15 minutes on 2 cores)
     python -m bench --small         # the quick version of every part
-    python -m bench --only loop,e2e # some parts: loop, tokens, memory, e2e
+    python -m bench --only loop,e2e # some parts: loop, tokens, memory, e2e, parallel
     python -m bench --output FILE   # write elsewhere (default: bench/RESULTS.md)
 
 Progress goes to stderr; each part's own tables are printed as it finishes.
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from bench import HERE, load_line, machine_line, progress
 
-PARTS = ("loop", "tokens", "memory", "e2e")
+PARTS = ("loop", "tokens", "memory", "e2e", "secrets", "parallel")
 
 
 def _loop(small: bool) -> str:
@@ -91,6 +91,28 @@ def _e2e(small: bool) -> str:
     return f"Command: `{result.command}`\n\n{e2e_local.to_markdown(result)}"
 
 
+def _secrets(small: bool) -> str:
+    from bench import secrets_bench
+
+    return _quiet(lambda: secrets_bench.main(["--small"] if small else []))
+
+
+def _parallel(small: bool) -> str:
+    from bench import parallel_calls
+
+    rows = parallel_calls.run(small=small)
+    lines = [
+        "One model turn asks for N calls of a no-op tool; the loop runs them in parallel. Wall "
+        "seconds for the whole run, and megabytes of SQL written to the run log and session store "
+        "(statement text with bound values, from SQLite's trace hook). Every row ran in this same "
+        "process run.",
+        "",
+        parallel_calls.to_markdown(rows),
+        "",
+    ]
+    return "\n".join(lines + [f"- {line}" for line in parallel_calls.headlines(rows)])
+
+
 def _quiet(call: Callable[[], str]) -> str:
     """Run a part that prints its own report; keep stdout for the summary, return the report."""
     buffer = io.StringIO()
@@ -104,6 +126,8 @@ SECTIONS: dict[str, tuple[str, str, Callable[[bool], str]]] = {
     "tokens": ("2. Token economy on a long task", "python bench/context_bench.py", _tokens),
     "memory": ("3. Memory", "python bench/memory_bench.py", _memory),
     "e2e": ("4. Real model, end to end", "python -m bench.e2e_local", _e2e),
+    "secrets": ("5. Secret redaction", "python -m bench.secrets_bench", _secrets),
+    "parallel": ("6. Parallel tool calls with the run log", "python -m bench.parallel_calls", _parallel),
 }
 
 

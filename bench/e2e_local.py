@@ -256,7 +256,7 @@ def to_markdown(result: E2EResult) -> str:
         ["non-empty lines in NOTES.md", result.notes_lines],
         ["peak RSS of the process (model server included), MiB", f"{result.peak_rss_mib:.0f}"],
     ]
-    table = markdown_table(["SmolLM2-135M, seed-000 task", "value"], rows)
+    table = markdown_table(["SmolLM2-135M, note every file", "value"], rows)
     if not result.notes_sample:
         return table
     sample = "\n".join(f"    {line}" for line in result.notes_sample)

@@ -39,7 +39,6 @@ from typing import Any
 
 from bench import markdown_table, median, progress
 from tinyharness.agent import Agent, AgentConfig
-from tinyharness.cli import SessionCheckpointer
 from tinyharness.context.config import ContextConfig
 from tinyharness.context.manager import ContextManager, build_context
 from tinyharness.context.prefix import PrefixTracker
@@ -55,6 +54,7 @@ from tinyharness.messages import (
 )
 from tinyharness.models.base import ModelRequest, ModelResponse, Usage
 from tinyharness.runlog import RunLog
+from tinyharness.sqlite_session import SessionStore
 from tinyharness.tools.base import ToolRegistry, function_tool
 
 SIZES = (100, 1_000, 10_000)
@@ -73,9 +73,9 @@ ROWS: dict[str, str] = {
     "validate": "validate_messages (every request)",
     "agent": "tinyharness whole agent turn, library (no run log)",
     "agent_cli": "tinyharness whole agent turn, CLI default (run log + checkpoint every step)",
-    "checkpoint": "- one checkpoint step (SessionCheckpointer.save of one new message; ~5 per turn)",
+    "checkpoint": "- one checkpoint step (SQLiteSession.save of one new message; ~5 per turn)",
     "redact": "- naive: redacted_json of the whole history at every step (the old checkpoint)",
-    "naive": "seed 000 naive: estimate_tokens over all messages every turn",
+    "naive": "naive: chars/4 of every message, re-estimated every turn",
     "langchain": "LangChain trim_messages + count_tokens_approximately every turn",
 }
 
@@ -258,6 +258,10 @@ def measure_agent(history: list[Message], turns: int, *, run_log: bool, warmup: 
     model = InstantModel(warmup + turns)
     with tempfile.TemporaryDirectory() as folder:
         log = RunLog(Path(folder) / "runs.db") if run_log else None
+        store = SessionStore(Path(folder) / "runs.sessions.db") if run_log else None
+        session = store.open("bench") if store is not None else None
+        if session is not None:
+            session.save(history, {})  # the session as a resumed run finds it
         sinks: list[EventSink] = [log] if log is not None else []
         events = EventBus(sinks)
         context: ContextManager = build_context(ContextConfig("default", window=HUGE_WINDOW), events=events)
@@ -267,13 +271,15 @@ def measure_agent(history: list[Message], turns: int, *, run_log: bool, warmup: 
             AgentConfig(system=SYSTEM, max_iterations=warmup + turns + 5),
             context=context,
             events=events,
-            checkpoint=SessionCheckpointer(log, "bench", events, history) if log is not None else None,
+            checkpoint=session,
         )
         try:
             result = asyncio.run(agent.arun("Go on with the next files.", history=history))
         finally:
             if log is not None:
                 log.close()
+            if store is not None:
+                store.close()
     if result.stop != "end_turn" or result.compactions:
         raise RuntimeError(f"the agent run ended with {result.stop} after {result.compactions} compactions")
     gaps = [b - a for a, b in zip(model.stamps, model.stamps[1:], strict=False)]
@@ -285,20 +291,20 @@ def measure_checkpoint(history: list[Message], reps: int) -> tuple[list[float], 
     whole history, which is what every step cost before checkpoints became incremental."""
     saves, redactions = [], []
     with tempfile.TemporaryDirectory() as folder:
-        log = RunLog(Path(folder) / "runs.db")
+        store = SessionStore(Path(folder) / "runs.sessions.db")
+        session = store.open("bench")
         try:
-            SessionCheckpointer(log, "bench", EventBus(), []).save(history[:-1], {})
             for _ in range(reps):
-                checkpointer = SessionCheckpointer(log, "bench", EventBus(), history[:-1])
+                session.save(history[:-1], {})
                 start = time.process_time()
-                checkpointer.save(history, {"model_calls": 1})
+                session.save(history, {"model_calls": 1})
                 saves.append(time.process_time() - start)
                 data = messages_to_dicts(history)
                 start = time.process_time()
                 redacted_json(data)
                 redactions.append(time.process_time() - start)
         finally:
-            log.close()
+            store.close()
     return saves, redactions
 
 
@@ -455,7 +461,7 @@ def headlines(result: LoopResult) -> list[str]:
     size = result.sizes[-1]
     ours = result.get("context", size)
     out = []
-    for key, name in (("naive", "seed 000's re-estimate"), ("langchain", "LangChain trim_messages")):
+    for key, name in (("naive", "the naive chars/4 re-estimate"), ("langchain", "LangChain trim_messages")):
         other = result.get(key, size)
         if ours and other is not None:
             out.append(

@@ -1,4 +1,4 @@
-"""The seed-002 demo (``agent_harness_demo/main.py``) on tinyharness memory, with a scripted model.
+"""A three-round demo of tinyharness memory across sessions, with a scripted model.
 
 Three rounds: "帮我计算 (12 + 8) * 3 的结果" (calculator), "现在几点" (current time), and in a *new
 session*, "我刚刚问过什么问题" — answered from long-term memory. Each round does what the agent loop

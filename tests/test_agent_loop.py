@@ -15,8 +15,9 @@ from tinyharness.context.manager import build_context
 from tinyharness.errors import ScriptError
 from tinyharness.events import EventBus, ListSink
 from tinyharness.guards import NUDGE_AFTER, STOP_AFTER
-from tinyharness.messages import ToolResultBlock
+from tinyharness.messages import ToolResultBlock, ToolUseBlock
 from tinyharness.models.scripted import ScriptedModel
+from tinyharness.session import UNKNOWN_OUTCOME, TurnProgress
 from tinyharness.tools.base import ToolRegistry, function_tool
 
 
@@ -226,11 +227,28 @@ def test_malformed_scripts_are_rejected_with_the_reason(script: dict[str, Any], 
 
 
 class SnapshotCheckpointer:
+    """Keeps every commit: (messages, state, the turn's progress at that moment)."""
+
     def __init__(self) -> None:
-        self.snapshots: list[tuple[list[Any], dict[str, Any]]] = []
+        self.snapshots: list[tuple[list[Any], dict[str, Any], TurnProgress]] = []
+        self.turn = TurnProgress()
 
     def save(self, messages: Any, state: dict[str, Any]) -> None:
-        self.snapshots.append((list(messages), json.loads(json.dumps(state))))
+        if not (messages and messages[-1].tool_uses):
+            self.turn = TurnProgress()
+        self.snapshots.append((list(messages), json.loads(json.dumps(state)), self._copy()))
+
+    def call_started(self, call: ToolUseBlock) -> None:
+        self.turn.started.add(call.id)
+        self.snapshots.append((self.snapshots[-1][0], self.snapshots[-1][1], self._copy()))
+
+    def call_finished(self, result: ToolResultBlock) -> None:
+        self.turn.started.discard(result.tool_use_id)
+        self.turn.finished[result.tool_use_id] = result
+        self.snapshots.append((self.snapshots[-1][0], self.snapshots[-1][1], self._copy()))
+
+    def _copy(self) -> TurnProgress:
+        return TurnProgress(dict(self.turn.finished), set(self.turn.started))
 
 
 def test_a_resumed_run_does_not_repeat_a_finished_tool_call() -> None:
@@ -239,19 +257,39 @@ def test_a_resumed_run_does_not_repeat_a_finished_tool_call() -> None:
     checkpointer = SnapshotCheckpointer()
     agent.checkpoint = checkpointer
     agent.run("two calls")
-    # The commit made after exactly one of the two calls finished: a kill right there.
-    mid_turn = next(s for s in checkpointer.snapshots if len(s[1]["finished_results"]) == 1)
-    messages, state = mid_turn
-    finished = state["finished_results"][0]["tool_use_id"]
+    # The commit made after one of the two calls finished; a kill there, had the other call
+    # not started yet (the calls of a turn start together, so that is left out by hand).
+    messages, state, progress = next(s for s in checkpointer.snapshots if len(s[2].finished) == 1)
+    progress = TurnProgress(progress.finished, set())
+    (finished,) = progress.finished
     assert messages[-1].tool_uses and state["model_calls"] == 1
 
     resumed, model, _ = make_agent([text("done after resume")])
-    result = resumed.run(None, history=messages, state=state)
+    result = resumed.run(None, history=messages, state=state, turn=progress)
     assert result.ok and result.final == "done after resume"
-    assert ran == ["second" if finished == "a" else "first"]  # only the unfinished call ran
+    assert ran == ["second" if finished == "a" else "first"]  # only the call that never started ran
     answered = model.requests[0].messages[-1].tool_results
     assert sorted(r.tool_use_id for r in answered) == ["a", "b"]
     assert result.model_calls == 2  # counted across the kill
+
+
+def test_a_call_cut_off_by_a_kill_is_never_run_again() -> None:
+    """Started, no result recorded: its effect may or may not be in place, so the resumed run
+    does not run it; the model is told its outcome is unknown and to check first."""
+    turn = calls(("a", "echo", {"word": "first"}), ("b", "echo", {"word": "second"}))
+    agent, _, _ = make_agent([turn, text("done")])
+    checkpointer = SnapshotCheckpointer()
+    agent.checkpoint = checkpointer
+    agent.run("two calls")
+    messages, state, progress = next(s for s in checkpointer.snapshots if len(s[2].started) == 2)
+
+    resumed, model, sink = make_agent([text("checked")])
+    result = resumed.run(None, history=messages, state=state, turn=progress)
+    assert result.ok and ran == []  # neither call ran again
+    answered = model.requests[0].messages[-1].tool_results
+    assert [r.content for r in answered] == [UNKNOWN_OUTCOME, UNKNOWN_OUTCOME]
+    assert all(r.is_error for r in answered)
+    assert [e["outcome"] for e in sink.of_type("tool_result")] == ["unknown", "unknown"]
 
 
 def test_every_step_is_committed() -> None:
@@ -259,7 +297,7 @@ def test_every_step_is_committed() -> None:
     checkpointer = SnapshotCheckpointer()
     agent.checkpoint = checkpointer
     agent.run("x")
-    lengths = [len(messages) for messages, _ in checkpointer.snapshots]
+    lengths = [len(messages) for messages, _, _ in checkpointer.snapshots]
     assert lengths[0] == 1 and lengths[-1] == 4
     assert {2, 3, 4} <= set(lengths)  # after the reply, after the results, after the answer
 

@@ -44,3 +44,13 @@ def test_memory_part_reports_pending_when_missing(
 def test_unknown_part_is_a_usage_error(main_module: ModuleType) -> None:
     with pytest.raises(SystemExit):
         main_module.main(["--only", "nope"])
+
+
+def test_the_secrets_part_is_wired_and_its_peer_redactor_works(main_module: ModuleType) -> None:
+    assert "secrets" in main_module.PARTS and "secrets" in main_module.SECTIONS
+    from bench import secrets_bench
+
+    plain = "nothing secret here\n"
+    assert secrets_bench.detect_secrets_redact(plain) == plain
+    leaked = 'aws_secret = "' + "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY" + '"\n'
+    assert "wJalrXUtnFEMI" not in secrets_bench.detect_secrets_redact(leaked)

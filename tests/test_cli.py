@@ -278,26 +278,33 @@ def test_no_memory_makes_no_memory_request(tmp_path: Path, workspace: Path) -> N
     assert main([*argv, "--no-memory", "--model", f"scripted:{script}", "task"]) == 0
 
 
-def test_session_checkpointer_writes_only_what_changed() -> None:
-    from tinyharness.cli import SessionCheckpointer
-    from tinyharness.events import EventBus
+def test_a_session_step_writes_only_what_changed(tmp_path: Path) -> None:
     from tinyharness.messages import Message
+    from tinyharness.sqlite_session import SessionStore
 
-    saves: list[tuple[int, int]] = []
+    store = SessionStore(tmp_path / "s.db")
+    written: list[str] = []
+    store._db.set_trace_callback(written.append)
+    session = store.open("s")
 
-    class RecordingLog:
-        def save_checkpoint(
-            self, run_id: str, session: str, step: int, messages: list, state: dict, *, keep: int
-        ) -> None:
-            saves.append((keep, len(messages)))
+    def inserted() -> int:
+        count = sum(s.startswith("INSERT INTO session_messages") for s in written)
+        written.clear()
+        return count
 
     history = [Message.user("old task"), Message.assistant("old answer")]
-    checkpointer = SessionCheckpointer(RecordingLog(), "s", EventBus(), history)  # type: ignore[arg-type]
+    session.save(history, {})
+    assert inserted() == 2
     grown = [*history, Message.user("new task")]
-    checkpointer.save(grown, {})
-    checkpointer.save([*grown, Message.assistant("reply")], {})
-    checkpointer.save([Message.user("summary")], {})  # compaction replaced the window
-    assert saves == [(2, 1), (3, 1), (0, 1)]
+    session.save(grown, {})
+    assert inserted() == 1
+    session.save([*grown, Message.assistant("reply")], {})
+    assert inserted() == 1
+    session.save([Message.user("summary")], {})  # compaction replaced the window
+    assert inserted() == 1
+    loaded = store.open("s").load()
+    assert loaded is not None and loaded.messages == [Message.user("summary")]
+    store.close()
 
 
 def test_a_memory_written_by_one_process_is_recalled_by_another(tmp_path: Path, workspace: Path) -> None:

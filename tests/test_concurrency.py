@@ -78,7 +78,8 @@ def test_two_processes_write_runs_into_one_log(tmp_path: Path) -> None:
         assert len({r[3] for r in runs}) == 2 * RUNS_PER_PROCESS
         per_run = db.execute("SELECT run_id, count(*) FROM events GROUP BY run_id").fetchall()
         assert len({count for _, count in per_run}) == 1  # every run logged every event
-        assert db.execute("SELECT count(*) FROM checkpoints").fetchone()[0] == 2 * RUNS_PER_PROCESS
+    with closing(sqlite3.connect(tmp_path / "runs.sessions.db")) as db:
+        assert db.execute("SELECT count(*) FROM sessions").fetchone()[0] == 2 * RUNS_PER_PROCESS
     notes = (workspace / "NOTES.md").read_text(encoding="utf-8").splitlines()
     assert sorted(set(notes)) == ["session 7 first", "session 7 second"]
     assert len(notes) == 2 * 2 * RUNS_PER_PROCESS  # no append lost between the processes

@@ -4,6 +4,8 @@ refusing exactly what the library refuses, for the same reason."""
 from __future__ import annotations
 
 import dataclasses
+import json
+from pathlib import Path
 
 import pytest
 
@@ -91,3 +93,19 @@ def test_the_agent_reads_its_config() -> None:
     agent = Agent(ScriptedModel({"responses": []}), ToolRegistry([]), AgentConfig(system="be brief"))
     assert agent._request().system == "be brief"
     assert agent._request().max_tokens == AgentConfig().max_output_tokens
+
+
+def test_the_cli_window_reaches_the_context_through_the_model(tmp_path: Path) -> None:
+    """--context-window is given to the model once; the context reads it from there."""
+    script = tmp_path / "s.json"
+    script.write_text(
+        json.dumps({"responses": [{"stop_reason": "end_turn", "content": [{"type": "text", "text": "ok"}]}]})
+    )
+    events = tmp_path / "ev.jsonl"
+    argv = ["run", "--model", f"scripted:{script}", "--workspace", str(tmp_path), "--no-log", "--quiet"]
+    assert (
+        main([*argv, "--events", str(events), "--context-window", "5000", "--compact-ratio", "0.5", "hi"])
+        == 0
+    )
+    start = json.loads(events.read_text(encoding="utf-8").splitlines()[0])
+    assert start["type"] == "run_start" and (start["context_window"], start["compact_at"]) == (5000, 2500)

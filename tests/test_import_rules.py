@@ -8,7 +8,8 @@ package may import its own package's modules and what its package's rule names; 
 the module or package it names and everything under it. Imports inside functions and under
 ``TYPE_CHECKING`` count too: a layer is a promise about what a reader must know, not only
 about import order. The rules themselves must form floors (no two parts allowed to import each
-other, directly or around a loop), so "downward" has a meaning.
+other, directly or around a loop), so "downward" has a meaning, and no two modules may import
+each other either.
 
 The checker runs on the real package, and on small bad packages written by the tests below, so
 a checker that found nothing would fail here too.
@@ -164,11 +165,58 @@ def _loops(rules: dict[str, frozenset[str]]) -> list[str]:
     return problems
 
 
+def module_cycles(root: Path) -> list[list[str]]:
+    """Groups of modules that import each other, directly or around a loop (the modules of one
+    package may import each other, but not in a circle: a reader must find a first one)."""
+    found = modules(root)
+    known = {m.name for m in found}
+    graph = {m.name: sorted(t for t in imported(m, known) if t in known and t != m.name) for m in found}
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(name: str) -> None:  # Tarjan's strongly connected components
+        order[name] = low[name] = len(order)
+        stack.append(name)
+        for other in graph[name]:
+            if other not in order:
+                visit(other)
+                low[name] = min(low[name], low[other])
+            elif other in stack:
+                low[name] = min(low[name], order[other])
+        if low[name] == order[name]:
+            group = []
+            while True:
+                member = stack.pop()
+                group.append(member)
+                if member == name:
+                    break
+            if len(group) > 1:
+                cycles.append(sorted(group))
+
+    for name in graph:
+        if name not in order:
+            visit(name)
+    return cycles
+
+
 # --- the real package -------------------------------------------------------------------------
 
 
 def test_every_import_in_tinyharness_keeps_its_rule() -> None:
     assert violations(PACKAGE_ROOT) == []
+
+
+def test_no_two_modules_import_each_other() -> None:
+    assert module_cycles(PACKAGE_ROOT) == []
+
+
+def test_the_cycle_check_finds_a_cycle_inside_a_package(tmp_path: Path) -> None:
+    files = dict(GOOD)
+    files["tools/base.py"] += "from .files import f\n"  # files imports base already
+    assert module_cycles(write_package(tmp_path, files)) == [["tools.base", "tools.files"]]
+    assert module_cycles(write_package(tmp_path / "good", GOOD)) == []
 
 
 def test_every_package_and_top_level_module_states_a_rule() -> None:

@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from hardening_support import answer, tool_turn, write_script
-from secrets_corpus import CORPUS
+from secrets_corpus import CORPUS, LOOK_ALIKES, SECRETS, half
 from tinyharness.cli import main
 from tinyharness.events import JsonlSink
+from tinyharness.redact import redact
 from tinyharness.tools.notes import NotesFile
 
 ALL = "\n".join(sample for sample, _ in CORPUS.values())
@@ -90,6 +91,10 @@ def test_a_full_cli_run_keeps_every_secret_out_of_notes_logs_events_and_reports(
     assert leaked(notes) == []
     assert notes.count("[REDACTED:") >= len(CORPUS)
     for path in log_dir.iterdir():  # runs.db and its -wal/-shm companions
+        if path.name.startswith("runs.sessions.db"):
+            # the private session store: resuming needs the exact history (see README, Safety)
+            assert path.stat().st_mode & 0o077 == 0, path.name
+            continue
         assert leaked(path.read_bytes()) == [], path.name
     assert leaked(events.read_bytes()) == []
     assert events.read_text(encoding="utf-8").count("[REDACTED:") > len(CORPUS)
@@ -108,3 +113,113 @@ def test_a_full_cli_run_keeps_every_secret_out_of_notes_logs_events_and_reports(
     assert leaked(html.read_bytes()) == []
     # What the user explicitly asked to be written in the workspace is theirs to keep.
     assert (workspace / "copy.txt").read_text(encoding="utf-8") == ALL
+
+
+# --- the measured corpus (tests/secrets_corpus.py SECRETS / LOOK_ALIKES) ------------------------
+
+
+def _leaks(secret: str, text: str | bytes) -> bool:
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="replace")
+    return secret in text or json.dumps(secret, ensure_ascii=False)[1:-1] in text
+
+
+def test_the_measured_corpus_has_a_hundred_kinds_each_way() -> None:
+    assert len({kind for kind, _, _ in SECRETS}) >= 100
+    assert len({name for name, _ in LOOK_ALIKES}) >= 100
+
+
+def test_the_tuning_half_is_all_caught_and_its_look_alikes_untouched() -> None:
+    missed = [
+        kind
+        for i, (kind, text, secret) in enumerate(SECRETS)
+        if half(i) == "tuning" and _leaks(secret, redact(text))
+    ]
+    changed = [
+        name for i, (name, text) in enumerate(LOOK_ALIKES) if half(i) == "tuning" and redact(text) != text
+    ]
+    assert missed == [] and changed == []
+
+
+def test_the_held_out_half_stays_above_its_floor() -> None:
+    """The held-out half is measured, not tuned on (bench/RESULTS.md has the numbers); this only
+    guards against a large regression."""
+    rows = [(kind, text, secret) for i, (kind, text, secret) in enumerate(SECRETS) if half(i) == "held_out"]
+    caught = sum(not _leaks(secret, redact(text)) for _, text, secret in rows)
+    looks = [text for i, (_, text) in enumerate(LOOK_ALIKES) if half(i) == "held_out"]
+    changed = sum(redact(text) != text for text in looks)
+    assert caught / len(rows) >= 0.9
+    assert changed / len(looks) <= 0.1
+
+
+# Formats the outside check found going through in clear, and a few of every family.
+PLANTED_KINDS = [
+    "aws_pair_plain", "aws_console_csv", "aws_sts_json", "aws_session_token", "azure_storage_conn",
+    "azure_sas_url", "azure_servicebus", "django_secret_key", "quoted_password_with_spaces",
+    "escaped_json_in_json", "basic_auth_header", "slack_app_token", "stripe_webhook_secret", "docker_pat",
+    "pem_body_without_begin", "putty_key", "curl_user", "mysql_p", "base64_wrapped_pem",
+    "url_password_with_at_slash", "github_classic_pat", "openai_project_key", "jwt", "pem_openssh",
+    "gcp_service_account_json", "email",
+]  # fmt: skip
+
+
+def test_planted_formats_reach_no_output_of_a_run_with_memory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A scripted run reads them from a file, notes them, remembers them (the memory model
+    extracts them as facts) and answers with them; then every place the run wrote to and every
+    command that prints it is searched for the clear values."""
+    monkeypatch.setenv("TINYHARNESS_HOME", str(tmp_path / "home"))
+    by_kind = {kind: (text, secret) for kind, text, secret in SECRETS}
+    planted = [by_kind[kind] for kind in PLANTED_KINDS]
+    everything = "\n".join(text for text, _ in planted)
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "creds.txt").write_text(everything + "\n", encoding="utf-8")
+    facts = {"facts": [{"text": f"The deploy credential is {text}", "kind": "fact"} for text, _ in planted]}
+    script = [
+        {**tool_turn(("r1", "read_file", {"path": "creds.txt"})), "purpose": "agent"},
+        {
+            **tool_turn(*[(f"n{i}", "note", {"text": text}) for i, (text, _) in enumerate(planted)]),
+            "purpose": "agent",
+        },
+        {**tool_turn(("u1", "update_notes", {"content": everything})), "purpose": "agent"},
+        {**answer(f"Found:\n{everything}"), "purpose": "agent"},
+        {**answer(json.dumps(facts)), "purpose": "memory"},
+    ]
+    log = tmp_path / "log" / "runs.db"
+    memory = tmp_path / "mem" / "memory.db"
+    events = tmp_path / "events.jsonl"
+    args = [
+        "run",
+        "--model",
+        f"scripted:{write_script(tmp_path / 's.json', script)}",
+        "--workspace",
+        str(workspace),
+    ]
+    args += ["--log", str(log), "--events", str(events), "--trace", "--memory", str(memory)]
+    args += ["--context-window", "200000", "collect the credentials"]
+    assert main(args) == 0
+    outputs: dict[str, str | bytes] = {"progress": capsys.readouterr().err}
+    outputs["NOTES.md"] = (workspace / "NOTES.md").read_bytes()
+    outputs["events"] = events.read_bytes()
+    for folder in (log.parent, memory.parent):
+        for path in folder.iterdir():  # the databases and their -wal/-shm companions
+            if path.name.startswith("runs.sessions.db"):  # private, kept in clear for resume
+                assert path.stat().st_mode & 0o077 == 0, path.name
+                continue
+            outputs[path.name] = path.read_bytes()
+    run_id = json.loads(events.read_text(encoding="utf-8").splitlines()[0])["run_id"]
+    for command in (["show", run_id, "--log", str(log)], ["export", run_id, "--log", str(log)]):
+        assert main(command) == 0, command
+        outputs[command[0]] = capsys.readouterr().out
+    for command in (
+        ["memory", "list", "--memory", str(memory), "--all"],
+        ["memory", "list", "--memory", str(memory), "--all", "--json"],
+    ):
+        assert main(command) == 0, command
+        outputs[" ".join(command[:2] + command[-1:])] = capsys.readouterr().out
+    assert "[REDACTED:" in str(outputs["memory list --json"])  # the facts were stored, redacted
+    leaks = [(kind, where) for kind, (_, secret) in zip(PLANTED_KINDS, planted, strict=True)
+             for where, text in outputs.items() if _leaks(secret, text)]  # fmt: skip
+    assert leaks == []

@@ -1,12 +1,13 @@
 """The agent loop: ask the model, run the tools it asks for, repeat until it stops.
 
 Everything else attaches around the loop: the context policy (token accounting and compaction)
-at the points lesson 6 names, the event bus for logs and progress, the tool registry for safe
-execution. Early exits are ``StopRun`` exceptions that carry their reason; after one, a last
-request that offers only the final answer gives the user an answer instead of nothing.
+after each round's tool results and before the next request, the event bus for logs and
+progress, the tool registry for safe execution. Early exits are ``StopRun`` exceptions that
+carry their reason; after one, a last request that offers only the final answer gives the user
+an answer instead of nothing.
 
-May import: ``messages``, ``history``, ``errors``, ``events``, ``guards``, ``models.base``,
-``tools`` and ``context``; never memory (it reaches the loop through the small ``Memory``
+May import: ``messages``, ``history``, ``errors``, ``events``, ``guards``, ``session``,
+``models.base``, ``tools`` and ``context``; never memory (it reaches the loop through the small ``Memory``
 protocol below), the run log or the CLI.
 """
 
@@ -38,12 +39,13 @@ from .messages import (
     TextBlock,
     ToolResultBlock,
     ToolUseBlock,
-    block_from_dict,
-    block_to_dict,
     messages_to_dicts,
 )
 from .models.base import Model, ModelRequest, ModelResponse, Usage
+from .session import Checkpointer, TurnProgress, unknown_outcome
 from .tools.base import ToolRegistry
+
+__all__ = ["DEFAULT_SYSTEM_PROMPT", "Agent", "AgentConfig", "Checkpointer", "LongTermMemory", "RunResult"]
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are a careful agent working in a workspace folder through tools. "
@@ -103,12 +105,6 @@ def check(field: str, value: Any) -> None:
         raise ConfigError(f"{field} ({_COUNTS[field]}): {wrong}")
 
 
-class Checkpointer(Protocol):
-    """Commits the history and loop state after every step, so a killed run can resume."""
-
-    def save(self, messages: Sequence[Message], state: dict[str, Any]) -> None: ...
-
-
 class LongTermMemory(Protocol):
     """Memories recalled into a new task, and facts extracted at the end of a run."""
 
@@ -160,7 +156,6 @@ class Agent:
         self.billed = Usage()
         self.repetition = RepetitionGuard()
         self._finished_results: dict[str, ToolResultBlock] = {}  # of the turn being executed
-        self._started: set[str] = set()  # calls of this turn that began running
         self._interrupted: set[str] = set()  # started by a killed run, never finished
 
     def run(self, task: str | None, **kwargs: Any) -> RunResult:
@@ -173,11 +168,14 @@ class Agent:
         *,
         history: Sequence[Message] = (),
         state: dict[str, Any] | None = None,
+        turn: TurnProgress | None = None,
         **run_info: Any,
     ) -> RunResult:
         """Run ``task``. ``history`` and ``state`` (from a checkpoint) continue an earlier
-        conversation or a killed run; with no new task the run resumes where it stopped,
-        running only the tool calls of the interrupted turn that had not finished."""
+        conversation or a killed run; with no new task the run resumes where it stopped.
+        ``turn`` says which calls of the history's last turn finished (their results are used)
+        and which started without finishing (never run again: their outcome is unknown); the
+        turn's other calls run now."""
         self.events.emit(
             "run_start",
             task=task,
@@ -186,7 +184,7 @@ class Agent:
             **self._context_info(),
             **run_info,
         )
-        self._restore(history, state or {})
+        self._restore(history, state or {}, turn or TurnProgress())
         stop: StopReason = "end_turn"
         detail = final = ""
         try:
@@ -265,23 +263,25 @@ class Agent:
             await self._run_tools(calls)
 
     async def _run_tools(self, calls: list[ToolUseBlock]) -> None:
-        """Run one turn's calls in parallel, committing each result as it finishes, so a
-        resumed run never repeats a finished call."""
+        """Run one turn's calls in parallel. Each is recorded as started before it runs and as
+        finished, with its result, after; so a resumed run never repeats a finished call, and
+        never repeats one a kill cut off either (it gets ``unknown_outcome`` instead)."""
 
         async def run_once(call: ToolUseBlock) -> ToolResultBlock:
             if call.id not in self._finished_results:
-                recovered = await self._recover_tool(call) if call.id in self._interrupted else None
-                if recovered is None:
-                    self._started.add(call.id)
-                    self._commit()  # a kill from here on leaves the call "interrupted"
-                    recovered = await self.tools.run_call(call, self.events)
-                self._finished_results[call.id] = recovered
-                self._commit()
+                if call.id in self._interrupted:
+                    result = self._unknown_outcome(call)
+                else:
+                    if self.checkpoint is not None:
+                        self.checkpoint.call_started(call)  # a kill from here on: outcome unknown
+                    result = await self.tools.run_call(call, self.events)
+                self._finished_results[call.id] = result
+                if self.checkpoint is not None:
+                    self.checkpoint.call_finished(result)
             return self._finished_results[call.id]
 
         results = await asyncio.gather(*(run_once(call) for call in calls))
         self._finished_results = {}
-        self._started = set()
         self._interrupted = set()
         nudge, stuck = self.repetition.observe(calls)
         self._append(Message("user", (*results, *nudge)))
@@ -343,16 +343,20 @@ class Agent:
         self.events.emit("model_call", **event)
         return response
 
-    async def _recover_tool(self, call: ToolUseBlock) -> ToolResultBlock | None:
-        """A call a killed run started but did not finish: its result when the tool reports
-        its effect already in place (a note must not be appended twice), else None."""
-        result = await self.tools.recover(call.name, call.input)
-        if result is None:
-            return None
-        ids = {"call_id": call.id, "name": call.name}
-        self.events.emit("tool_call", **ids, args=call.input, recovered=True)
-        self.events.emit("tool_result", **ids, ok=True, chars=len(result.content), truncated=False)
-        return ToolResultBlock(call.id, result.content)
+    def _unknown_outcome(self, call: ToolUseBlock) -> ToolResultBlock:
+        """The result of a call a killed run started and never finished: not run again, since
+        its effect may or may not be in place; the model is told to check."""
+        result = unknown_outcome(call.id)
+        self.events.emit(
+            "tool_result",
+            call_id=call.id,
+            name=call.name,
+            ok=False,
+            chars=len(result.content),
+            truncated=False,
+            outcome="unknown",
+        )
+        return result
 
     def _append(self, message: Message) -> None:
         self.messages.append(message)
@@ -369,12 +373,10 @@ class Agent:
             "iterations": self.iterations,
             "billed": [self.billed.input_tokens, self.billed.output_tokens],
             "recent_calls": list(self.repetition.recent),
-            "finished_results": [block_to_dict(b) for b in self._finished_results.values()],
-            "started": sorted(self._started | self._interrupted),
         }
         self.checkpoint.save(self.messages, state)
 
-    def _restore(self, history: Sequence[Message], state: dict[str, Any]) -> None:
+    def _restore(self, history: Sequence[Message], state: dict[str, Any], turn: TurnProgress) -> None:
         self.messages = list(history)
         if history:
             self.context.record_appended(history)
@@ -383,11 +385,8 @@ class Agent:
         billed = state.get("billed", [0, 0])
         self.billed = Usage(int(billed[0]), int(billed[1]))
         self.repetition = RepetitionGuard(state.get("recent_calls", []))
-        for data in state.get("finished_results", []):
-            block = block_from_dict(data)
-            if isinstance(block, ToolResultBlock):
-                self._finished_results[block.tool_use_id] = block
-        self._interrupted = {str(c) for c in state.get("started", [])} - set(self._finished_results)
+        self._finished_results = dict(turn.finished)
+        self._interrupted = set(turn.started) - set(self._finished_results)
 
     # --- guards -------------------------------------------------------------------------------
 

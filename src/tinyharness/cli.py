@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import functools
+import json
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -24,18 +26,20 @@ from .context.base import ContextPolicy
 from .context.config import DEFAULT_RATIO, DEFAULT_WINDOW, ContextConfig
 from .context.config import problem as context_problem
 from .context.manager import build_context
-from .context.prefix import identical_prefix
+from .context.tokens import HeuristicCounter
 from .errors import ConfigError, HarnessError
-from .events import EventBus, EventSink, JsonlSink
+from .events import EventBus, JsonlSink
 from .memory import MemoryManager, MemoryStore, Scope, ScopedMemory, memory_tools, open_store
 from .memory import cli as memory_cli
 from .memory.factory import default_store_url
-from .messages import Message, messages_from_dicts, messages_to_dicts
+from .messages import ToolResultBlock, block_from_dict, messages_from_dicts
 from .models.base import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, Model
 from .models.factory import load_model
 from .otel import OTelSink, otel_sink_from_env, provider_name
 from .progress import ProgressPrinter
 from .runlog import RunLog, RunLogError, default_path
+from .session import SavedSession, StartPoint, TurnProgress, start_point
+from .sqlite_session import SessionStore, SessionStoreError, SQLiteSession, store_path_for
 from .tools.base import ToolRegistry
 from .tools.builtin import builtin_tools
 from .tools.notes import NotesFile
@@ -150,13 +154,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     sessions = run.add_argument_group("sessions")
     sessions.add_argument(
-        "--session", metavar="NAME", help="continue the conversation of this session (created if new)"
+        "--session",
+        metavar="NAME",
+        help="continue the conversation of this session (created if new); one run at a time may use it",
     )
     sessions.add_argument(
         "--resume",
         action="store_true",
-        help="continue the session's interrupted run from its last committed step "
-        "(default session: the latest run's)",
+        help="continue the session's interrupted run from its last committed step (default "
+        "session: the one saved last); a tool call the interruption cut off is not run again: "
+        "the model is told its outcome is unknown",
     )
 
     limits = run.add_argument_group("limits and safety")
@@ -238,27 +245,30 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"compact at this share of the window (default {DEFAULT_RATIO})",
     )
     context.add_argument(
-        "--compact-buffer", type=_context_option("buffer"), help="compact this many tokens below the window"
+        "--compact-buffer",
+        type=_context_option("buffer"),
+        help="compact this many tokens below the window (instead of --compact-ratio)",
     )
     context.add_argument(
         "--keep-recent",
         type=_context_option("keep_recent"),
         default=CONTEXT.keep_recent,
-        help=f"rounds kept verbatim at compaction (default {CONTEXT.keep_recent})",
+        help="latest rounds (a model reply and its tool results) kept word for word at compaction "
+        f"(default {CONTEXT.keep_recent})",
     )
     context.add_argument(
         "--accounting",
         choices=["context", "cumulative"],
         default=CONTEXT.accounting,
-        help="context: tokens in the current window (default); cumulative: the sum of input+output "
-        "of every call, reset at compaction (lesson 6)",
+        help="context: tokens in the current window (default); cumulative: input + output of every "
+        "call added up, reset at compaction",
     )
     context.add_argument(
         "--counter",
         choices=["auto", "chars4", "exact"],
         default=CONTEXT.counter,
         help="auto: an estimate (honest for CJK) corrected by reported usage (default); chars4: "
-        "characters/4 (seed 000); exact: a real tokenizer (the local server's, Anthropic's "
+        "characters/4, never corrected; exact: a real tokenizer (the local server's, Anthropic's "
         "count_tokens endpoint, else o200k offline)",
     )
     context.add_argument(
@@ -299,9 +309,10 @@ def _confirm_on_terminal(question: str) -> bool:
 def _context(
     args: argparse.Namespace, model: Model, events: EventBus, workspace: Path, tools: ToolRegistry
 ) -> ContextPolicy:
+    # No window here: --context-window went to the model (a local server sizes itself by it),
+    # and the context takes the model's, so the window is resolved in one place.
     config = ContextConfig(
         strategy=args.strategy,
-        window=args.context_window,
         ratio=args.compact_ratio,
         buffer=args.compact_buffer,
         keep_recent=args.keep_recent,
@@ -317,51 +328,57 @@ def _context(
     return build_context(config, model=model, events=events, run_call=run_call)
 
 
-class SessionCheckpointer:
-    """Commits the agent's history and state to the run log after every step. Messages are
-    immutable, so the ones already stored are recognised by identity and not written again."""
-
-    def __init__(self, log: RunLog, session: str, events: EventBus, stored: Sequence[Message]) -> None:
-        self.log, self.session, self.events = log, session, events
-        self.stored: list[Message] = list(stored)
-        self.step = 0
-
-    def save(self, messages: Sequence[Message], state: dict[str, Any]) -> None:
-        keep = identical_prefix(self.stored, messages)
-        self.step += 1
-        self.log.save_checkpoint(
-            self.events.run_id,
-            self.session,
-            self.step,
-            messages_to_dicts(messages[keep:]),
-            state,
-            keep=keep,
-        )
-        self.stored = list(messages)
+def _legacy_checkpoint(log: RunLog, name: str) -> SavedSession | None:
+    """A session saved by an older tinyharness in the run log itself (redacted: secrets in it
+    read as placeholders from now on, so say so)."""
+    checkpoint = log.load_checkpoint(name)
+    if checkpoint is None:
+        return None
+    state = dict(checkpoint.state)
+    turn = TurnProgress(started={str(c) for c in state.pop("started", [])})
+    for data in state.pop("finished_results", []):
+        block = block_from_dict(data)
+        if isinstance(block, ToolResultBlock):
+            turn.finished[block.tool_use_id] = block
+    print(
+        f"tinyharness: session {name!r} was saved by an older version with secrets redacted; "
+        "it continues from that copy",
+        file=sys.stderr,
+    )
+    return SavedSession(checkpoint.run_id, messages_from_dicts(checkpoint.messages), state, turn)
 
 
-def _session_start(args: argparse.Namespace, log: RunLog | None) -> tuple[str, list[Message], dict[str, Any]]:
-    """The session name, and the history and loop state this run starts from."""
-    if log is None:
+def _open_session(
+    args: argparse.Namespace, log: RunLog | None, store: SessionStore | None, run_id: str
+) -> tuple[SQLiteSession | None, StartPoint]:
+    """The session this run writes (locked) and what the run starts from."""
+    if log is None or store is None:
         if args.session or args.resume:
             raise ConfigError("--session and --resume need the run log; drop --no-log")
-        return "", [], {}
-    session = args.session
-    if args.resume and not session:
-        latest = log.list_runs(1)
-        if not latest or not latest[0].session:
-            raise ConfigError("nothing to resume: the run log has no runs; start one with a task")
-        session = latest[0].session
-    checkpoint = log.load_checkpoint(session) if session else None
-    history = messages_from_dicts(checkpoint.messages) if checkpoint else []
-    interrupted = bool(history) and not (history[-1].role == "assistant" and not history[-1].tool_uses)
-    if args.resume:
-        if not interrupted:
-            raise ConfigError(f"session {session!r} has no interrupted run; give a task to continue it")
-        return session, history, checkpoint.state if checkpoint else {}
-    if interrupted:
-        raise ConfigError(f"session {session!r} has an interrupted run; finish it first with --resume")
-    return session or "", history, {}
+        return None, start_point(None, "", resume=False)
+    name = args.session
+    if args.resume and not name:
+        name = store.latest()
+        if not name:
+            raise ConfigError("nothing to resume: no session has been saved yet; start one with a task")
+    session = store.open(name or run_id)
+    session.run_id = run_id
+    try:
+        session.lock()
+        saved = session.load() if name else None
+        if saved is None and name:
+            saved = _legacy_checkpoint(log, name)
+        start = start_point(saved, session.name, resume=args.resume)
+    except BaseException:
+        session.close()
+        raise
+    if start.closed and not args.quiet:
+        print(
+            f"tinyharness: session {session.name!r}: {len(start.closed)} tool call(s) cut off earlier "
+            "are answered as 'outcome unknown' (not run again)",
+            file=sys.stderr,
+        )
+    return session, start
 
 
 async def _run(args: argparse.Namespace) -> RunResult:
@@ -372,20 +389,25 @@ async def _run(args: argparse.Namespace) -> RunResult:
         raise ConfigError("give a task, or --resume to continue an interrupted run")
     check_shell_options(shell=args.shell, yes=args.yes, allow=args.allow)
     log = None if args.no_log else RunLog(args.log or default_path())
-    jsonl = JsonlSink(args.events) if args.events else None
+    store: SessionStore | None = None
+    session: SQLiteSession | None = None
+    jsonl: JsonlSink | None = None
     model: Model | None = None
     opened: list[MemoryStore] = []
     otel: OTelSink | None = None
     try:
-        session, history, state = _session_start(args, log)
-        sinks: list[EventSink] = [s for s in (log, jsonl) if s is not None]
+        if log is not None:
+            store = SessionStore(store_path_for(log.path))
+        events = EventBus()
+        session, start = _open_session(args, log, store, events.run_id)
+        jsonl = _events_file(args.events) if args.events else None
+        events.sinks.extend(s for s in (log, jsonl) if s is not None)
         if args.otel:
             otel = otel_sink_from_env(provider=provider_name(args.model))
-            sinks.append(otel)
+            events.sinks.append(otel)
         if not args.quiet:
-            sinks.append(ProgressPrinter())
-        events = EventBus(sinks)
-        session = session or events.run_id
+            events.sinks.append(ProgressPrinter())
+        session_name = session.name if session is not None else events.run_id
         model = load_model(
             args.model,
             base_url=args.base_url,
@@ -395,8 +417,9 @@ async def _run(args: argparse.Namespace) -> RunResult:
             context_window=args.context_window,
         )
         tools = _tools(args, workspace, events)
+        _check_window(args.context_window or model.context_window, tools, args.max_output_tokens)
         context = _context(args, model, events, workspace, tools)
-        memory = _memory(args, events, session)
+        memory = _memory(args, events, session_name)
         if memory is not None:
             opened.append(memory.manager.store)
         agent = Agent(
@@ -410,19 +433,54 @@ async def _run(args: argparse.Namespace) -> RunResult:
             ),
             context=context,
             events=events,
-            checkpoint=SessionCheckpointer(log, session, events, history) if log else None,
+            checkpoint=session,
             memory=memory,
         )
         task = None if args.resume else args.task
-        return await agent.arun(task, history=history, state=state, session=session)
+        return await agent.arun(
+            task, history=start.history, state=start.state, turn=start.turn, session=session_name
+        )
+    except BaseException:
+        # The error that stopped the run is the one to report: a scripted model's "responses
+        # left unused" at close would only hide it.
+        if model is not None:
+            with contextlib.suppress(Exception):
+                await model.aclose()
+            model = None
+        raise
     finally:
         try:
             if model is not None:
                 await model.aclose()
         finally:
-            for closable in (otel, jsonl, log, *opened):
+            for closable in (otel, jsonl, session, store, log, *opened):
                 if closable is not None:
                     closable.close()
+
+
+def _events_file(path: str) -> JsonlSink:
+    try:
+        return JsonlSink(path)
+    except OSError as exc:
+        raise ConfigError(f"cannot write the event stream to {path}: {exc.strerror or exc}") from None
+
+
+def _check_window(window: int | None, tools: ToolRegistry, max_output: int) -> None:
+    """Every request carries the system prompt and the tool list and leaves room for the reply:
+    a window smaller than that can never hold a request, whatever the model."""
+    if window is None:
+        return
+    specs = [
+        {"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in tools.specs
+    ]
+    counter = HeuristicCounter()
+    fixed = counter.count_text(AGENT.system) + counter.count_text(json.dumps(specs))
+    if window < fixed + max_output:
+        raise ConfigError(
+            f"--context-window {window} is too small: the system prompt and the tool list take about "
+            f"{fixed} tokens and a reply up to {max_output} (--max-output-tokens); give at least "
+            f"{fixed + max_output}"
+        )
 
 
 def _tools(args: argparse.Namespace, workspace: Path, events: EventBus) -> ToolRegistry:
@@ -455,28 +513,49 @@ def _memory(args: argparse.Namespace, events: EventBus, session: str) -> ScopedM
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The command. Every user mistake, whatever command it reaches, ends as one line on stderr:
+    typed errors, and OSError on a path the user gave (a folder that does not exist, a file
+    where a folder should be, a full disk). A closed stdout (``tinyharness runs | head``) ends
+    the command quietly."""
     args = build_parser().parse_args(argv)
     try:
-        if args.command == "notes":
-            workspace = Path(args.workspace)
-            text = NotesFile(_notes_path(args, workspace)).read()
-            print(text if text else f"(no notes yet in {_notes_path(args, workspace)})")
-            return 0
-        if args.command == "memory":
-            return memory_cli.handle(args)
-        if args.command != "run":
-            code: int = args.handler(args)
-            return code
-        result = asyncio.run(_run(args))
-    except (ConfigError, RunLogError) as exc:
-        print(f"tinyharness: {exc}", file=sys.stderr)
-        return 2
+        code = _command(args)
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        # The reader went away: nothing more to say. Point stdout at /dev/null so the
+        # interpreter's final flush does not complain either.
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except (ConfigError, RunLogError, SessionStoreError) as exc:
+        return _fail(str(exc), 2)
     except HarnessError as exc:
-        print(f"tinyharness: {exc}", file=sys.stderr)
-        return 1
+        return _fail(str(exc), 1)
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        return _fail(f"{where}{exc.strerror or exc}", 2)
     except KeyboardInterrupt:
-        print("tinyharness: interrupted; continue with --resume", file=sys.stderr)
-        return 1
+        return _fail("interrupted; continue with --resume", 1)
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"tinyharness: {message}", file=sys.stderr)
+    return code
+
+
+def _command(args: argparse.Namespace) -> int:
+    if args.command == "notes":
+        workspace = Path(args.workspace)
+        text = NotesFile(_notes_path(args, workspace)).read()
+        print(text if text else f"(no notes yet in {_notes_path(args, workspace)})")
+        return 0
+    if args.command == "memory":
+        return memory_cli.handle(args)
+    if args.command != "run":
+        code: int = args.handler(args)
+        return code
+    result = asyncio.run(_run(args))
     if result.final:
         print(result.final)
     if not result.ok:

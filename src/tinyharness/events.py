@@ -6,11 +6,12 @@ Lines file of ``--events``, the progress line of the CLI, the run log, a test's 
 Sinks that persist events (``JsonlSink`` here, the run log) write ``redacted_json(event)``: every
 string passes through ``tinyharness.redact`` first, so no secret reaches a log file in clear.
 
-May import: ``redact``. Nothing else of the package.
+May import: ``redact``, ``errors``. Nothing else of the package.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import time
@@ -18,6 +19,7 @@ import uuid
 from pathlib import Path
 from typing import IO, Any, Protocol
 
+from .errors import ConfigError
 from .redact import redact
 
 Event = dict[str, Any]
@@ -47,6 +49,10 @@ def redacted_json(value: Any) -> str:
     """``value`` as one line of JSON with secrets redacted; what persisting sinks write."""
     plain = json.loads(json.dumps(value, ensure_ascii=False, default=str))
     return json.dumps(redact_value(plain), ensure_ascii=False)
+
+
+class EventFileError(ConfigError):
+    """The event stream's file cannot be written (a full disk, a file system gone read-only)."""
 
 
 class EventSink(Protocol):
@@ -89,8 +95,14 @@ class JsonlSink:
         self._file: IO[str] = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
 
     def emit(self, event: Event) -> None:
-        self._file.write(redacted_json(event) + "\n")
-        self._file.flush()
+        try:
+            self._file.write(redacted_json(event) + "\n")
+            self._file.flush()
+        except OSError as exc:
+            raise EventFileError(
+                f"cannot write the event stream to {self._file.name}: {exc.strerror or exc}"
+            ) from None
 
     def close(self) -> None:
-        self._file.close()
+        with contextlib.suppress(OSError):  # a failed write already said why
+            self._file.close()

@@ -49,7 +49,7 @@ def describe_call(call: ToolUseBlock | None, limit: int = 160) -> str:
     return f"{call.name}({args})"
 
 
-def recent_file_paths(messages: Sequence[Message], limit: int = 5) -> list[str]:
+def recent_file_paths(messages: Sequence[Message], limit: int) -> list[str]:
     """Paths of read_file/edit_file/write_file calls, most recent first, without repeats."""
     seen: list[str] = []
     for message in reversed(messages):
@@ -125,6 +125,11 @@ def transcript_lines(messages: Sequence[Message], result_chars: int) -> list[str
                     f"{quoted('tool_output', clip_middle(block.content, result_chars))}"
                 )
     return lines
+
+
+def render_transcript(messages: Sequence[Message], result_chars: int) -> str:
+    """``transcript_lines`` as one text, the form the summarizer and memory extraction read."""
+    return "\n\n".join(transcript_lines(messages, result_chars))
 
 
 def clip_middle(text: str, limit: int) -> str:

@@ -1,7 +1,7 @@
 """What a person sees while a run goes on: one line per model call, tool call and compaction.
 
 On a terminal the current step is redrawn in place; elsewhere (CI, pipes) every step is a plain
-line. Compactions always get their own ``[compact]`` line (seed 000), with tokens before -> after.
+line. Compactions always get their own ``[compact]`` line, with tokens before -> after.
 
 May import: ``events``, ``redact``. Nothing else of the package.
 """
@@ -72,6 +72,8 @@ class ProgressPrinter:
             )
         if kind == "tool_call":
             return f"[tool] {event['name']} {_short(event['args'])}"
+        if kind == "tool_result" and event.get("outcome") == "unknown":
+            return f"[tool] {event['name']}: outcome unknown (cut off by an earlier crash; not run again)"
         if kind == "tool_result" and not event["ok"]:
             return f"[tool] {event['name']} failed ({event['chars']} chars of error)"
         if kind == "compaction":

@@ -1,5 +1,7 @@
 """The run log: every run's events, model calls, tool calls, compactions, memory and notes
-operations and errors in one SQLite file, plus the checkpoints that sessions resume from.
+operations and errors in one SQLite file, redacted. (Sessions resume from their own private
+store, ``sqlite_session``; the checkpoint tables here hold what older versions saved, which a
+session with no newer copy continues from.)
 
 ``RunLog`` is an ``EventSink``: add it to the ``EventBus`` and each event is committed as it
 arrives, so a run killed at any point (SIGKILL included) keeps everything up to its last event.
@@ -11,7 +13,7 @@ The schema grows through ``MIGRATIONS``, an ordered list applied once each and r
 schema newer than this code knows raises ``RunLogError`` and is left untouched: never overwritten,
 never migrated down.
 
-May import: ``errors``, ``events``, ``redact``, ``paths``. Nothing else of the package.
+May import: ``errors``, ``events``, ``redact``, ``paths``, ``sqlitedb``. Nothing else of the package.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from .events import Event, redacted_json
 from .events import redact_value as redact_value  # re-exported: the redaction the log applies
 from .paths import data_home
 from .redact import redact as _redact_text
+from .sqlitedb import Schema, open_database
 
 APPLICATION_ID = 0x74696E68  # "tinh": marks a SQLite file as a tinyharness run log
 DEFAULT_FILE = "runs.db"
@@ -189,59 +192,8 @@ class RunLog:
         self.session = session
         self._lock = threading.RLock()
         self._last_call: dict[str, int] = {}
-        if not self.path.exists():
-            if not create:
-                raise RunLogError(f"no run log at {self.path}")
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        elif self.path.is_dir():
-            raise RunLogError(f"run log {self.path} is a folder, not a file")
-        try:
-            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=10)
-        except sqlite3.Error as exc:
-            raise RunLogError(f"cannot open run log {self.path}: {exc}") from None
-        try:
-            self._check_and_migrate()
-        except BaseException:
-            self._db.close()
-            raise
-
-    # --- opening --------------------------------------------------------------------------
-
-    def _check_and_migrate(self) -> None:
-        try:
-            self._validate()
-            self._db.execute("PRAGMA busy_timeout = 10000")
-            self._db.execute("PRAGMA journal_mode = WAL")
-            self._db.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL survives a killed process
-            self._migrate()
-        except sqlite3.DatabaseError as exc:
-            raise RunLogError(f"run log {self.path} is corrupt or unreadable: {exc}") from None
-
-    def _validate(self) -> None:
-        """Read-only checks, done before anything is written to the file."""
-        version = self._db.execute("PRAGMA user_version").fetchone()[0]
-        app = self._db.execute("PRAGMA application_id").fetchone()[0]
-        tables = self._db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
-        if version > SCHEMA_VERSION:
-            raise RunLogError(
-                f"run log {self.path} has schema version {version}, newer than this tinyharness "
-                f"knows ({SCHEMA_VERSION}); upgrade tinyharness or pick another file with --log"
-            )
-        if app not in (0, APPLICATION_ID) or (app == 0 and tables):
-            raise RunLogError(f"{self.path} is a SQLite database of another program, not a run log")
-
-    def _migrate(self) -> None:
-        while True:
-            with self._transaction():
-                version = self._db.execute("PRAGMA user_version").fetchone()[0]
-                if version > SCHEMA_VERSION:  # another process upgraded it meanwhile
-                    raise RunLogError(f"run log {self.path} has a newer schema version {version}")
-                if version == SCHEMA_VERSION:
-                    return
-                for statement in MIGRATIONS[version]:
-                    self._db.execute(statement)
-                self._db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-                self._db.execute(f"PRAGMA user_version = {version + 1}")
+        schema = Schema("run log", APPLICATION_ID, MIGRATIONS)  # read now: tests add migrations
+        self._db = open_database(self.path, schema, RunLogError, create=create)
 
     @property
     def schema_version(self) -> int:

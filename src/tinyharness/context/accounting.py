@@ -3,11 +3,11 @@
 - ``context`` (default): tokens in the current window = the last agent request's reported input
   + output, plus the estimate of what was appended since. When a provider reports no usage
   (a scripted run without it, some local servers), the whole window is estimated instead.
-- ``cumulative`` (lesson 6): the sum of input + output over the agent calls of this window,
+- ``cumulative``: the sum of input + output over the agent calls of this window,
   reset to 0 at compaction.
 
-Compaction and memory calls never count towards the agent counter (lesson-6 demo: call 4 is the
-compaction and the counter restarts after it).
+Compaction and memory calls never count towards the agent counter (a compaction call is not
+the agent's work, and the counter restarts after it).
 
 Counting is incremental. A ledger of the messages in the current window keeps each one's raw
 estimate (keyed by identity, the message held so its id cannot be reused); a turn costs the
@@ -228,7 +228,8 @@ class Accountant:
         return raw
 
     def reset(self, messages: Sequence[Message]) -> None:
-        """A compaction replaced the window: recount it, restart the counter (lesson 6)."""
+        """A compaction replaced the window: recount it, restart the counter (so the next
+        check does not fire again at once)."""
         self._ledger.clear()
         self._window_raw = self._window_known = 0
         # Replies known by their reported size keep it; the dropped ones are forgotten.

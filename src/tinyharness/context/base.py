@@ -2,8 +2,8 @@
 
 The loop calls a ``ContextPolicy`` at fixed points: after every model response
 (``record_response``), after messages are appended to the history (``record_appended``), right
-before each agent request (``prepare``: the compaction check of lesson 6, after tool results are
-appended and before the next call) and when the provider refuses a request as too long
+before each agent request (``prepare``: the compaction check, after tool results are appended
+and before the next call) and when the provider refuses a request as too long
 (``recover``: reactive compaction). Compaction requests go through ``call_model`` so they are
 counted, validated and reported like every other model call.
 """

@@ -72,13 +72,15 @@ class NotesFlush:
         """Ask for the notes and write them; the number of notes written. A reply with no
         complete note skips its file; a failed request ends the flush. Both are reported,
         never raised."""
+        # Every tool, as in the agent's requests, so the cached prefix stays the same.
+        base = ModelRequest(
+            tuple(messages), system, tuple(tools), "flush", max_tokens=max_tokens, tool_choice=NOTE_TOOL
+        )
         written = 0
         asks: list[str | None] = [*self._files_to_note(messages)] or [None]
         for path in asks:
-            prompt = FILE_PROMPT.format(path=path) if path else FLUSH_PROMPT
-            limit = min(max_tokens, FILE_NOTE_TOKENS) if path else max_tokens
             try:
-                calls = await self._ask(system, messages, tools, call_model, limit, prompt, path)
+                calls = await self._ask(base, call_model, path)
             except (ModelError, StopRun) as exc:
                 self._skipped(f"the request failed ({exc})")
                 break
@@ -97,26 +99,16 @@ class NotesFlush:
         recent = recent_file_paths(messages, limit=4 * MAX_FILES)
         return [p for p in recent if p in visible and p not in self.noted][:MAX_FILES][::-1]
 
-    async def _ask(
-        self,
-        system: str,
-        messages: Sequence[Message],
-        tools: Sequence[ToolSpec],
-        call_model: ModelCaller,
-        max_tokens: int,
-        prompt: str,
-        path: str | None,
-    ) -> list[ToolUseBlock]:
-        """One flush request over ``messages``: the reply's complete note calls."""
-        asked = [*messages[:-1], Message("user", (*messages[-1].content, TextBlock(prompt)))]
-        request = ModelRequest(
-            messages=tuple(asked),
-            system=system,
-            # Every tool, as in the agent's requests, so the cached prefix stays the same.
-            tools=tuple(self._about(spec, path) for spec in tools),
-            purpose="flush",
-            max_tokens=max_tokens,
-            tool_choice=NOTE_TOOL,
+    async def _ask(self, base: ModelRequest, call_model: ModelCaller, path: str | None) -> list[ToolUseBlock]:
+        """One flush request: ``base`` with the ask about ``path`` (or a general one) added to
+        its last message; the reply's complete note calls."""
+        prompt = FILE_PROMPT.format(path=path) if path else FLUSH_PROMPT
+        *earlier, last = base.messages
+        request = replace(
+            base,
+            messages=(*earlier, Message("user", (*last.content, TextBlock(prompt)))),
+            tools=tuple(self._about(spec, path) for spec in base.tools),
+            max_tokens=min(base.max_tokens, FILE_NOTE_TOKENS) if path else base.max_tokens,
         )
         response = await call_model(request)
         if response.stop_reason == "max_tokens":

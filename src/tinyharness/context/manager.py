@@ -1,12 +1,12 @@
 """``ContextManager``: the ``ContextPolicy`` the loop calls, and ``build_context`` for the CLI.
 
-At each ``prepare`` (after a round's tool results are appended, before the next request: the
-point lesson 6 names) the manager absorbs the new messages into the accounting, offloads huge
-fresh tool outputs when ``offload`` is in the pipeline, and compacts when the trigger fires or
-the next request would not fit the window. A compaction runs the pipeline until the history is
-under the target, falls back to cheaper steps when one fails or does not help, reads NOTES.md
-and the files in use back after a lossy step, recounts the window and resets the counter. With a
-``NotesFlush``, the model must first save notes (``flush.py``).
+At each ``prepare`` (after a round's tool results are appended, before the next request, so the
+request about to be sent is the one measured) the manager absorbs the new messages into the
+accounting, offloads huge fresh tool outputs when ``offload`` is in the pipeline, and compacts
+when the trigger fires or the next request would not fit the window. A compaction runs the
+pipeline until the history is under the target, falls back to cheaper steps when one fails or
+does not help, reads NOTES.md and the files in use back after a lossy step, recounts the window
+and resets the counter. With a ``NotesFlush``, the model must first save notes (``flush.py``).
 """
 
 from __future__ import annotations

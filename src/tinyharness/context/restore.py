@@ -1,6 +1,5 @@
-"""After a lossy compaction: NOTES.md read back (lesson 6) and the files the agent most recently
-read or edited re-read into the window (the restore step seed 000 says its minimal version
-lacks), each within a token bound."""
+"""After a lossy compaction: NOTES.md read back and the files the agent most recently read or
+edited re-read into the window (what a summary alone would lose), each within a token bound."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The model-written strategies: ``summarize`` (head + summary of the middle + recent rounds)
-and ``restart`` (lesson 6: a handoff summary becomes the whole new window).
+and ``restart`` (a handoff summary becomes the whole new window).
 
 The summarizer sees the history as a plain-text transcript in one user message, with a
 structured prompt and no tools offered: a transcript has no tool ids to orphan, and a model
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..errors import ContextLengthExceeded, ModelError
-from ..history import transcript_lines
+from ..history import render_transcript
 from ..messages import Message, TextBlock
 from ..models.base import ModelRequest
 from .rewrite import (
@@ -53,13 +53,12 @@ RESULT_CHARS = 1500  # of one tool result shown to the summarizer: it needs the 
 MAX_SHRINKS = 4  # times a too-long summarizer request drops its oldest rounds before giving up
 
 
-def render_transcript(task: str, prior_summaries: Sequence[str], rounds: Sequence[Sequence[Message]]) -> str:
-    lines = [f"## Original task\n{task}"]
-    for summary in prior_summaries:
-        lines.append(f"## Summary of even earlier work\n{summary}")
-    lines.append("## Transcript")
-    lines += transcript_lines(flatten(rounds), RESULT_CHARS)
-    return "\n\n".join(lines)
+def summarizer_input(task: str, prior_summaries: Sequence[str], rounds: Sequence[Sequence[Message]]) -> str:
+    """The task, earlier summaries and the transcript of ``rounds``, as the summarizer reads them."""
+    parts = [f"## Original task\n{task}"]
+    parts += [f"## Summary of even earlier work\n{summary}" for summary in prior_summaries]
+    parts += ["## Transcript", render_transcript(flatten(rounds), RESULT_CHARS)]
+    return "\n\n".join(parts)
 
 
 def _prompt(ctx: StepContext, transcript: str) -> str:
@@ -79,7 +78,7 @@ async def summarize_rounds(
     for _attempt in range(MAX_SHRINKS + 1):
         kept = rounds[start:]
         note = (f"({start} older rounds left out: they did not fit)\n",) if start else ()
-        transcript = render_transcript(task, prior, kept)
+        transcript = summarizer_input(task, prior, kept)
         request = ModelRequest(
             messages=(Message.user(_prompt(ctx, "".join(note) + transcript)),),
             system=SUMMARIZER_SYSTEM,
@@ -111,7 +110,7 @@ def _first_fitting_round(
     budget = ctx.model_window - ctx.summary_max_tokens - ctx.count_text(SUMMARY_PROMPT) - 200
     start = 0
     while start < len(rounds) - 1:
-        size = ctx.count_text(render_transcript(task, prior, rounds[start:]))
+        size = ctx.count_text(summarizer_input(task, prior, rounds[start:]))
         if size <= budget:
             break
         start += max(1, (len(rounds) - start) // 4)
@@ -144,7 +143,7 @@ class Summarize:
 
 
 class Restart:
-    """Lesson 6: summarize everything; the task, the handoff summary (and, added by the
+    """Summarize everything; the task, the handoff summary (and, added by the
     manager, NOTES.md and the files in use) become the whole new window, one user message."""
 
     name = "restart"

@@ -2,7 +2,7 @@
 
 Counters:
 
-- ``Chars4Counter``: seed 000 exactly, ``len(text) // 4`` where a message's text is its plain
+- ``Chars4Counter``: the simplest estimate, ``len(text) // 4`` where a message's text is its plain
   string or the JSON of its blocks. Badly wrong for CJK (about 2.3x too low on Chinese).
 - ``HeuristicCounter``: a fast estimate that is honest for CJK. Each CJK ideograph, kana or
   hangul syllable counts about one token, ASCII words, digit groups, punctuation and indentation
@@ -84,7 +84,7 @@ class _PartsCounter:
 
 
 class Chars4Counter:
-    """Seed 000's estimate, exactly: ``len(text) // 4`` per message, where the text is the
+    """Characters/4, the simplest estimate: ``len(text) // 4`` per message, where the text is the
     message's plain string (a single text block) or the JSON of its content blocks."""
 
     name = "chars4"

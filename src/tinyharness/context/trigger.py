@@ -1,5 +1,5 @@
-"""When to compact: at a ratio of the window (lesson 6: 0.7) or a buffer below it (seed 000:
-6000 below 30000). Compacting early leaves room for the next tool output and the reply."""
+"""When to compact: at a ratio of the window (0.7 by default) or a buffer below it (say 6000
+below 30000). Compacting early leaves room for the next tool output and the reply."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ class Trigger:
         return int(self.window * (self.ratio if self.ratio is not None else DEFAULT_RATIO))
 
     def should_compact(self, tokens: int) -> bool:
-        # ">=" as in lesson 6; seed 000's "< LIMIT - BUFFER means no" is the same boundary.
+        # At the threshold itself, too: "below LIMIT - BUFFER means no" is the same boundary.
         return tokens >= self.threshold
 
     def describe(self) -> str:

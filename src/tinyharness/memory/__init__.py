@@ -11,8 +11,8 @@ reranking), ``vector_index`` (exact numpy search), ``text`` (full-text preparati
 (``ScopedMemory``, the loop's view), ``files`` (the ``memory`` tool), ``cli``.
 
 May import ``messages``, ``history``, ``models.base``, ``events``, ``errors``, ``redact``,
-``paths`` and ``tools`` (for ``function_tool`` and workspace
-confinement); never context, the agent loop or the CLI.
+``paths``, ``sqlitedb`` (the guards of our SQLite files) and ``tools`` (for ``function_tool``
+and workspace confinement); never context, the agent loop or the CLI.
 """
 
 from .adapter import ScopedMemory

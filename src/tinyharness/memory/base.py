@@ -145,6 +145,21 @@ class MemoryStore(Protocol):
         ``event_time`` is when what it says happened (Unix seconds)."""
         ...
 
+    def add_unique(
+        self,
+        content: str,
+        scope: Scope,
+        *,
+        within: Scope,
+        kind: str = "fact",
+        metadata: dict[str, Any] | None = None,
+        context: str = "",
+        event_time: float | None = None,
+    ) -> tuple[MemoryItem, bool]:
+        """``add`` unless a current memory with the same ``content_hash`` is visible in ``within``
+        (then it, and False), atomically across processes."""
+        ...
+
     def search(
         self, query: str, scope: Scope, *, limit: int = 5, vector: Sequence[float] | None = None
     ) -> list[SearchHit]:

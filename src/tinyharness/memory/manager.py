@@ -43,7 +43,7 @@ from .prompts import (
     EXTRACTION_SYSTEM,
     KINDS,
     extraction_prompt,
-    render_transcript,
+    extraction_transcript,
 )
 from .rerank import ModelReranker
 from .timeparse import event_time, parse_time
@@ -184,7 +184,7 @@ class MemoryManager:
     async def _extract(
         self, messages: Sequence[Message], call_model: CallModel, said_at: float
     ) -> list[Fact]:
-        transcript = render_transcript(messages, self.transcript_chars)
+        transcript = extraction_transcript(messages, self.transcript_chars)
         if not transcript.strip():
             return []
         today = time.strftime("%Y-%m-%d", time.gmtime(said_at))
@@ -298,20 +298,19 @@ class MemoryManager:
 
     def _add_fact(self, fact: Fact, scope: Scope, origin: Origin) -> MemoryOp:
         text = redact(fact.text).strip()
-        existing = self.store.find_by_hash(content_hash(text), _long_term(scope))
-        if existing is not None:
-            return self._record(MemoryOp("duplicate", existing.id, text))
         kind = fact.kind if fact.kind in KINDS else "fact"
         subject, when = self._about(fact, scope, origin)
-        item = self.store.add(
+        # One transaction for the check and the insert: another process may store the same fact.
+        item, added = self.store.add_unique(
             text,
             scope,
+            within=_long_term(scope),
             kind=kind,
             metadata={SUBJECT_KEY: subject} if subject else None,
             context=origin.context,
             event_time=when,
         )
-        return self._record(MemoryOp("add", item.id, text))
+        return self._record(MemoryOp("add" if added else "duplicate", item.id, text))
 
     def _record(self, op: MemoryOp) -> MemoryOp:
         self._emit(

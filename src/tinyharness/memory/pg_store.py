@@ -152,6 +152,11 @@ class PostgresStore(SQLStoreBase):
             yield cur
 
     _write = _tx  # every statement runs in a transaction
+
+    def _serialize(self, cur: Any, key: str) -> None:
+        # READ COMMITTED lets two check-then-insert transactions both miss the other's row.
+        cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self._t + "unique:" + key,))
+
     _read = _tx
 
     def _insert_version(self, cur: Any, row: dict[str, Any], vector: Vectors | None) -> MemoryItem:

@@ -1,12 +1,12 @@
 """What the memory manager asks the model: the system prompts, the JSON schemas of the answers,
-and the conversation as extraction reads it (``render_transcript``)."""
+and the conversation as extraction reads it (``extraction_transcript``)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
-from ..history import transcript_lines
+from ..history import render_transcript
 from ..messages import Message
 from ..redact import redact
 
@@ -76,10 +76,10 @@ CONSOLIDATION_SYSTEM = (
 )
 
 
-def render_transcript(messages: Sequence[Message], limit: int) -> str:
+def extraction_transcript(messages: Sequence[Message], limit: int) -> str:
     """The conversation as the summarizer sees it (tool output quoted as data), redacted, keeping
     the most recent ``limit`` characters."""
-    return redact("\n\n".join(transcript_lines(messages, RESULT_CHARS)))[-limit:]
+    return redact(render_transcript(messages, RESULT_CHARS))[-limit:]
 
 
 def extraction_prompt(transcript: str, today: str) -> str:

@@ -246,6 +246,47 @@ class SQLStoreBase:
             )
             return self._insert_version(handle, row, vec)
 
+    def add_unique(
+        self,
+        content: str,
+        scope: Scope,
+        *,
+        within: Scope,
+        kind: str = "fact",
+        metadata: dict[str, Any] | None = None,
+        context: str = "",
+        event_time: float | None = None,
+    ) -> tuple[MemoryItem, bool]:
+        """``add``, unless a current memory with the same content hash is visible in ``within``:
+        then that one, and False. The check and the insert are one transaction that excludes
+        other writers (``_serialize``), so two processes remembering the same fact store it once."""
+        vec = self._vector_for(content, None)
+        digest = content_hash(content)
+        where, params = self._scope_sql(within)
+        where[:0] = [f"content_hash = {self._mark}", "status = 'current'"]
+        with self._write() as handle:
+            self._serialize(handle, digest)
+            row = handle.execute(
+                f"SELECT {COLUMNS} FROM {self._table} WHERE {' AND '.join(where)} LIMIT 1", [digest, *params]
+            ).fetchone()
+            if row is not None:
+                return item_from_row(row), False
+            new = version_row(
+                memory_id=uuid.uuid4().hex,
+                content=content,
+                scope=scope,
+                kind=kind,
+                now=time.time(),
+                metadata=metadata,
+                context=context,
+                event_time=event_time,
+            )
+            return self._insert_version(handle, new, vec), True
+
+    def _serialize(self, handle: Any, key: str) -> None:
+        """Make writers that use ``key`` wait for this transaction (SQLite's write transactions
+        already exclude each other; PostgreSQL takes an advisory lock)."""
+
     def add_many(
         self,
         contents: Sequence[str],

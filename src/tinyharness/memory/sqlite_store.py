@@ -6,6 +6,12 @@ per process and then follows the table incrementally: every write stamps its row
 (one indexed ``MAX(seq)`` when nothing changed), so writes by other processes show up too.
 Full-text and vector rankings are fused by reciprocal rank fusion. Writes run in
 ``BEGIN IMMEDIATE`` transactions with a busy timeout, so several processes may share the file.
+
+The file carries the run log's guards (``sqlitedb.open_database``): it is marked as a memory store
+(``application_id``) with a schema version (``user_version``) and migrated up; a file this store
+wrote before it was marked is recognised by its tables and columns. Anything else (another
+program's database, a corrupt or truncated file, a renamed column, a newer version) is refused
+with ``MemoryStoreError`` before anything is written to it.
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import ConfigError
+from ..sqlitedb import Schema, open_database
 from .base import COLUMNS, MemoryItem, Scope, Status
 from .embed import Embedder, Vectors
 from .sqlbase import EXTERNAL_MODEL as EXTERNAL_MODEL  # re-exported
@@ -38,7 +46,7 @@ from .text import (
 from .vector_index import VectorIndex
 
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS memories (
+CREATE TABLE memories (
     rowid INTEGER PRIMARY KEY,
     id TEXT NOT NULL UNIQUE,
     root_id TEXT NOT NULL,
@@ -62,14 +70,14 @@ CREATE TABLE IF NOT EXISTS memories (
     seq INTEGER NOT NULL,
     event_time REAL
 );
-CREATE INDEX IF NOT EXISTS memories_root ON memories(root_id, version);
-CREATE INDEX IF NOT EXISTS memories_hash ON memories(content_hash) WHERE status = 'current';
-CREATE INDEX IF NOT EXISTS memories_scope ON memories(user_id, agent_id, session_id) WHERE status = 'current';
-CREATE INDEX IF NOT EXISTS memories_seq ON memories(seq);
-CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts USING fts5(
+CREATE INDEX memories_root ON memories(root_id, version);
+CREATE INDEX memories_hash ON memories(content_hash) WHERE status = 'current';
+CREATE INDEX memories_scope ON memories(user_id, agent_id, session_id) WHERE status = 'current';
+CREATE INDEX memories_seq ON memories(seq);
+CREATE VIRTUAL TABLE memory_fts USING fts5(
     body, context, tokenize = 'porter unicode61 remove_diacritics 2'
 );
-CREATE TABLE IF NOT EXISTS memory_vectors (
+CREATE TABLE memory_vectors (
     memory_rowid INTEGER NOT NULL,
     model TEXT NOT NULL,
     dim INTEGER NOT NULL,
@@ -78,16 +86,40 @@ CREATE TABLE IF NOT EXISTS memory_vectors (
 );
 """
 
-# Columns added after a store's first release: (name, definition), added in this order to a file
-# written before them (SQLite's ALTER TABLE ADD COLUMN keeps every row; the value is NULL).
-_ADDED_COLUMNS = (("event_time", "REAL"),)
+APPLICATION_ID = 0x74696E6D  # "tinm": marks a SQLite file as a tinyharness memory store
+_MEMORY_COLUMNS = {
+    "rowid", "id", "root_id", "version", "content", "user_id", "agent_id", "session_id", "kind",
+    "metadata", "content_hash", "status", "valid_from", "valid_to", "previous_id", "superseded_by",
+    "reason", "last_access_at", "access_count", "context", "seq",
+}  # fmt: skip
+_VECTOR_COLUMNS = {"memory_rowid", "model", "dim", "data"}
+_FTS_COLUMNS = {"body", "context"}
+_ADDED_IN = {2: "event_time"}  # columns of ``memories`` added by a migration, by schema version
 
 
-def _add_missing_columns(db: sqlite3.Connection) -> None:
-    present = {row[1] for row in db.execute("PRAGMA table_info(memories)")}
-    for name, definition in _ADDED_COLUMNS:
-        if name not in present:
-            db.execute(f"ALTER TABLE memories ADD COLUMN {name} {definition}")
+class MemoryStoreError(ConfigError):
+    """The memory store's file cannot be used: not a database, someone else's, corrupt, newer,
+    or not writable (CLI exit code 2)."""
+
+
+def _columns(db: sqlite3.Connection, table: str) -> set[str]:
+    return {str(row[1]) for row in db.execute(f"PRAGMA table_info({table})")}
+
+
+def _recognise(db: sqlite3.Connection) -> int | None:
+    """The schema version of a memory store with no mark (written before stores were marked),
+    or None when its tables are not exactly ours."""
+    tables = {str(r[0]) for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if not {"memories", "memory_fts", "memory_vectors"} <= tables:
+        return None
+    if _columns(db, "memory_vectors") != _VECTOR_COLUMNS or _columns(db, "memory_fts") != _FTS_COLUMNS:
+        return None
+    columns = _columns(db, "memories")
+    for version in range(len(MIGRATIONS), 0, -1):
+        added = {name for at, name in _ADDED_IN.items() if at <= version}
+        if columns == _MEMORY_COLUMNS | added:
+            return version
+    return None
 
 
 def sqlite_path(url: str) -> Path:
@@ -119,16 +151,8 @@ class SQLiteStore(SQLStoreBase):
         self.path = sqlite_path(str(path))
         self.url = f"sqlite:///{self.path.resolve()}"
         self._init_common(embedder, vector_model, candidates, vector_weight)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("PRAGMA busy_timeout=30000")
+        self._db = open_database(self.path, MEMORY_STORE, MemoryStoreError, timeout=30.0)
         self._seq: int | None = None
-        with self._write() as db:
-            for statement in _split(_SCHEMA):
-                db.execute(statement)
-            _add_missing_columns(db)
         self._index: VectorIndex | None = None
         self._seen_seq = -1
 
@@ -136,7 +160,9 @@ class SQLiteStore(SQLStoreBase):
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
+        # BEGIN IMMEDIATE takes the write lock first: writers of every process are serialized,
+        # so a read-then-write in one transaction (``add_unique``) cannot race another process.
+        with self._lock, self._errors():
             self._db.execute("BEGIN IMMEDIATE")
             self._seq = None
             try:
@@ -148,8 +174,17 @@ class SQLiteStore(SQLStoreBase):
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
+        with self._lock, self._errors():
             yield self._db
+
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        """A database error found while working (a file damaged after it was opened) as one
+        clear error, not a traceback."""
+        try:
+            yield
+        except sqlite3.DatabaseError as exc:
+            raise MemoryStoreError(f"memory store {self.path} cannot be used: {exc}") from None
 
     def _write_seq(self, db: sqlite3.Connection) -> int:
         """The ``seq`` this write transaction stamps on every row it touches (one per transaction)."""
@@ -334,3 +369,12 @@ def marked_terms(highlighted: str, cap: int) -> int:
 
 def _split(script: str) -> list[str]:
     return [s.strip() for s in script.split(";") if s.strip()]
+
+
+MIGRATIONS: list[list[str]] = [
+    # 1: the first schema (the columns added later are left out here, and added by their step)
+    _split(_SCHEMA.replace(",\n    event_time REAL", "")),
+    # 2: when what a memory says happened
+    ["ALTER TABLE memories ADD COLUMN event_time REAL"],
+]
+MEMORY_STORE = Schema("memory store", APPLICATION_ID, MIGRATIONS, adopt=_recognise)

@@ -1,5 +1,5 @@
-"""The notes file (external memory): ``note`` appends a line (seed 000), ``update_notes``
-overwrites the whole file (seed 001). Both write atomically, so a killed process leaves the old
+"""The notes file (external memory): ``note`` appends a line, ``update_notes`` overwrites the
+whole file. Both write atomically, so a killed process leaves the old
 notes or the new ones, never half a file. The loop reads the notes back at compaction. Secrets
 and personal data are redacted before anything is written (``tinyharness.redact``), and the tool
 result says so.

@@ -1,0 +1,177 @@
+"""The maintained half of redaction: detect-secrets' plugins, run on bounded windows of text.
+
+detect-secrets (Yelp) keeps the token formats of many services, a keyword detector and entropy
+detectors up to date; ``redact`` asks them about every window that holds one of their trigger
+strings and redacts the values they report, after the look-alike checks in ``redact_rules``.
+
+Three limits keep this linear in the size of the input, whatever the input:
+
+- a plugin runs only on a window of at most ``WINDOW`` characters around a trigger it needs (a
+  plugin's regex never sees a whole 5 MB line), and a window already scanned is not scanned again;
+- plugins whose regexes backtrack without bound on some inputs are left out (NPM's
+  ``//.+/:_authToken``, the JWT detector's unbounded parts, the IBM/Cloudant/SoftLayer keyword
+  regexes): ``redact_rules`` has bounded rules for those formats;
+- the keyword detector, whose regexes cost up to milliseconds on a hostile 200-character line, runs
+  on short windows only and within a budget of calls proportional to the input length; our own
+  keyword rule (linear) covers everything it is not given time for.
+
+May import nothing of the package.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from detect_secrets.plugins.artifactory import ArtifactoryDetector
+from detect_secrets.plugins.aws import AWSKeyDetector
+from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
+from detect_secrets.plugins.base import BasePlugin
+from detect_secrets.plugins.basic_auth import BasicAuthDetector
+from detect_secrets.plugins.discord import DiscordBotTokenDetector
+from detect_secrets.plugins.github_token import GitHubTokenDetector
+from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
+from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
+from detect_secrets.plugins.keyword import QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP, KeywordDetector
+from detect_secrets.plugins.mailchimp import MailchimpDetector
+from detect_secrets.plugins.openai import OpenAIDetector
+from detect_secrets.plugins.pypi_token import PypiTokenDetector
+from detect_secrets.plugins.sendgrid import SendGridDetector
+from detect_secrets.plugins.slack import SlackDetector
+from detect_secrets.plugins.square_oauth import SquareOAuthDetector
+from detect_secrets.plugins.stripe import StripeDetector
+from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
+from detect_secrets.plugins.twilio import TwilioKeyDetector
+
+__all__ = ["WINDOW", "DetectorHit", "entropy", "scan_with_detect_secrets"]
+
+WINDOW = 1024  # characters a plugin sees around a trigger
+_KEYWORD_WINDOW = 240  # the keyword detector's regexes are the slow ones: shorter windows
+_KEYWORD_BUDGET_BASE = 16  # keyword-detector calls allowed per input, plus one per ...
+_KEYWORD_BUDGET_CHARS = 8192  # ... this many characters of input
+
+
+@dataclass(frozen=True, slots=True)
+class DetectorHit:
+    kind: str
+    start: int
+    end: int
+    via_keyword: bool  # a keyword (not the value's own shape) made it a secret
+
+
+@dataclass(frozen=True, slots=True)
+class _Plugin:
+    kind: str
+    plugin: BasePlugin
+    trigger: re.Pattern[str]  # where the plugin can possibly find something
+
+
+def _trigger(*literals: str, flags: int = 0) -> re.Pattern[str]:
+    return re.compile("|".join(re.escape(literal) for literal in literals), flags)
+
+
+_PLUGINS: tuple[_Plugin, ...] = (
+    _Plugin(
+        "aws_access_key", AWSKeyDetector(), _trigger("AKIA", "ASIA", "ABIA", "ACCA", "A3T", "aws", "AWS")
+    ),
+    _Plugin("azure_storage_key", AzureStorageKeyDetector(), _trigger("AccountKey=")),
+    _Plugin("url_password", BasicAuthDetector(), _trigger("://")),
+    _Plugin("slack_token", SlackDetector(), _trigger("xox", "hooks.slack.com", flags=re.IGNORECASE)),
+    _Plugin("stripe_key", StripeDetector(), _trigger("k_live_")),
+    _Plugin("github_token", GitHubTokenDetector(), _trigger("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
+    _Plugin("gitlab_token", GitLabTokenDetector(), _trigger("gl", "GR1348941")),
+    # Triggers that are the token's own distinctive middle or its start with the length it needs:
+    # a bare "." or "AC" would open a window almost everywhere in source code.
+    _Plugin("discord_token", DiscordBotTokenDetector(), re.compile(r"\.[a-zA-Z0-9_-]{6}\.[a-zA-Z0-9_-]{27}")),
+    _Plugin("twilio_key", TwilioKeyDetector(), re.compile(r"(?:AC|SK)[a-z0-9]{32}")),
+    _Plugin(
+        "artifactory_token", ArtifactoryDetector(), re.compile(r"AKC[a-zA-Z0-9]{10}|AP[0-9A-F][a-zA-Z0-9]{8}")
+    ),
+    _Plugin("mailchimp_key", MailchimpDetector(), _trigger("-us")),
+    _Plugin("openai_key", OpenAIDetector(), _trigger("T3BlbkFJ")),
+    _Plugin("pypi_token", PypiTokenDetector(), _trigger("pypi-")),
+    _Plugin("sendgrid_key", SendGridDetector(), _trigger("SG.")),
+    _Plugin("square_token", SquareOAuthDetector(), _trigger("sq0csp-")),
+    _Plugin("telegram_bot_token", TelegramBotTokenDetector(), re.compile(r":[0-9A-Za-z_-]{35}")),
+    # Quoted strings of the base64 alphabet above the entropy limit.
+    _Plugin("high_entropy_string", Base64HighEntropyString(), _trigger('"', "'")),
+)
+_BASE64_ENTROPY = Base64HighEntropyString()
+_KEYWORD = KeywordDetector()
+# The keyword detector's own word list (lower case; "_?" between parts).
+_KEYWORD_TRIGGER = re.compile(r"(?i)pass|pwd|secret|key|contrase")
+
+
+_QUOTE = re.compile("[\"'`]")
+
+
+def _random_looking(value: str) -> bool:
+    return (
+        len(value) >= 20
+        and any(c.isdigit() for c in value)
+        and any(c.isupper() for c in value)
+        and any(c.islower() for c in value)
+    )
+
+
+def entropy(value: str) -> float:
+    """Shannon entropy in bits per character over the base64 alphabet (detect-secrets')."""
+    return float(_BASE64_ENTROPY.calculate_shannon_entropy(value))
+
+
+def _windows(text: str, trigger: re.Pattern[str], width: int) -> Iterator[tuple[int, int]]:
+    """Windows of at most ``width`` characters around the triggers, within their line: each
+    starts up to width/4 before a trigger, and the next trigger looked for is the first one that
+    this window does not reach width/4 past, so no part of the text is scanned more than twice."""
+    before = width // 4
+    position = 0
+    while (match := trigger.search(text, position)) is not None:
+        found = match.start()
+        start = text.rfind("\n", max(0, found - before), found) + 1 or max(0, found - before)
+        line_end = text.find("\n", found, start + width)
+        end = min(len(text), start + width if line_end == -1 else line_end)
+        yield start, end
+        position = max(found + 1, end - before)
+
+
+def _locate(text: str, start: int, end: int, value: str) -> Iterator[tuple[int, int]]:
+    """Where ``value`` stands in the window as a whole token (a short password reported by a
+    plugin must not take letters out of the words around it)."""
+    position = text.find(value, start, end)
+    while position != -1:
+        after = position + len(value)
+        before_ok = position == 0 or not (text[position - 1].isalnum() and value[0].isalnum())
+        after_ok = after == len(text) or not (text[after].isalnum() and value[-1].isalnum())
+        if before_ok and after_ok:
+            yield position, after
+        position = text.find(value, after, end)
+
+
+def scan_with_detect_secrets(text: str) -> Iterator[DetectorHit]:
+    """Every value a detect-secrets plugin reports in ``text``, with its position."""
+    for entry in _PLUGINS:
+        for start, end in _windows(text, entry.trigger, WINDOW):
+            window = text[start:end]
+            values = set(entry.plugin.analyze_string(window))
+            if entry.kind == "high_entropy_string":
+                # Only values that could pass the look-alike checks later are worth the entropy.
+                values = {
+                    v for v in values if _random_looking(v) and entropy(v) > _BASE64_ENTROPY.entropy_limit
+                }
+            for value in values:
+                if len(value) < 4:
+                    continue
+                for hit_start, hit_end in _locate(text, start, end, value):
+                    yield DetectorHit(entry.kind, hit_start, hit_end, via_keyword=False)
+    budget = _KEYWORD_BUDGET_BASE + len(text) // _KEYWORD_BUDGET_CHARS
+    for start, end in _windows(text, _KEYWORD_TRIGGER, _KEYWORD_WINDOW):
+        if budget <= 0:
+            break
+        window = text[start:end]
+        if not _QUOTE.search(window):
+            continue  # every regex of the keyword detector used here needs a quoted value
+        budget -= 1
+        for value in set(_KEYWORD.analyze_string(window, QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP)):
+            for hit_start, hit_end in _locate(text, start, end, value):
+                yield DetectorHit("password", hit_start, hit_end, via_keyword=True)

@@ -1,0 +1,287 @@
+"""The default ``Session``: SQLite, beside the run log, unredacted and private.
+
+Resuming needs the exact history: a tool result read back redacted (``[REDACTED:email]``)
+would be written into the user's files by the model, and a call re-run with redacted
+arguments would write the placeholder itself. So sessions are kept in clear, in their own file
+(``runs.sessions.db`` beside ``runs.db``) created with mode 0600, that no command shows or
+exports; the run log stays redacted and shareable.
+
+A step writes what it changed, not the history: messages are one row each, and the leading
+messages that are the very objects already stored are not written again. A tool call writes
+one row when it starts and updates it when it finishes, so N parallel calls cost N rows, not
+N snapshots of a growing list. The rows of a turn are deleted in the transaction that commits
+the turn's results.
+
+One run writes a session at a time: ``lock`` takes an OS lock (``flock``) on a lock file of its
+own (``runs.sessions.db-lock-<hash of the name>``, removed when the run ends), which the kernel
+releases when the process dies, however it dies.
+
+May import: ``errors``, ``messages``, ``session``, ``sqlitedb``, ``paths``, ``context.prefix``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import sys
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import IO, Any
+
+from .context.prefix import identical_prefix
+from .errors import HarnessError
+from .messages import (
+    Message,
+    ToolResultBlock,
+    ToolUseBlock,
+    block_from_dict,
+    block_to_dict,
+    message_from_dict,
+    message_to_dict,
+)
+from .session import SavedSession, SessionBusy, TurnProgress
+from .sqlitedb import Schema, open_database
+
+APPLICATION_ID = 0x74696E73  # "tins": marks a SQLite file as a tinyharness session store
+
+MIGRATIONS: list[list[str]] = [
+    [
+        """CREATE TABLE sessions (
+            name TEXT PRIMARY KEY, run_id TEXT NOT NULL, step INTEGER NOT NULL,
+            state TEXT NOT NULL, saved REAL NOT NULL
+        )""",
+        "CREATE INDEX sessions_saved ON sessions(saved)",
+        """CREATE TABLE session_messages (
+            session TEXT NOT NULL, position INTEGER NOT NULL, message TEXT NOT NULL,
+            PRIMARY KEY (session, position)
+        )""",
+        # result NULL: the call started and has not finished
+        """CREATE TABLE session_calls (
+            session TEXT NOT NULL, call_id TEXT NOT NULL, seq INTEGER NOT NULL, result TEXT,
+            PRIMARY KEY (session, call_id)
+        )""",
+    ],
+]
+SESSION_STORE = Schema("session store", APPLICATION_ID, MIGRATIONS)
+
+
+class SessionStoreError(HarnessError):
+    """The session store cannot be used (not a database, someone else's, newer, unwritable)."""
+
+
+def store_path_for(log_path: Path) -> Path:
+    """The session store beside a run log: ``runs.db`` -> ``runs.sessions.db``."""
+    return log_path.with_name(f"{log_path.stem}.sessions{log_path.suffix or '.db'}")
+
+
+def _json(value: Any) -> str:
+    # ASCII escapes: a lone surrogate (some models send them) cannot be stored as UTF-8 text.
+    return json.dumps(value, ensure_ascii=True, default=str)
+
+
+class SessionStore:
+    """The sessions file: one connection shared by the sessions opened from it."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._db = open_database(path, SESSION_STORE, SessionStoreError, private=True)
+        with suppress(OSError):  # a file made before it was private, or by a wide umask
+            os.chmod(path, 0o600)
+        self._lock = threading.RLock()
+
+    def open(self, name: str) -> SQLiteSession:
+        return SQLiteSession(self, name)
+
+    def latest(self) -> str | None:
+        """The session saved most recently (what ``--resume`` without ``--session`` continues)."""
+        row = self._query("SELECT name FROM sessions ORDER BY saved DESC LIMIT 1")
+        return str(row[0][0]) if row else None
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> SessionStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    yield self._db
+                except BaseException:
+                    self._db.execute("ROLLBACK")
+                    raise
+                self._db.execute("COMMIT")
+            except sqlite3.Error as exc:
+                raise SessionStoreError(f"cannot write session store {self.path}: {exc}") from None
+
+    def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        try:
+            with self._lock:
+                return self._db.execute(sql, params).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise SessionStoreError(f"cannot read session store {self.path}: {exc}") from None
+
+    def lock_path(self, name: str) -> Path:
+        digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        return self.path.with_name(f"{self.path.name}-lock-{digest}")
+
+
+class SQLiteSession:
+    """``Session`` on a ``SessionStore``. ``run_id`` is recorded with each commit."""
+
+    def __init__(self, store: SessionStore, name: str) -> None:
+        self.store = store
+        self.name = name
+        self.run_id = ""
+        self._stored: list[Message] = []
+        self._step = 0
+        self._pending_calls = False  # rows of the turn in progress may exist
+        self._calls = 0
+        self._lock_file: IO[bytes] | None = None
+
+    # --- lock -------------------------------------------------------------------------------
+
+    def lock(self) -> None:
+        """Take the session for this run, or ``SessionBusy`` naming the run that holds it."""
+        if self._lock_file is not None:
+            return
+        path = self.store.lock_path(self.name)
+        for _ in range(20):  # retried only when a holder removed the file as we opened it
+            try:
+                file = open(path, "a+b")  # noqa: SIM115 - held until close()
+            except OSError as exc:
+                raise SessionStoreError(f"cannot create the session lock {path}: {exc.strerror}") from None
+            if not _try_lock(file):
+                file.seek(0)
+                holder = file.read(32).decode("ascii", "replace").strip()
+                file.close()
+                who = f" (process {holder})" if holder.isdigit() else ""
+                raise SessionBusy(
+                    f"session {self.name!r} is in use by another tinyharness run{who}; wait for it "
+                    "to end, or use another --session"
+                )
+            if _same_file(file, path):
+                break
+            file.close()  # we locked a file its holder had just removed: take the new one
+        else:
+            raise SessionStoreError(f"cannot take the session lock {path}")
+        file.seek(0)
+        file.truncate()
+        file.write(str(os.getpid()).encode())
+        file.flush()
+        self._lock_file = file
+
+    def close(self) -> None:
+        """Release the lock (the store stays open). The lock file is removed while still held,
+        so no other run can lock a file that is about to disappear."""
+        if self._lock_file is not None:
+            with suppress(OSError):
+                os.unlink(self._lock_file.name)
+            self._lock_file.close()  # closing the file releases the lock
+            self._lock_file = None
+
+    # --- load -------------------------------------------------------------------------------
+
+    def load(self) -> SavedSession | None:
+        rows = self.store._query("SELECT run_id, step, state FROM sessions WHERE name = ?", (self.name,))
+        if not rows:
+            return None
+        run_id, step, state = rows[0]
+        stored = self.store._query(
+            "SELECT message FROM session_messages WHERE session = ? ORDER BY position", (self.name,)
+        )
+        messages = [message_from_dict(json.loads(m)) for (m,) in stored]
+        turn = TurnProgress()
+        for call_id, result in self.store._query(
+            "SELECT call_id, result FROM session_calls WHERE session = ? ORDER BY seq", (self.name,)
+        ):
+            if result is None:
+                turn.started.add(str(call_id))
+                continue
+            block = block_from_dict(json.loads(result))
+            if isinstance(block, ToolResultBlock):
+                turn.finished[block.tool_use_id] = block
+        self._stored, self._step = messages, int(step)
+        self._pending_calls = bool(turn.started or turn.finished)
+        self._calls = len(turn.started) + len(turn.finished)
+        return SavedSession(str(run_id), messages, json.loads(state), turn)
+
+    # --- Checkpointer -------------------------------------------------------------------------
+
+    def save(self, messages: Sequence[Message], state: dict[str, Any]) -> None:
+        """Commit the history and state in one transaction. Only messages after the leading
+        ones that are the very objects already stored are written (messages are immutable)."""
+        keep = identical_prefix(self._stored, messages)
+        rows = [(self.name, keep + i, _json(message_to_dict(m))) for i, m in enumerate(messages[keep:])]
+        state_json = _json(state)
+        turn_done = not (messages and messages[-1].role == "assistant" and messages[-1].tool_uses)
+        with self.store.transaction() as db:
+            db.execute("DELETE FROM session_messages WHERE session = ? AND position >= ?", (self.name, keep))
+            db.executemany("INSERT INTO session_messages (session, position, message) VALUES (?, ?, ?)", rows)
+            db.execute(
+                "INSERT OR REPLACE INTO sessions (name, run_id, step, state, saved) VALUES (?, ?, ?, ?, ?)",
+                (self.name, self.run_id, self._step + 1, state_json, time.time()),
+            )
+            if turn_done and self._pending_calls:  # the turn's results are in the history now
+                db.execute("DELETE FROM session_calls WHERE session = ?", (self.name,))
+        self._step += 1
+        self._stored = list(messages)
+        if turn_done:
+            self._pending_calls, self._calls = False, 0
+
+    def call_started(self, call: ToolUseBlock) -> None:
+        self._calls += 1
+        with self.store.transaction() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO session_calls (session, call_id, seq, result) VALUES (?, ?, ?, NULL)",
+                (self.name, call.id, self._calls),
+            )
+        self._pending_calls = True
+
+    def call_finished(self, result: ToolResultBlock) -> None:
+        self._calls += 1
+        with self.store.transaction() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO session_calls (session, call_id, seq, result) VALUES (?, ?, ?, ?)",
+                (self.name, result.tool_use_id, self._calls, _json(block_to_dict(result))),
+            )
+        self._pending_calls = True
+
+
+def _same_file(file: IO[bytes], path: Path) -> bool:
+    try:
+        return os.path.samestat(os.fstat(file.fileno()), os.stat(path))
+    except OSError:
+        return False
+
+
+def _try_lock(file: IO[bytes]) -> bool:
+    """A non-blocking exclusive lock on the whole file, held by this open file (not the process:
+    two opens in one process exclude each other too); False if another holds it."""
+    if sys.platform == "win32":
+        import msvcrt
+
+        try:
+            msvcrt.locking(file.fileno(), msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        return True
+    import fcntl
+
+    try:
+        fcntl.flock(file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True

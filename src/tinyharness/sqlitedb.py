@@ -1,0 +1,193 @@
+"""Opening tinyharness's own SQLite files (run log, sessions, memory store) with one set of guards.
+
+Each kind of file has an ``application_id`` that marks it as ours and an ordered list of
+migrations recorded in ``user_version``. ``open_database`` reads the header and those two
+pragmas before it writes anything: a file that is not a SQLite database, is cut short, belongs to
+another program or has a schema newer than this code knows raises the caller's error class and
+is left exactly as it was (no table added, no switch to WAL). Only then is the file migrated up.
+
+May import: ``errors``. Nothing else of the package.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import struct
+from collections.abc import Callable, Sequence
+from contextlib import suppress
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import HarnessError
+
+_HEADER = b"SQLite format 3\x00"
+
+
+@dataclass(frozen=True)
+class Schema:
+    """What a kind of file is: its name for messages, its mark, its migrations.
+
+    ``adopt`` recognises a file by its tables: called on a file with tables and no mark (the
+    memory store did not mark its files at first), it returns the schema version that file is
+    at, or None when it is not ours; on a marked file at the current version, anything but that
+    version means the file was altered (a renamed column) and it is refused."""
+
+    kind: str  # e.g. "memory store": used in every message
+    application_id: int
+    migrations: Sequence[Sequence[str]]
+    adopt: Callable[[sqlite3.Connection], int | None] | None = None
+
+    @property
+    def version(self) -> int:
+        return len(self.migrations)
+
+
+def _fail(error: type[HarnessError], message: str) -> HarnessError:
+    return error(message)
+
+
+def _check_header(path: Path, schema: Schema, error: type[HarnessError]) -> None:
+    """Refuse a non-empty file that is not SQLite, or one shorter than its header says."""
+    try:
+        with open(path, "rb") as file:
+            header = file.read(100)
+            size = os.fstat(file.fileno()).st_size
+    except OSError as exc:
+        raise _fail(error, f"cannot read {schema.kind} {path}: {exc.strerror or exc}") from None
+    if not header:
+        return  # an empty file: SQLite treats it as a new database
+    if len(header) < 100 or not header.startswith(_HEADER):
+        raise _fail(error, f"{schema.kind} {path} is corrupt or not a SQLite database; pick another file")
+    page_size = struct.unpack(">H", header[16:18])[0]
+    page_size = 65536 if page_size == 1 else page_size
+    change_counter, pages = struct.unpack(">II", header[24:32])
+    valid_for = struct.unpack(">I", header[92:96])[0]
+    # The in-header size is trustworthy only when written by the same change (SQLite's rule).
+    if valid_for == change_counter and pages and size < pages * page_size:
+        raise _fail(
+            error,
+            f"{schema.kind} {path} is truncated ({size} of {pages * page_size} bytes); "
+            "restore it from a backup or pick another file",
+        )
+
+
+def _create_private(path: Path) -> None:
+    """An empty file only the user can read (SQLite gives its -wal and -shm files the same mode)."""
+    with suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+
+
+def _why(path: Path, exc: OSError) -> str:
+    """Why a file cannot be created, in words: mkdir says "File exists" for a parent that is a file."""
+    for parent in path.parents:
+        if parent.exists():
+            return f"{parent} is a file, not a folder" if not parent.is_dir() else str(exc.strerror or exc)
+    return str(exc.strerror or exc)
+
+
+def open_database(
+    path: Path,
+    schema: Schema,
+    error: type[HarnessError],
+    *,
+    create: bool = True,
+    private: bool = False,
+    timeout: float = 10.0,
+) -> sqlite3.Connection:
+    """A connection (autocommit, usable from several threads) to ``path``, checked and migrated.
+
+    ``create=False`` refuses a missing file; ``private`` creates a new file readable by its
+    owner only (mode 0600). Every refusal is ``error`` with a one-line message."""
+    try:
+        if not path.exists():
+            if not create:
+                raise _fail(error, f"no {schema.kind} at {path}")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if private:
+                _create_private(path)
+        elif path.is_dir():
+            raise _fail(error, f"{schema.kind} {path} is a folder, not a file")
+        else:
+            _check_header(path, schema, error)
+    except OSError as exc:
+        raise _fail(error, f"cannot create {schema.kind} {path}: {_why(path, exc)}") from None
+    try:
+        db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=timeout)
+    except sqlite3.Error as exc:
+        raise _fail(error, f"cannot open {schema.kind} {path}: {exc}") from None
+    try:
+        version = _recognise(db, path, schema, error)
+        db.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL survives a killed process
+        _migrate(db, path, schema, error, version)
+    except sqlite3.DatabaseError as exc:
+        db.close()
+        message = str(exc)
+        if "readonly" in message or "unable to open" in message:
+            raise _fail(error, f"cannot write {schema.kind} {path}: {message}") from None
+        raise _fail(error, f"{schema.kind} {path} is corrupt or unreadable: {message}") from None
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+def _recognise(db: sqlite3.Connection, path: Path, schema: Schema, error: type[HarnessError]) -> int:
+    """Read-only checks; the schema version the file is at (for an unmarked file of ours, the
+    version ``schema.adopt`` recognised)."""
+    version = int(db.execute("PRAGMA user_version").fetchone()[0])
+    app = int(db.execute("PRAGMA application_id").fetchone()[0])
+    tables = int(db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0])
+    if app in (0, schema.application_id) and version > schema.version:
+        raise _fail(
+            error,
+            f"{schema.kind} {path} has schema version {version}, newer than this tinyharness "
+            f"knows ({schema.version}); upgrade tinyharness or pick another file",
+        )
+    if app == schema.application_id:
+        if version == schema.version and schema.adopt is not None and schema.adopt(db) != version:
+            raise _fail(
+                error,
+                f"{schema.kind} {path} was changed outside tinyharness (its tables are not those of "
+                f"schema version {version}); restore it from a backup or pick another file",
+            )
+        return version
+    if app == 0 and version == 0:
+        if not tables:
+            return 0  # a new, empty database
+        adopted = schema.adopt(db) if schema.adopt is not None else None
+        if adopted is not None:
+            return adopted
+    raise _fail(
+        error, f"{path} is a SQLite database of another program, not a {schema.kind}; pick another file"
+    )
+
+
+def _migrate(
+    db: sqlite3.Connection, path: Path, schema: Schema, error: type[HarnessError], unmarked_at: int
+) -> None:
+    """Apply the missing migrations, one transaction each, and mark the file as ours.
+    ``unmarked_at``: the version of a file that has no mark yet (another process may mark it
+    meanwhile; then its ``user_version`` counts)."""
+    while True:
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            marked = int(db.execute("PRAGMA application_id").fetchone()[0]) == schema.application_id
+            version = int(db.execute("PRAGMA user_version").fetchone()[0]) if marked else unmarked_at
+            if version > schema.version:  # another process upgraded it meanwhile
+                raise _fail(error, f"{schema.kind} {path} has a newer schema version {version}")
+            if version == schema.version and marked:
+                db.execute("COMMIT")
+                return
+            if version < schema.version:
+                for statement in schema.migrations[version]:
+                    db.execute(statement)
+                version += 1
+            db.execute(f"PRAGMA application_id = {schema.application_id}")
+            db.execute(f"PRAGMA user_version = {version}")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
