@@ -18,7 +18,14 @@ import pytest
 
 from memory_conftest import memory_open, memory_pg_url
 from tinyharness.memory import Scope
-from tinyharness.memory.sqlite_store import _SCHEMA, APPLICATION_ID, MemoryStoreError, SQLiteStore, _split
+from tinyharness.memory.sqlite_store import (
+    _SCHEMA,
+    APPLICATION_ID,
+    MIGRATIONS,
+    MemoryStoreError,
+    SQLiteStore,
+    _split,
+)
 
 SCOPE = Scope(user="u", agent="a")
 
@@ -135,7 +142,9 @@ def test_a_store_written_before_marks_is_recognised_and_kept(tmp_path: Path) -> 
     store.close()
     with closing(sqlite3.connect(path)) as db:
         assert db.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
-        assert db.execute("PRAGMA user_version").fetchone()[0] == 1
+        assert db.execute("PRAGMA user_version").fetchone()[0] == len(
+            MIGRATIONS
+        )  # recognised, then migrated to the latest
 
 
 def test_add_unique_stores_a_fact_once_per_scope(tmp_path: Path) -> None:
@@ -165,7 +174,7 @@ def test_processes_remembering_the_same_facts_store_each_once(tmp_path: Path) ->
     writers = [subprocess.Popen([sys.executable, "-c", WRITER, str(path), f"session{n}"]) for n in range(4)]
     assert [w.wait(timeout=120) for w in writers] == [0, 0, 0, 0]
     store = SQLiteStore(path, embedder=None)
-    contents = [item.content for item in store.list(SCOPE)]
+    contents = [item.content for item in store.list_items(SCOPE)]
     store.close()
     assert sorted(contents) == sorted(f"shared fact {i}" for i in range(12))
 
@@ -189,7 +198,7 @@ def test_racing_writers_store_a_fact_once_on_both_backends(tmp_path: Path, backe
         thread.start()
     for thread in threads:
         thread.join(timeout=120)
-    contents = sorted(item.content for item in stores[0].list(SCOPE))
+    contents = sorted(item.content for item in stores[0].list_items(SCOPE))
     drop = getattr(stores[0], "drop_tables", None)
     if drop is not None:
         drop()
