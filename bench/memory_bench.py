@@ -491,14 +491,15 @@ def bench_locomo(
 
 def locomo_cli_check(path: Path, tmp: Path, limit: int | None) -> Recall:
     """The same measure through the command line: ``tinyharness memory import`` of each dialogue's
-    file, then one ``tinyharness memory search --queries FILE --json`` (SQLite, default embedder):
-    what an outside check runs."""
+    file, then one ``tinyharness memory search --queries FILE --json`` (SQLite, full-text only, so
+    it runs in seconds and must equal the library's fts-only row): what an outside check runs."""
     import subprocess
 
     samples = load_locomo(path, limit)
     store = tmp / "cli-check.db"
     command = [sys.executable, "-m", "tinyharness", "memory"]
-    recall = Recall("sqlite", "cli (auto)", "text")
+    options = ["--memory", str(store), "--embedder", "none"]
+    recall = Recall("sqlite", "cli fts-only", "text")
     asked: list[tuple[str, str, Question]] = []
     for number, sample in enumerate(samples):
         lines = chat_lines(sample, photos=False)
@@ -513,7 +514,7 @@ def locomo_cli_check(path: Path, tmp: Path, limit: int | None) -> Recall:
     queries = tmp / "cli-queries.jsonl"
     queries.write_text("".join(json.dumps({"query": q.text, "user": s}) + "\n" for s, _, q in asked))
     out = subprocess.run(
-        [*command, "search", "--queries", str(queries), "--limit", "5", "--json", "--memory", str(store)],
+        [*command, "search", "--queries", str(queries), "--limit", "5", "--json", *options],
         check=True,
         capture_output=True,
         text=True,
