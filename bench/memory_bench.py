@@ -505,9 +505,7 @@ def locomo_cli_check(path: Path, tmp: Path, limit: int | None) -> Recall:
         lines = chat_lines(sample, photos=False)
         file = tmp / f"cli-{sample['sample_id']}.jsonl"
         file.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-        subprocess.run(
-            [*command, "import", str(file), "--memory", str(store)], check=True, capture_output=True
-        )
+        subprocess.run([*command, "import", str(file), *options], check=True, capture_output=True)
         half = "tune" if number in TUNE else "check"
         for question in locomo_questions(sample, {line["id"] for line in lines}):
             asked.append((str(sample["sample_id"]), half, question))
