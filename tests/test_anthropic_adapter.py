@@ -201,7 +201,7 @@ def test_json_mode_by_prompt_parses_the_action() -> None:
     (reply,) = complete(model, ModelRequest((Message.user("9*9?"),), system="S", tools=(CALC,)))
     body = server.bodies[0]
     assert "tools" not in body and body["system"].startswith("S\n\n")
-    assert '"final"' in body["system"]
+    assert "final_answer(answer: string)" in body["system"]
     assert reply.stop_reason == "tool_use"
     assert reply.message.content == (ToolUseBlock("call_1", "calculator", {"expression": "9*9"}),)
 

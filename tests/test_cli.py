@@ -359,7 +359,7 @@ def test_the_notes_flush_is_on_for_local_models_unless_turned_off(tmp_path: Path
     def flush_of(*options: str) -> object:
         args = build_parser().parse_args(["run", *options, "task"])
         events = EventBus()
-        tools = _tools(args, tmp_path, events)
+        tools = _tools(args, tmp_path, events, 20_000)
         context = _context(args, ScriptedModel({"responses": []}), events, tmp_path, tools)
         assert isinstance(context, ContextManager)
         return context.flush

@@ -21,7 +21,8 @@ CASES = {
     "memory-under-a-file": (["--memory", "{tmp}/afile/memory.db"], "is a file, not a folder"),
     "memory-unwritable": (["--memory", "{tmp}/readonly/memory.db"], "memory store"),
     "ratio-and-buffer": (["--compact-ratio", "0.5", "--compact-buffer", "100"], "not both"),
-    "bogus-strategy": (["--strategy", "bogus"], "unknown compaction strategy"),
+    "bogus-strategy": (["--strategy", "bogus"], "bogus"),
+    "bad-option-value": (["--max-iterations", "zero"], "--max-iterations"),
     "tiny-window": (["--context-window", "300"], "--context-window 300 is too small"),
 }
 
@@ -43,7 +44,7 @@ def test_one_line_and_exit_2(tmp_path: Path, case: str) -> None:
     env = {**os.environ, "TINYHARNESS_HOME": str(tmp_path / "home")}
     run = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120)
     assert run.returncode == 2, run.stderr
-    assert run.stderr.count("\n") == 1 and run.stderr.startswith("tinyharness: "), run.stderr
+    assert run.stderr.count("\n") == 1 and run.stderr.startswith("tinyharness"), run.stderr
     assert expected in run.stderr and "left unused" not in run.stderr
 
 

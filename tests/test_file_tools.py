@@ -216,7 +216,12 @@ def test_list_dir_caps_long_listings(tools: ToolRegistry, root: Path) -> None:
 def test_list_dir_errors(tools: ToolRegistry, root: Path) -> None:
     (root / "empty").mkdir()
     assert ok(tools, "list_dir", path="empty") == "empty/ (0 entries)\n(empty folder)"
-    assert "is a file, not a folder" in error(tools, "list_dir", path="README.md")
+    # A file is answered, not refused: what it is, how to read it, and its folder's entries.
+    answer = ok(tools, "list_dir", path="README.md")
+    assert answer.startswith(
+        "README.md is a file (24 B), not a folder; read it with read_file(path='README.md')"
+    )
+    assert "\nREADME.md  24 B\nempty/\nsrc/" in answer
     assert "relative to the workspace" in error(tools, "list_dir", path="/")
 
 
@@ -451,7 +456,7 @@ def test_read_file_path_choices_are_the_files_not_yet_read(
     assert spec.choices([*window, *read("b", "src/app.py")]) == {"path": ["README.md", "src/app.py"]}
 
     (root / "src" / "long.py").write_text("x = 1\n" * 5000)
-    assert "continue with read_file(" in read("c", "src/long.py")[1].content[0].content  # type: ignore[union-attr]
+    assert "if you need them: read_file(" in read("c", "src/long.py")[1].content[0].content  # type: ignore[union-attr]
     assert "src/long.py" in spec.choices(read("c", "src/long.py"))["path"]
     monkeypatch.setattr(files_module, "MAX_PATH_CHOICES", 2)
     assert spec.choices([]) == {}  # too many files to list: no constraint

@@ -42,7 +42,9 @@ def test_action_schema_constrains_tool_names_and_their_arguments() -> None:
     jsonschema.Draft202012Validator.check_schema(schema)
     assert is_valid({"tool": "calculator", "arguments": {"expression": "1+2"}}, schema)
     assert is_valid({"tool": "current_time", "arguments": {}}, schema)
-    assert is_valid({"final": "done"}, schema)
+    assert is_valid({"tool": "final_answer", "arguments": {"answer": "done"}}, schema)
+    # The answer is a tool like the others: no separate "final" key for a model to jump to.
+    assert not is_valid({"final": "done"}, schema)
     assert not is_valid({"tool": "calculator", "arguments": {"expr": "1+2"}}, schema)
     assert not is_valid({"tool": "rm_rf", "arguments": {}}, schema)
     assert not is_valid({"tool": "calculator"}, schema)
@@ -51,7 +53,7 @@ def test_action_schema_constrains_tool_names_and_their_arguments() -> None:
 
 def test_final_only_schema_allows_only_a_final_answer() -> None:
     schema = json_mode.action_schema([CALC], final_only=True)
-    assert is_valid({"final": "the answer"}, schema)
+    assert is_valid({"tool": "final_answer", "arguments": {"answer": "the answer"}}, schema)
     assert not is_valid({"tool": "calculator", "arguments": {"expression": "1"}}, schema)
 
 
@@ -61,7 +63,9 @@ def test_plan_appends_the_protocol_and_lists_every_tool_as_a_signature() -> None
     assert plan.expects_action
     assert plan.system.startswith("Be terse.\n\n")  # the protocol comes last: small models follow it
     assert '{"tool": "<tool name>", "arguments": {<arguments>}}' in plan.system
-    assert '{"final": ...}' in plan.system
+    assert "call final_answer with your answer" in plan.system
+    assert "- final_answer(answer: string): Give your final answer" in plan.system
+    assert '"final"' not in plan.system
     assert f"- calculator(expression: string): {CALC.description}" in plan.system
     assert f"- {CLOCK.name}(): {CLOCK.description}" in plan.system
     assert plan.schema == json_mode.action_schema([CALC, CLOCK])
@@ -221,7 +225,7 @@ def test_a_forced_call_gives_its_narrowed_arguments_first() -> None:
     free = json_mode.action_schema([other, NOTE])
     branch = next(b for b in free["anyOf"] if b["properties"].get("tool") == {"const": "note"})
     assert branch["properties"]["arguments"]["required"] == ["text"]
-    jsonschema.validate({"final": "done"}, free)
+    jsonschema.validate({"tool": "final_answer", "arguments": {"answer": "done"}}, free)
 
 
 def test_one_reply_path_for_every_wire_adapter() -> None:

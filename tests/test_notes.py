@@ -142,3 +142,36 @@ def test_a_note_about_a_file_starts_with_its_path_and_is_recognised_after_a_kill
     same = {"text": "parses the input", "path": "src/a.py"}
     assert asyncio.run(registry.recover("note", same)) is not None
     assert asyncio.run(registry.recover("note", {"text": "parses the input", "path": "src/b.py"})) is None
+
+
+def test_update_notes_refuses_to_erase_most_notes(tmp_path: Path) -> None:
+    """The 1.5B model called update_notes after each note with just that note, erasing the
+    rest (21 of 22 notes lost). Such a rewrite is refused with what to do instead; a rewrite
+    that keeps the notes, or a real consolidation, goes through."""
+    notes = NotesFile(tmp_path / "NOTES.md")
+    registry = ToolRegistry(notes.tools(), permissions=Permissions())
+    lines = [f"src/m{i}.py: module {i} parses part {i} of the input" for i in range(6)]
+    notes.overwrite("\n".join(lines))
+    refused = asyncio.run(registry.execute("update_notes", {"content": "src/m6.py: module 6 writes output"}))
+    assert not refused.ok and "would erase 6 of the 6 lines" in refused.content
+    assert "use note" in refused.content
+    assert notes.read().splitlines() == lines
+    kept = asyncio.run(
+        registry.execute("update_notes", {"content": "\n".join([*lines, "src/m6.py: output"])})
+    )
+    assert kept.ok and len(notes.read().splitlines()) == 7
+    one_line = asyncio.run(registry.execute("update_notes", {"content": "modules m0-m6: the input"}))
+    assert not one_line.ok  # drops most lines and is less than half as long: an append by mistake
+    summary = "modules m0-m5 parse the input in six parts, one part each; m6 writes the output"
+    merged = asyncio.run(registry.execute("update_notes", {"content": f"{summary}\n{summary}"}))
+    assert merged.ok  # at least half as long: a consolidation, allowed
+    # The library call (not the model's tool) still overwrites freely.
+    notes.overwrite("fresh start")
+    assert notes.read() == "fresh start\n"
+
+
+def test_short_notes_may_be_rewritten_freely(tmp_path: Path) -> None:
+    notes = NotesFile(tmp_path / "NOTES.md")
+    registry = ToolRegistry(notes.tools(), permissions=Permissions())
+    notes.overwrite("a\nb\nc")
+    assert asyncio.run(registry.execute("update_notes", {"content": "d"})).ok

@@ -106,9 +106,12 @@ def test_before_the_compaction_the_model_notes_each_file_still_in_the_window(tmp
         assert request.messages[-1].text.endswith(FILE_PROMPT.format(path=path))
         asked.append(path)
     assert asked == sorted(asked) and len(asked) >= 2
-    assert all(r.messages[:-1] == flushes[0].messages[:-1] for r in flushes)  # the same history
-    read_before = [b.input["path"] for m in flushes[0].messages for b in m.tool_uses if b.name == "read_file"]
-    assert set(asked) <= set(read_before)
+    # Each request shows the task and that one file's reads, nothing else: with neighbours in
+    # view, a small model described the neighbour.
+    for path, request in zip(asked, flushes, strict=True):
+        assert request.messages[0].text == "Read every module and note what each one does."
+        shown = [b.input["path"] for m in request.messages for b in m.tool_uses]
+        assert shown == [path]
     assert flushes[0].tools == model.requests[first - 1].tools  # same tools: same prompt prefix
     notes = (tmp_path / "NOTES.md").read_text(encoding="utf-8")
     assert notes.splitlines() == [f"{p}: what {p} does" for p in asked]
@@ -175,3 +178,67 @@ def test_with_no_file_in_the_window_the_flush_asks_once_in_general(tmp_path: Pat
     note = next(s for s in requests[0].tools if s.name == "note")
     assert note.choices is None  # no path is fixed
     assert (tmp_path / "NOTES.md").read_text(encoding="utf-8") == "the build needs Python 3.11\n"
+
+
+def _read_history(tmp_path: Path, names: list[str]) -> list[Message]:
+    history = [Message.user("task")]
+    for name in names:
+        (tmp_path / name).write_text(f"# {name}\n", encoding="utf-8")
+        history.append(Message("assistant", (ToolUseBlock(f"r-{name}", "read_file", {"path": name}),)))
+        history.append(Message("user", (ToolResultBlock(f"r-{name}", f"# {name}"),)))
+    return history
+
+
+def test_files_already_noted_are_not_asked_and_no_general_request_replaces_them(tmp_path: Path) -> None:
+    """Every file read is noted (a.py by an earlier flush, b.py in NOTES.md): no request at
+    all. Asked the general question then, the 0.5B model copied the prompt into NOTES.md."""
+    history = _read_history(tmp_path, ["a.py", "b.py"])
+    (tmp_path / "NOTES.md").write_text("b.py: the second module\n", encoding="utf-8")
+    requests: list[ModelRequest] = []
+
+    async def call_model(request: ModelRequest) -> ModelResponse:
+        requests.append(request)
+        raise AssertionError("no request expected")
+
+    notes = tmp_path / "NOTES.md"
+    tools, events = builtin_tools(tmp_path), EventBus()
+    run_call = functools.partial(tools.run_call, events=events)
+    flush = NotesFlush(run_call, events, {"a.py"}, lambda: notes.read_text(encoding="utf-8"))
+    assert asyncio.run(flush("sys", history, tools.specs, call_model, 256)) == 0
+    assert requests == []
+
+
+def _flush(tmp_path: Path, sink: ListSink | None = None) -> tuple[NotesFlush, Any]:
+    tools, events = builtin_tools(tmp_path), EventBus([sink] if sink else [])
+    return NotesFlush(functools.partial(tools.run_call, events=events), events), tools.specs
+
+
+def test_every_file_in_the_window_is_asked_without_a_cap(tmp_path: Path) -> None:
+    names = [f"m{i:02d}.py" for i in range(12)]  # more than the old cap of 8
+    history = _read_history(tmp_path, names)
+    asked: list[str] = []
+
+    async def call_model(request: ModelRequest) -> ModelResponse:
+        spec = next(s for s in request.tools if s.name == "note")
+        assert spec.choices is not None
+        (path,) = spec.choices(request.messages)["path"]
+        asked.append(path)
+        call = ToolUseBlock(f"n-{path}", "note", {"path": path, "text": "a module"})
+        return ModelResponse(Message("assistant", (call,)), "tool_use")
+
+    flush, specs = _flush(tmp_path)
+    assert asyncio.run(flush("sys", history, specs, call_model, 256)) == 12
+    assert asked == names
+
+
+def test_a_general_note_that_echoes_the_flush_prompt_is_not_written(tmp_path: Path) -> None:
+    async def call_model(request: ModelRequest) -> ModelResponse:
+        text = "the window is nearly full, so older messages will be summarized; call the note tool"
+        return ModelResponse(Message("assistant", (ToolUseBlock("n1", "note", {"text": text}),)), "tool_use")
+
+    history = [Message.user("task"), Message.assistant("thinking"), Message.user("go on")]
+    sink = ListSink()
+    flush, specs = _flush(tmp_path, sink)
+    assert asyncio.run(flush("sys", history, specs, call_model, 256)) == 0
+    assert not (tmp_path / "NOTES.md").exists()
+    assert "wrote no complete note" in sink.of_type("context_warning")[0]["message"]

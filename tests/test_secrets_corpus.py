@@ -1,6 +1,8 @@
-"""Secrets and personal data never reach notes, the run log, the events file or the reports in
-clear: a corpus of 39 kinds (tests/secrets_corpus.py) through a real CLI run whose tool results,
-notes and final answer all carry them, plus one notes test per kind.
+"""Secrets and personal data never reach notes, the run log, the events file, the memory store or
+the reports in clear: a corpus of 39 kinds (tests/secrets_corpus.py ``CORPUS``) through a real
+CLI run whose tool results, notes and final answer all carry them, plus one notes test per kind;
+the measured corpus (``SECRETS``, ``LOOK_ALIKES``: 100+ kinds each way, a tuning and a held-out
+half) and a run with memory on that plants the formats an outside check found going through.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 from . import __version__, runlog_cli
 from .agent import Agent, AgentConfig, RunResult
@@ -25,28 +25,37 @@ from .agent import problem as agent_problem
 from .context.base import ContextPolicy
 from .context.config import DEFAULT_RATIO, DEFAULT_WINDOW, ContextConfig
 from .context.config import problem as context_problem
-from .context.manager import build_context
+from .context.manager import OFFLOAD_SHARE, build_context
 from .context.tokens import HeuristicCounter
 from .errors import ConfigError, HarnessError
 from .events import EventBus, JsonlSink
+from .mcp import cli as mcp_cli
+from .mcp.config import McpServerConfig, load_config
 from .memory import MemoryManager, MemoryStore, Scope, ScopedMemory, memory_tools, open_store
 from .memory import cli as memory_cli
 from .memory.factory import default_store_url
 from .messages import ToolResultBlock, block_from_dict, messages_from_dicts
+from .models import cli as models_cli
 from .models.base import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, Model
+from .models.catalog import LOCAL_N_CTX
 from .models.factory import load_model
 from .otel import OTelSink, otel_sink_from_env, provider_name
 from .progress import ProgressPrinter
 from .runlog import RunLog, RunLogError, default_path
 from .session import SavedSession, StartPoint, TurnProgress, start_point
 from .sqlite_session import SessionStore, SessionStoreError, SQLiteSession, store_path_for
-from .tools.base import ToolRegistry
+from .tools.base import DEFAULT_RESULT_CAP, ToolRegistry
 from .tools.builtin import builtin_tools
 from .tools.notes import NotesFile
 from .tools.permissions import Permissions
 from .tools.shell import check_shell_options
 
+if TYPE_CHECKING:  # the MCP SDK is imported only when a run has MCP servers
+    from .mcp.client import McpServers
+
 MEMORY_ENV = "TINYHARNESS_MEMORY"
+CODE_CHARS_PER_TOKEN = 3  # code with line numbers, measured with the Qwen2.5 tokenizer
+READ_RESERVE_CHARS = 500  # read_file keeps this much of its cap for the header and the note
 EXAMPLES = """\
 examples:
   tinyharness run "Read README.md and tell me in one sentence what this project is"
@@ -55,7 +64,9 @@ examples:
   tinyharness notes --workspace demo
 
 model strings:
-  local              the embedded llama.cpp server with the packaged SmolLM2-135M model
+  local              the embedded llama.cpp server with the default local model
+                     (Qwen2.5-Coder-0.5B-Instruct; see `tinyharness models`)
+  local:NAME         a named local model: qwen2.5-coder-1.5b (better, slower), smollm2 (fast tests)
   local:PATH.gguf    the embedded server with any GGUF file
   openai:NAME        any OpenAI-compatible server (OPENAI_API_KEY, --base-url or OPENAI_BASE_URL)
   anthropic:NAME     Anthropic Messages (ANTHROPIC_API_KEY, --base-url or ANTHROPIC_BASE_URL)
@@ -65,6 +76,13 @@ model strings:
 
 AGENT = AgentConfig()  # the defaults, written once in the config classes
 CONTEXT = ContextConfig()
+
+
+def _seconds(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
+    return value
 
 
 def _checked(
@@ -91,15 +109,26 @@ def _context_option(field: str, convert: Callable[[str], Any] = int) -> Callable
     return _checked(context_problem, field, convert)
 
 
+class _OneLineParser(argparse.ArgumentParser):
+    """Usage mistakes in one line, like every other error (subcommands inherit the class)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see '{self.prog} --help')\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _OneLineParser(
         prog="tinyharness",
         description="An agent harness that keeps long-running LLM agents stable.",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"tinyharness {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    # typed as plain parsers: the commands' modules register on them (they are _OneLineParser)
+    commands = cast(
+        "argparse._SubParsersAction[argparse.ArgumentParser]",
+        parser.add_subparsers(dest="command", required=True, metavar="COMMAND"),
+    )
 
     run = commands.add_parser(
         "run",
@@ -121,8 +150,8 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_argument(
         "--timeout",
         type=float,
-        default=DEFAULT_TIMEOUT,
-        help=f"seconds per model request (default {DEFAULT_TIMEOUT:g})",
+        help=f"seconds per model request (default {DEFAULT_TIMEOUT:g}; for local models, fitted "
+        "to the model's measured speed and the window)",
     )
     model.add_argument(
         "--max-retries",
@@ -216,7 +245,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="URL",
         default=os.environ.get(MEMORY_ENV),
         help="memory store: a SQLite path or postgresql://... URL; 'off' disables "
-        f"(default: ${MEMORY_ENV}, else {default_store_url()}; with the default 'local' model, "
+        f"(default: ${MEMORY_ENV}, else {default_store_url()}; with a local model, "
         "memory is on only when a store is given)",
     )
     memory.add_argument(
@@ -231,6 +260,26 @@ def build_parser() -> argparse.ArgumentParser:
         "--memory-dir",
         metavar="DIR",
         help="offer the file-memory tool (view/create/str_replace/insert/delete/rename) on DIR",
+    )
+
+    servers = run.add_argument_group("MCP servers")
+    servers.add_argument(
+        "--mcp",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help='offer the tools of the MCP servers in FILE, a JSON file {"mcpServers": {NAME: {"command", '
+        '"args", "env"} or {"url", "headers"}}} as Claude Desktop, Claude Code and Cursor use '
+        "(repeatable; $TINYHARNESS_HOME/mcp.json is read too when it exists). Their tools are named "
+        "mcp__NAME__TOOL; those not marked read-only need permission, e.g. --allow 'mcp__NAME__*'",
+    )
+    servers.add_argument(
+        "--mcp-timeout",
+        type=_seconds,
+        default=60.0,
+        metavar="SECONDS",
+        help="seconds an MCP tool call may take before its server counts as hung and is restarted, "
+        'for servers whose config sets no "timeout" (default 60)',
     )
 
     context = run.add_argument_group("context management")
@@ -289,6 +338,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     runlog_cli.register(commands)
     memory_cli.register(commands)
+    mcp_cli.register(commands)
+    models_cli.register(commands)
 
     notes = commands.add_parser("notes", help="print the notes file of a workspace")
     notes.add_argument("--workspace", default=".", help="workspace folder (default: .)")
@@ -322,7 +373,7 @@ def _context(
         notes_path=_notes_path(args, workspace),
         workspace=workspace,
         # Local models do not take notes when only asked (measured), so they must by default.
-        flush_notes=args.flush_notes if args.flush_notes is not None else args.model.startswith("local"),
+        flush_notes=args.flush_notes if args.flush_notes is not None else _is_local(args.model),
     )
     run_call = functools.partial(tools.run_call, events=events)
     return build_context(config, model=model, events=events, run_call=run_call)
@@ -388,6 +439,7 @@ async def _run(args: argparse.Namespace) -> RunResult:
     if args.task is None and not args.resume:
         raise ConfigError("give a task, or --resume to continue an interrupted run")
     check_shell_options(shell=args.shell, yes=args.yes, allow=args.allow)
+    mcp_configs = load_config(args.mcp, timeout=args.mcp_timeout)  # a bad file fails before anything starts
     log = None if args.no_log else RunLog(args.log or default_path())
     store: SessionStore | None = None
     session: SQLiteSession | None = None
@@ -395,6 +447,7 @@ async def _run(args: argparse.Namespace) -> RunResult:
     model: Model | None = None
     opened: list[MemoryStore] = []
     otel: OTelSink | None = None
+    mcp_servers: McpServers | None = None
     try:
         if log is not None:
             store = SessionStore(store_path_for(log.path))
@@ -408,6 +461,8 @@ async def _run(args: argparse.Namespace) -> RunResult:
         if not args.quiet:
             events.sinks.append(ProgressPrinter())
         session_name = session.name if session is not None else events.run_id
+        tools = _tools(args, workspace, events, _result_cap(args))
+        mcp_servers = await _mcp_servers(mcp_configs, events, workspace, tools)  # before the model: fail fast
         model = load_model(
             args.model,
             base_url=args.base_url,
@@ -416,7 +471,9 @@ async def _run(args: argparse.Namespace) -> RunResult:
             max_retries=args.max_retries,
             context_window=args.context_window,
         )
-        tools = _tools(args, workspace, events)
+        notice = getattr(model, "notice", "")
+        if notice:
+            print(f"tinyharness: {notice}", file=sys.stderr)
         _check_window(args.context_window or model.context_window, tools, args.max_output_tokens)
         context = _context(args, model, events, workspace, tools)
         memory = _memory(args, events, session_name)
@@ -450,6 +507,8 @@ async def _run(args: argparse.Namespace) -> RunResult:
         raise
     finally:
         try:
+            if mcp_servers is not None:
+                await mcp_servers.aclose()
             if model is not None:
                 await model.aclose()
         finally:
@@ -483,7 +542,21 @@ def _check_window(window: int | None, tools: ToolRegistry, max_output: int) -> N
         )
 
 
-def _tools(args: argparse.Namespace, workspace: Path, events: EventBus) -> ToolRegistry:
+def _result_cap(args: argparse.Namespace) -> int:
+    """Characters one tool result may carry: at most what the offload step lets through at this
+    window (OFFLOAD_SHARE of the trigger), so read_file pages a long file itself and every page
+    reaches the model whole. Offloaded to a preview, a read could never be read in full (its
+    file lives under .tinyharness/, which read_file does not offer); measured at 4096 with the
+    0.5B model, 9 of 19 reads were."""
+    window = args.context_window or (LOCAL_N_CTX if _is_local(args.model) else None)
+    if not window:
+        return DEFAULT_RESULT_CAP
+    ratio = args.compact_ratio or DEFAULT_RATIO
+    tokens = int(window * ratio * OFFLOAD_SHARE)
+    return min(DEFAULT_RESULT_CAP, tokens * CODE_CHARS_PER_TOKEN + READ_RESERVE_CHARS)
+
+
+def _tools(args: argparse.Namespace, workspace: Path, events: EventBus, result_cap: int) -> ToolRegistry:
     notes = NotesFile(
         _notes_path(args, workspace),
         on_write=lambda op, chars: events.emit("notes_write", op=op, chars=chars),
@@ -494,22 +567,50 @@ def _tools(args: argparse.Namespace, workspace: Path, events: EventBus) -> ToolR
         deny=args.deny,
         confirm=_confirm_on_terminal if sys.stdin.isatty() and not args.yes else None,
     )
-    registry = builtin_tools(workspace, notes=notes, permissions=permissions, shell=args.shell)
+    registry = builtin_tools(
+        workspace, notes=notes, permissions=permissions, shell=args.shell, result_cap=result_cap
+    )
     if args.memory_dir:
         for tool in memory_tools(Path(args.memory_dir)):
             registry.add(tool)
+    for name in registry.names:
+        offered = registry.get(name)
+        if offered is not None and permissions.always_refuses(offered):
+            registry.remove(name)  # offered, it would only be refused (see always_refuses)
     return registry
+
+
+async def _mcp_servers(
+    configs: list[McpServerConfig], events: EventBus, workspace: Path, tools: ToolRegistry
+) -> McpServers | None:
+    """Start the configured MCP servers and add their tools; None when there are none."""
+    if not configs:
+        return None
+    from .mcp.client import McpServers, quiet_sdk_logs
+
+    quiet_sdk_logs()
+    saved = workspace / ".tinyharness" / "mcp"  # images and whole results, for the model to read
+    servers = McpServers(configs, events=events, save_dir=saved, root=workspace, result_cap=tools.result_cap)
+    await servers.start()
+    for tool in servers.tools:
+        tools.add(tool)
+    return servers
 
 
 def _memory(args: argparse.Namespace, events: EventBus, session: str) -> ScopedMemory | None:
     if args.no_memory or (args.memory or "").lower() == "off":
         return None
-    if args.memory is None and args.model == "local":
-        # Measured: the packaged 135M model extracts junk "facts", and recalling them derailed
-        # its next run (2 calls and an answer became a stuck loop). Ask for a store to use it.
+    if args.memory is None and _is_local(args.model):
+        # Measured: small local models extract junk "facts" (the 135M model; the 0.5B stored
+        # the echoed task as a "preference"), and recalling them derailed the next run.
+        # Ask for a store to use it.
         return None
     manager = MemoryManager(open_store(args.memory), events=events)
     return ScopedMemory(manager, Scope(user=args.memory_user, agent="tinyharness", session=session))
+
+
+def _is_local(model: str) -> bool:
+    return model.strip().partition(":")[0] == "local"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -17,6 +17,11 @@ from collections.abc import Iterable, Iterator, Sequence
 from .messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 
 FILE_TOOLS = ("read_file", "edit_file", "write_file")
+# What the harness writes into a history (context.rewrite's tags, context.strategies' cleared
+# results), spelled here so transcripts can leave it out; a test keeps the spellings equal.
+HARNESS_TEXT_PREFIX = "[context: "
+CLEARED_RESULT_PREFIX = "[tool result cleared"
+OFFLOADED_RESULT_MARK = "[output truncated:"  # a result cut to a preview (context.strategies)
 # Ends a file the restore step had to cut; restored_in_full tells such files from whole ones.
 CUT_MARK = "[... cut; read_file for the rest]"
 _QUOTED_FILE = re.compile(r'<file path="([^"]*)">\n(.*?)\n</file>', re.DOTALL)
@@ -115,9 +120,14 @@ def transcript_lines(messages: Sequence[Message], result_chars: int) -> list[str
     for message in messages:
         for block in message.content:
             if isinstance(block, TextBlock) and block.text.strip():
-                lines.append(f"{message.role.upper()}: {block.text}")
+                if not block.text.startswith(HARNESS_TEXT_PREFIX):  # not the user's words
+                    lines.append(f"{message.role.upper()}: {block.text}")
             elif isinstance(block, ToolUseBlock):
                 lines.append(f"ASSISTANT called {describe_call(block, 400)}")
+            elif isinstance(block, ToolResultBlock) and block.content.startswith(CLEARED_RESULT_PREFIX):
+                # A placeholder, not output: shown, the summarizer wrote "the user should not
+                # clear any of the tool results" as a fact (measured with the 0.5B model).
+                continue
             elif isinstance(block, ToolResultBlock):
                 status = "error" if block.is_error else "result"
                 lines.append(

@@ -17,7 +17,7 @@ from .redact import redact
 
 _ARG_PREVIEW = 60
 _REDACT_SCAN = 4000  # characters of an argument preview scanned for secrets before cutting
-_PERMANENT = ("compaction", "compaction_fallback", "context_warning", "error", "run_end")
+_PERMANENT = ("compaction", "compaction_fallback", "context_warning", "error", "run_end", "mcp_server")
 
 
 def _clipped(value: object) -> object:
@@ -51,10 +51,7 @@ class ProgressPrinter:
         if line is None:
             return
         line = redact(line)  # stderr is often a CI log: no secrets in clear there either
-        permanent = (
-            event["type"] in ("compaction", "compaction_fallback", "context_warning", "error", "run_end")
-            or not self.live
-        )
+        permanent = event["type"] in _PERMANENT or not self.live
         if self.live:
             self.stream.write("\r\033[K" + line + ("\n" if permanent else ""))
             self._pending = not permanent
@@ -72,6 +69,8 @@ class ProgressPrinter:
             )
         if kind == "tool_call":
             return f"[tool] {event['name']} {_short(event['args'])}"
+        if kind == "mcp_server":
+            return _describe_mcp(event)
         if kind == "tool_result" and event.get("outcome") == "unknown":
             return f"[tool] {event['name']}: outcome unknown (cut off by an earlier crash; not run again)"
         if kind == "tool_result" and not event["ok"]:
@@ -91,3 +90,15 @@ class ProgressPrinter:
                 f"compactions={event['compactions']}"
             )
         return None
+
+
+def _describe_mcp(event: Event) -> str:
+    server, state = event["server"], event["state"]
+    if state == "started":
+        return f"[mcp] {server}: {event['tools']} tools ({event['transport']}, {event['seconds']:.1f} s)"
+    if state == "failed":
+        tail = f"; its stderr ends: {event['stderr']}" if event.get("stderr") else ""
+        return f"[mcp] {server} failed: {event.get('message', '')}{tail}"
+    if state == "restarted":
+        return f"[mcp] {server} restarted"
+    return f"[mcp] {server} {state}: {event.get('message', '')}"

@@ -565,9 +565,7 @@ _KEY_QUALIFIERS = sorted(
         "x-api",
     }
 )
-_QUALIFIED_KEY = re.compile(
-    r"(?i)(?:" + "|".join(re.escape(q).replace("_", "[_.-]?") for q in _KEY_QUALIFIERS) + r")[_.-]?\Z"
-)
+_QUALIFIERS_SQUASHED = tuple(sorted({q.replace("_", "").replace("-", "") for q in _KEY_QUALIFIERS}))
 _KEY_BEFORE = re.compile(r"[A-Za-z0-9_.-]{1,48}\Z")
 _KEY_CHAR = re.compile(r"[A-Za-z0-9_.-]")
 _KEY_BEFORE_VALUE = re.compile(
@@ -580,8 +578,8 @@ _KEY_AFTER = re.compile(r"[A-Za-z0-9_.-]{0,48}")
 
 def _secret_key_name(text: str, stem_start: int, stem_end: int) -> bool:
     stem = text[stem_start:stem_end].lower()
-    if stem == "key":
-        return _QUALIFIED_KEY.search(text, max(0, stem_start - 16), stem_start) is not None
+    if stem == "key":  # the name part before "key", separators dropped, ends with a qualifier
+        return _squash(text[max(0, stem_start - 20) : stem_start]).endswith(_QUALIFIERS_SQUASHED)
     if stem == "connection":
         return text[stem_end : stem_end + 7].lower().lstrip("_.-").startswith("string")
     return True

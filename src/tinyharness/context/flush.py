@@ -10,34 +10,42 @@ is the memory flush some agent runtimes run before compaction, made binding for 
 would skip it. Like a summarizer request, it stays out of the history: the notes come back
 through NOTES.md.
 
-There is one request per file whose full text is still in the window and was not noted by an
-earlier flush (the note's ``path`` fixed to that file), or one general request when there is
-none. Measured with SmolLM2-135M on this project's files:
+There is one request per file read in the window and not noted yet (by an earlier flush or in
+NOTES.md), each showing the task and only that file's reads, with the note's ``path`` fixed to
+that file; no cap, so no file read is left un-noted. When files were read but all are noted,
+there is no request; the general request (no path) is only for a window without file reads.
+Measured with SmolLM2-135M on this project's files:
 - asked about four files at once, it wrote one path and nothing else; asked about one file
   with the path fixed, a line about that file;
 - with each flush note left in the history, it copied their words into the next ones, and
   after the compaction it called ``note`` with the same words until the repetition guard
   stopped the run.
+And with Qwen2.5-Coder-0.5B over 38 files at window 4096: with every file of the window in the
+request, most wrong notes described a neighbouring file (its docstring); asked again when every
+file was noted, it copied this module's prompt into NOTES.md (8 junk lines in one run); at
+8192, a cap of 8 files per flush left 2 files never noted.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from ..errors import ModelError, StopRun
 from ..events import EventBus
-from ..history import paths_still_visible, recent_file_paths
+from ..history import file_reads
 from ..messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from ..models.base import ModelRequest, ToolSpec
 from .base import ModelCaller
+from .rewrite import task_blocks
+from .strategies import OFFLOADED_MARK
 
 # Runs one tool call the way the loop does (events, permissions, result cap), e.g.
 # ``functools.partial(ToolRegistry.run_call, events=bus)`` bound to the agent's registry.
 RunCall = Callable[[ToolUseBlock], Awaitable[ToolResultBlock]]
 
 NOTE_TOOL = "note"
-MAX_FILES = 8  # per flush, the most recently read
 FLUSH_PROMPT = (
     "[context: the window is nearly full, so older messages will be summarized or removed now. "
     f"Call the {NOTE_TOOL} tool to save what you still need from them: findings and decisions, "
@@ -45,17 +53,21 @@ FLUSH_PROMPT = (
 )
 FILE_PROMPT = "Write a note with one line about what {path} does."
 FILE_NOTE_TOKENS = 256  # one line; a small model that loops stops here, not at the agent's limit
+FileReads = list[tuple[ToolUseBlock, ToolResultBlock]]
+ECHO_SHARE = 0.5  # a general note sharing this much of its words with FLUSH_PROMPT is an echo
 
 
 @dataclass
 class NotesFlush:
     """Runs the flush for a ``ContextManager``. The manager passes the tools of the agent's last
     request (offered again, so the prompt prefix stays the same; the flush runs only when the
-    note tool is among them); ``run_call`` runs the note calls the reply makes."""
+    note tool is among them); ``run_call`` runs the note calls the reply makes; ``notes_text``
+    (optional) gives NOTES.md, whose named files need no note."""
 
     run_call: RunCall
     events: EventBus
     noted: set[str] = field(default_factory=set)  # files an earlier flush asked about
+    notes_text: Callable[[], str] | None = None
 
     @staticmethod
     def available(tools: Sequence[ToolSpec]) -> bool:
@@ -77,13 +89,20 @@ class NotesFlush:
             tuple(messages), system, tuple(tools), "flush", max_tokens=max_tokens, tool_choice=NOTE_TOOL
         )
         written = 0
-        asks: list[str | None] = [*self._files_to_note(messages)] or [None]
+        reads = _reads_by_file(messages)
+        if reads:
+            asks: list[str | None] = [p for p in reads if not self._already_noted(p)]
+        else:
+            asks = [None]
         for path in asks:
+            shown = _only_file(messages, reads[path]) if path else list(messages)
             try:
-                calls = await self._ask(base, call_model, path)
+                calls = await self._ask(replace(base, messages=tuple(shown)), call_model, path)
             except (ModelError, StopRun) as exc:
                 self._skipped(f"the request failed ({exc})")
                 break
+            if path is None:
+                calls = [c for c in calls if not _echoes_prompt(c)]
             if not calls:
                 self._skipped(f"the model wrote no complete note{f' on {path}' if path else ''}")
             for call in calls:
@@ -93,11 +112,11 @@ class NotesFlush:
                 self.noted.add(path)
         return written
 
-    def _files_to_note(self, messages: Sequence[Message]) -> list[str]:
-        """Files read in full and still in the window, not noted before; oldest first."""
-        visible = paths_still_visible(messages)
-        recent = recent_file_paths(messages, limit=4 * MAX_FILES)
-        return [p for p in recent if p in visible and p not in self.noted][:MAX_FILES][::-1]
+    def _already_noted(self, path: str) -> bool:
+        if path in self.noted:
+            return True
+        notes = self.notes_text() if self.notes_text is not None else ""
+        return any(line.startswith(f"{path}:") for line in notes.splitlines())
 
     async def _ask(self, base: ModelRequest, call_model: ModelCaller, path: str | None) -> list[ToolUseBlock]:
         """One flush request: ``base`` with the ask about ``path`` (or a general one) added to
@@ -125,3 +144,33 @@ class NotesFlush:
 
     def _skipped(self, why: str) -> None:
         self.events.emit("context_warning", message=f"notes flush before compaction skipped: {why}")
+
+
+def _reads_by_file(messages: Sequence[Message]) -> dict[str, FileReads]:
+    """The read_file calls whose text is still in the window (not cleared or offloaded), by
+    path, in the order the files were first read."""
+    reads: dict[str, FileReads] = {}
+    for path, call, result in file_reads(messages):
+        if result.content.startswith("[") or OFFLOADED_MARK in result.content:
+            continue  # a placeholder: there is nothing left to note from
+        reads.setdefault(path, []).append((call, result))
+    return reads
+
+
+def _only_file(messages: Sequence[Message], reads: FileReads) -> list[Message]:
+    """The task and one file's reads, nothing else: with other files in view, the 0.5B model
+    described a neighbour (see the module docstring). The head's own blocks only, so notes
+    read back into it cannot be copied either."""
+    out = [Message("user", task_blocks(messages[0]))]
+    for call, result in reads:
+        out += [Message("assistant", (call,)), Message("user", (result,))]
+    return out
+
+
+def _echoes_prompt(call: ToolUseBlock) -> bool:
+    text = call.input.get("text") if isinstance(call.input, dict) else None
+    if not isinstance(text, str):
+        return False
+    words = set(re.findall(r"[a-z]+", text.lower()))
+    prompt = set(re.findall(r"[a-z]+", FLUSH_PROMPT.lower()))
+    return bool(words) and len(words & prompt) >= ECHO_SHARE * len(words)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..errors import ConfigError
 from ..events import EventBus
@@ -105,7 +106,8 @@ class ContextManager:
         if config.flush_notes:
             if run_call is None:
                 raise ConfigError("flush_notes (--flush-notes) needs a way to run the note calls (run_call)")
-            self.flush = NotesFlush(run_call, events or EventBus())
+            notes = _reader(config.notes_path) if config.notes_path else None
+            self.flush = NotesFlush(run_call, events or EventBus(), notes_text=notes)
         self.prefix = PrefixTracker()
         self._offload = next((s for s in self.pipeline if isinstance(s, Offload)), None)
         self._compactions = 0
@@ -416,6 +418,18 @@ class ContextManager:
     def _emit(self, type: str, **fields: object) -> None:
         if self.events is not None:
             self.events.emit(type, **fields)
+
+
+def _reader(path: Path) -> Callable[[], str]:
+    """NOTES.md's text as it is now, "" when it cannot be read (the flush then asks anyway)."""
+
+    def read() -> str:
+        try:
+            return path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+
+    return read
 
 
 def _chars(message: Message) -> int:

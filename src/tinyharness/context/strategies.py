@@ -35,6 +35,8 @@ from .rewrite import (
 from .spill import SpillWriter
 
 CLEARED_PREFIX = "[tool result cleared"
+_READ_HEADER = re.compile(r"^(\S+) \(lines (\d+)-(\d+) of (\d+)\)\n")
+_LINE_NUMBER = re.compile(r"^ *(\d+)\t", re.MULTILINE)
 OFFLOADED_MARK = "[output truncated:"
 
 
@@ -201,6 +203,18 @@ class Offload:
         text = block.content
         keep_chars = max(200, int(len(text) * ctx.offload_cap * self.PREVIEW_SHARE / tokens))
         preview = text[:keep_chars]
+        page = _READ_HEADER.match(text)
+        if page is not None and "\n" in preview:
+            # A read_file page: cut at a line and point at the same file, which read_file
+            # offers, rather than at a file under .tinyharness/, which it does not.
+            preview = preview[: preview.rfind("\n")]
+            shown = _LINE_NUMBER.findall(preview)
+            next_line = int(shown[-1]) + 1 if shown else int(page.group(2))
+            tail = (
+                f"\n{OFFLOADED_MARK} only the lines above are shown; continue with "
+                f"read_file(path={page.group(1)!r}, start_line={next_line})]"
+            )
+            return ToolResultBlock(block.tool_use_id, preview + tail, block.is_error)
         where = ctx.spill(block.tool_use_id, text) if ctx.spill is not None else None
         if where:
             tail = (

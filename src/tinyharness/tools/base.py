@@ -54,6 +54,10 @@ class Tool:
     risk: Risk = "read"
     recover: Recover | None = None  # for tools whose effect must not be applied twice
     choices: Choices | None = None  # values its string arguments can take now (ToolSpec.choices)
+    # An MCP tool: the server that provides it (named in events); its function is a coroutine
+    # function, awaited on the loop instead of run in a thread.
+    server: str | None = None
+    timeout: float | None = None  # seconds; None: the registry's
 
     @property
     def spec(self) -> ToolSpec:
@@ -228,6 +232,13 @@ def _call_tool(function: Callable[..., Any], args: dict[str, Any]) -> Any:
         raise _ToolRaisedTimeout() from exc
 
 
+async def _await_tool(function: Callable[..., Any], args: dict[str, Any]) -> Any:
+    try:
+        return await function(**args)
+    except TimeoutError as exc:
+        raise _ToolRaisedTimeout() from exc
+
+
 def _settle(future: asyncio.Future[Any], output: Any, error: BaseException | None) -> None:
     if future.done():  # cancelled by the timeout
         return
@@ -309,6 +320,11 @@ class ToolRegistry:
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
 
+    def remove(self, name: str) -> None:
+        """Stop offering ``name`` (no error when it is not there)."""
+        self._tools.pop(name, None)
+        self._validators.pop(name, None)
+
     @property
     def names(self) -> list[str]:
         return list(self._tools)
@@ -333,12 +349,15 @@ class ToolRegistry:
     async def run_call(self, call: ToolUseBlock, events: EventBus) -> ToolResultBlock:
         """``execute`` for a model's tool call, reported as ``tool_call`` and ``tool_result``
         events; the result as the block that answers the call."""
-        events.emit("tool_call", call_id=call.id, name=call.name, args=call.input)
+        tool = self._tools.get(call.name)
+        origin = {"server": tool.server} if tool is not None and tool.server else {}
+        events.emit("tool_call", call_id=call.id, name=call.name, args=call.input, **origin)
         result = await self.execute(call.name, call.input)
         events.emit(
             "tool_result",
             call_id=call.id,
             name=call.name,
+            **origin,
             ok=result.ok,
             chars=len(result.content),
             truncated=result.truncated,
@@ -358,7 +377,11 @@ class ToolRegistry:
             # On timeout the worker thread cannot be killed; it finishes in the background while
             # the loop moves on with the error result. It is a daemon thread, not the default
             # executor, so neither asyncio.run's shutdown nor the process exit waits for it.
-            output = await asyncio.wait_for(_in_daemon_thread(tool.function, args), timeout=self.timeout)
+            timeout = tool.timeout or self.timeout
+            if inspect.iscoroutinefunction(tool.function):
+                output = await asyncio.wait_for(_await_tool(tool.function, args), timeout=timeout)
+            else:
+                output = await asyncio.wait_for(_in_daemon_thread(tool.function, args), timeout=timeout)
         except jsonschema.ValidationError as exc:
             where = "/".join(str(p) for p in exc.absolute_path) or "arguments"
             return ToolResult(
@@ -367,7 +390,7 @@ class ToolRegistry:
                 ok=False,
             )
         except TimeoutError:
-            return ToolResult(f"Error: {name} timed out after {self.timeout:g} s", ok=False)
+            return ToolResult(f"Error: {name} timed out after {tool.timeout or self.timeout:g} s", ok=False)
         except _ToolRaisedTimeout as exc:
             return ToolResult(f"Error: {name} raised TimeoutError: {exc.__cause__}", ok=False)
         except ToolError as exc:

@@ -4,6 +4,7 @@ in one registry guarded by Permissions."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 from .base import DEFAULT_RESULT_CAP, ToolRegistry, function_tool
 from .calculator import calculator
@@ -25,6 +26,17 @@ BUILTIN_TOOL_NAMES = (
     "note",
     "update_notes",
 )
+
+
+def _notes_since(notes: NotesFile) -> Callable[[], str]:
+    """The note lines written since now: files they name are done in this run. Lines from
+    earlier runs do not count, or a question about a file noted last week could not read it."""
+    before = set(notes.read().splitlines())
+
+    def written() -> str:
+        return "\n".join(line for line in notes.read().splitlines() if line not in before)
+
+    return written
 
 
 def builtin_tools(
@@ -49,7 +61,7 @@ def builtin_tools(
     policy = (permissions if permissions is not None else Permissions()).with_workspace(space)
     registry = ToolRegistry(permissions=policy, result_cap=result_cap, timeout=timeout)
     for tool in [
-        *file_tools(space, output_cap=result_cap),
+        *file_tools(space, output_cap=result_cap, notes_text=_notes_since(notes_file)),
         function_tool(calculator),
         function_tool(current_time),
         *notes_file.tools(),

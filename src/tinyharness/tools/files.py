@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
-from ..history import file_reads, restored_in_full
+from ..history import OFFLOADED_RESULT_MARK, file_reads, restored_in_full
 from ..messages import Message
 from .base import DEFAULT_RESULT_CAP, Tool, ToolError, function_tool
 from .workspace import Workspace, atomic_write_text
@@ -28,6 +28,9 @@ BINARY_SNIFF_BYTES = 8192
 MAX_LINE_CHARS = 2000  # one minified line must not eat the whole read budget
 MAX_LINE_BYTES = MAX_LINE_CHARS * 4 + 4  # read of one line: enough for MAX_LINE_CHARS characters
 MAX_LIST_ENTRIES = 500
+# Ends a page that is not the whole file. "If you need them", not "continue": told to continue,
+# Qwen2.5-Coder-0.5B read all six pages of a README to answer what the project is.
+MORE_LINES = "if you need them:"
 MAX_PATH_CHOICES = 400  # read_file's path is narrowed to the workspace's files up to this many
 MAX_GREP_MATCHES = 200
 MAX_GREP_FILES = 5000
@@ -46,10 +49,45 @@ except ImportError:  # pragma: no cover - a future Python without it just skips 
     _re_parser = None
 
 
-def file_tools(workspace: Workspace, *, output_cap: int = DEFAULT_RESULT_CAP) -> list[Tool]:
+class ReadState:
+    """Which files this run has read to the end, kept by read_file itself: state of the run, not
+    of the window, so a compaction that clears or summarizes the reads does not forget them
+    (measured with Qwen2.5-Coder-0.5B: with the reads forgotten at each compaction, 38 reads
+    covered only 13 files). ``covered`` maps a path to the last line read without a gap from
+    line 1."""
+
+    def __init__(self) -> None:
+        self.covered: dict[str, int] = {}
+        self.done: set[str] = set()
+
+    def record(self, path: str, first: int, last: int, total: int) -> None:
+        path = os.path.normpath(path)
+        reached = self.covered.get(path, 0)
+        if first <= reached + 1:
+            self.covered[path] = max(reached, last)
+        if self.covered.get(path, 0) >= total:
+            self.done.add(path)
+
+    def forget(self, path: str) -> None:
+        """The read's text did not reach the model whole (cut to a preview later)."""
+        path = os.path.normpath(path)
+        self.done.discard(path)
+        self.covered.pop(path, None)
+
+
+def file_tools(
+    workspace: Workspace,
+    *,
+    output_cap: int = DEFAULT_RESULT_CAP,
+    read_state: ReadState | None = None,
+    notes_text: Callable[[], str] | None = None,
+) -> list[Tool]:
     """The five file tools, confined to ``workspace``. ``output_cap`` bounds read_file and
-    list_dir output so the registry's own cap never has to cut a listing in the middle."""
+    list_dir output so the registry's own cap never has to cut a listing in the middle.
+    ``read_state`` records the files read (see ``path_choices``); ``notes_text`` gives the
+    current notes, whose named files read_file no longer offers."""
     read_budget = max(200, output_cap - 500)  # room for the header and the continuation note
+    state = read_state if read_state is not None else ReadState()
 
     def read_file(path: str, start_line: int | None = None, end_line: int | None = None) -> str:
         """Read a text file from the workspace, with line numbers.
@@ -68,7 +106,8 @@ def file_tools(workspace: Workspace, *, output_cap: int = DEFAULT_RESULT_CAP) ->
         if end_line is not None and end_line < first:
             raise ToolError(f"end_line ({end_line}) must not be before start_line ({first})")
         target = _existing_file(workspace, path)
-        return _read_lines(workspace.relative(target), target, first, end_line, read_budget)
+        shown = workspace.relative(target)
+        return _read_lines(shown, target, first, end_line, read_budget, on_read=state.record)
 
     def list_dir(path: str) -> str:
         """List a folder of the workspace: sub-folders end with "/", files show their size.
@@ -78,7 +117,14 @@ def file_tools(workspace: Workspace, *, output_cap: int = DEFAULT_RESULT_CAP) ->
         """
         target = workspace.resolve(path, must_exist=True)
         if not target.is_dir():
-            raise ToolError(f"{workspace.relative(target)!r} is a file, not a folder; use read_file")
+            # Answered, not refused: small models call list_dir on files, and an error taught
+            # them nothing (measured: the same call five times until stopped as stuck).
+            shown = workspace.relative(target)
+            return (
+                f"{shown} is a file ({_size(target)}), not a folder; read it with "
+                f"read_file(path={shown!r}). Its folder holds:\n"
+                + _list_entries(workspace, target.parent, read_budget)
+            )
         return _list_entries(workspace, target, read_budget)
 
     def grep(pattern: str, path: str) -> str:
@@ -173,7 +219,10 @@ def file_tools(workspace: Workspace, *, output_cap: int = DEFAULT_RESULT_CAP) ->
         return f"Edited {workspace.relative(target)} (applied before the run was interrupted)"
 
     return [
-        replace(function_tool(read_file), choices=functools.partial(path_choices, workspace)),
+        replace(
+            function_tool(read_file),
+            choices=functools.partial(path_choices, workspace, state=state, notes_text=notes_text),
+        ),
         function_tool(list_dir),
         function_tool(grep),
         function_tool(write_file, risk="write"),
@@ -181,30 +230,64 @@ def file_tools(workspace: Workspace, *, output_cap: int = DEFAULT_RESULT_CAP) ->
     ]
 
 
-def path_choices(workspace: Workspace, messages: Sequence[Message]) -> dict[str, list[str]]:
+def path_choices(
+    workspace: Workspace,
+    messages: Sequence[Message],
+    state: ReadState | None = None,
+    notes_text: Callable[[], str] | None = None,
+) -> dict[str, list[str]]:
     """read_file's ``path`` choices: the workspace's files (none when there are more than
-    MAX_PATH_CHOICES), less those already read in ``messages`` (see _read_in_full) or put back
-    whole by the restore step after a compaction. Measured with
-    SmolLM2-135M on a folder of 62 files: unconstrained, it read paths made from the task's
-    words and never a real file; constrained to all files, it read one file 5 times and was
-    stopped as stuck; with files already read left out, it read a new file at every step."""
+    MAX_PATH_CHOICES), less those already read to the end in this run (``state``, and the reads
+    in ``messages``, see _read_in_full), put back whole by the restore step after a compaction,
+    or named in the notes. A file read in part, or whose read was cut to a preview, stays on
+    offer. When nothing is left, every file is offered again.
+
+    Measured with SmolLM2-135M on a folder of 62 files: unconstrained, it read paths made from
+    the task's words and never a real file; constrained to all files, it read one file 5 times
+    and was stopped as stuck; with files already read left out, it read a new file at every
+    step. With Qwen2.5-Coder-0.5B over 38 files, leaving out the files NOTES.md names too took
+    coverage from 13 files to all 38."""
     files: list[str] = []
     for path in _walk_text_files(workspace, workspace.root):
         if len(files) == MAX_PATH_CHOICES:
             return {}
         files.append(workspace.relative(path))
-    seen = _read_in_full(messages) | {os.path.normpath(p) for p in restored_in_full(messages)}
+    seen = _read_in_full(messages, state) | {os.path.normpath(p) for p in restored_in_full(messages)}
+    if state is not None:
+        seen |= state.done
+    if notes_text is not None:
+        seen |= _named_in(notes_text(), files)
     left = [name for name in files if name not in seen]
     return {"path": left or files}
 
 
-def _read_in_full(messages: Sequence[Message]) -> set[str]:
+def _named_in(notes: str, files: Sequence[str]) -> set[str]:
+    """The files ``notes`` names by path, or by a file name no other file has."""
+    if not notes:
+        return set()
+    names: dict[str, list[str]] = {}
+    for name in files:
+        names.setdefault(os.path.basename(name), []).append(name)
+    named = {name for name in files if name in notes}
+    for base, paths in names.items():
+        if len(paths) == 1 and re.search(rf"(?<![\w./-]){re.escape(base)}(?![\w-])", notes):
+            named.add(paths[0])
+    return named
+
+
+def _read_in_full(messages: Sequence[Message], state: ReadState | None = None) -> set[str]:
     """Paths read in ``messages`` with nothing left to page through: a successful read_file
-    whose result was not cut (a cut result ends with a note naming the next start_line)."""
+    whose result was not cut (a cut or partial result ends with a note naming the next
+    start_line) nor offloaded to a preview. A read cut to a preview is also forgotten by
+    ``state``: the model never saw the whole text."""
     done: set[str] = set()
     for path, _call, result in file_reads(messages):
         path = os.path.normpath(path)
-        if result.content.endswith(")]") and "continue with read_file(" in result.content[-300:]:
+        if OFFLOADED_RESULT_MARK in result.content[-600:]:
+            done.discard(path)
+            if state is not None:
+                state.forget(path)
+        elif result.content.endswith(")]") and MORE_LINES in result.content[-300:]:
             done.discard(path)
         else:
             done.add(path)
@@ -342,7 +425,14 @@ def _bounded_lines(handle: BinaryIO, limit: int) -> Iterator[tuple[bytes, int | 
         yield raw, length
 
 
-def _read_lines(shown: str, target: Path, first: int, last: int | None, budget: int) -> str:
+def _read_lines(
+    shown: str,
+    target: Path,
+    first: int,
+    last: int | None,
+    budget: int,
+    on_read: Callable[[str, int, int, int], object] | None = None,
+) -> str:
     numbered: list[str] = []
     used = 0
     lossy = cut = stopped = False
@@ -375,6 +465,8 @@ def _read_lines(shown: str, target: Path, first: int, last: int | None, budget: 
         # The line that ended the loop was consumed, so it is already in line_number.
         total = line_number + (_count_remaining_lines(handle) if stopped else 0)
     if total == 0:
+        if on_read is not None:
+            on_read(shown, 1, 0, 0)
         return f"{shown} is empty."
     if first > total:
         raise ToolError(f"start_line {first} is past the end of {shown}, which has {total} lines")
@@ -384,9 +476,17 @@ def _read_lines(shown: str, target: Path, first: int, last: int | None, budget: 
         parts.append("[note: the file is not valid UTF-8; undecodable bytes are shown as \ufffd]")
     if cut:
         parts.append(
-            f"[output cut at line {shown_last} to fit the size limit; continue with "
+            f"[output cut at line {shown_last} to fit the size limit; {MORE_LINES} "
             f"read_file(path={shown!r}, start_line={shown_last + 1})]"
         )
+    elif shown_last < total:
+        # A range read: say that more follows, or the model takes the part for the whole.
+        parts.append(
+            f"[{total - shown_last} more lines not shown; {MORE_LINES} "
+            f"read_file(path={shown!r}, start_line={shown_last + 1})]"
+        )
+    if on_read is not None and numbered:
+        on_read(shown, first, shown_last, total)
     return "\n".join(parts)
 
 

@@ -74,11 +74,15 @@ class NotesFile:
         self._report("append", len(line) + 1)
         return f"Noted in {self.path.name} ({len(updated)} characters in total){redacted}"
 
-    def overwrite(self, content: str) -> str:
+    def overwrite(self, content: str, *, guard: bool = False) -> str:
+        """Replace the notes with ``content``. With ``guard`` (the model's ``update_notes``), a
+        rewrite that would erase most of the notes is refused (see ``_check_not_erasing``)."""
         content, redacted = _redacted(content)
         updated = content if not content or content.endswith("\n") else content + "\n"
         with self._lock, _interprocess_lock(self.path):
-            self._read_text_or_refuse()
+            current = self._read_text_or_refuse()
+            if guard:
+                _check_not_erasing(current, updated)
             self._check_size(updated, "overwrite")
             self._write(updated)
         self._report("overwrite", len(updated))
@@ -104,7 +108,7 @@ class NotesFile:
             Args:
                 content: The complete new notes; everything not included is dropped.
             """
-            return self.overwrite(content)
+            return self.overwrite(content, guard=True)
 
         # risk "write" is honest; Permissions exempts these names because they only touch
         # the notes file. update_notes is idempotent; a note must not be appended twice when a
@@ -164,6 +168,28 @@ class NotesFile:
             self.on_write(op, chars)
         except Exception:  # the write succeeded; a failing listener must not make it look failed
             _log.exception("notes on_write callback failed")
+
+
+ERASE_MIN_LINES = 4  # notes shorter than this may be rewritten freely
+ERASE_SHARE = 0.5  # a rewrite may drop at most this share of the lines unless it stays this long
+
+
+def _check_not_erasing(current: str, updated: str) -> None:
+    """Refuse a rewrite that drops more than half of the existing lines and is less than half
+    as long: that is an append mistaken for a rewrite, not a consolidation. Measured with
+    Qwen2.5-Coder-1.5B, the one model that noted on its own: it called update_notes after each
+    note with just that note, and 21 of 22 notes were lost. Refusing (rather than merging
+    silently) keeps update_notes what it says it is, and the error tells the model what to do."""
+    old = [line.strip() for line in current.splitlines() if line.strip()]
+    if len(old) < ERASE_MIN_LINES:
+        return
+    kept = {line.strip() for line in updated.splitlines()}
+    dropped = sum(1 for line in old if line not in kept)
+    if dropped > ERASE_SHARE * len(old) and len(updated) < ERASE_SHARE * len(current):
+        raise ToolError(
+            f"update_notes would erase {dropped} of the {len(old)} lines in the notes; to add a "
+            "line use note, to rewrite keep the lines that still matter in content"
+        )
 
 
 def _note_line(text: str, path: str | None) -> str:

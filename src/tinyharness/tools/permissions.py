@@ -128,6 +128,20 @@ class Permissions:
             raise PermissionDenied(f"permission denied: the user declined {_describe(tool.name, args)}")
         raise PermissionDenied(_refusal(tool))
 
+    def always_refuses(self, tool: Tool) -> bool:
+        """True when every call of ``tool`` would be refused, whatever its arguments: a deny
+        rule for the whole tool, or a write/execute tool with no way to be allowed (no --allow-*
+        flag, no allow rule naming it, nobody to ask). Such a tool is better not offered:
+        measured with Qwen2.5-Coder-0.5B, a refused write_file was its top choice five times
+        in a row until the run stopped as stuck."""
+        if any(rule.subject is None and rule.matches(tool.name, []) for rule in self.deny):
+            return True
+        if tool.risk == "read" or tool.name in self.exempt or self.confirm is not None:
+            return False
+        if (tool.risk == "write" and self.allow_write) or (tool.risk == "execute" and self.allow_execute):
+            return False
+        return not any(fnmatchcase(tool.name, rule.tool) for rule in self.allow)
+
     def _ask(self, tool: Tool, args: dict[str, Any]) -> bool:
         assert self.confirm is not None
         try:
@@ -194,6 +208,12 @@ def _describe(tool_name: str, args: Mapping[str, Any]) -> str:
 
 
 def _refusal(tool: Tool) -> str:
+    if tool.server is not None:
+        return (
+            f"permission denied: {tool.name} comes from the MCP server {tool.server!r}, which does not "
+            f"mark it read-only; the user must rerun with --allow-write or --allow '{tool.name}'. "
+            "Do not retry this call"
+        )
     if tool.risk == "execute":
         return (
             f"permission denied: {tool.name} runs commands, which is off by default; the user "

@@ -1,0 +1,237 @@
+"""The task suite: checkable tasks on a workspace the suite builds, run through the CLI on the
+local models, with harness features switched off one at a time.
+
+Each task (``bench/tasks.py``) runs in a fresh copy of a small shop project as
+``python -m tinyharness run TASK --model M --workspace WS --context-window 4096 --no-log
+--quiet --events FILE`` in a subprocess (``--allow-write`` for the edit tasks), and its checker
+reads the final answer and the workspace. Reported per model and variant: tasks passed (tune
+half, check half; a right answer given after a limit stopped the run counts), runs that ended
+by the model's own final answer, model calls, tokens billed (input + output), wall time. Runs are slow (the
+0.5B model takes about a minute a task on 2 free cores), so results are cached in
+``bench/.task_cache.json`` by model, variant and task; ``--fresh`` ignores the cache.
+
+    python -m bench.task_suite --models smollm2,qwen2.5-coder-0.5b
+    python -m bench.task_suite --models qwen2.5-coder-0.5b --half check --variants base,no-flush
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from bench import HERE, markdown_table, progress
+from bench.tasks import TASKS, Task, build_workspace
+
+WINDOW = 4096
+CACHE = HERE / ".task_cache.json"
+TASK_TIMEOUT = 1800.0
+MODELS = ("smollm2", "qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b")
+# Features switched off one at a time, by CLI options that exist for users too.
+VARIANTS: dict[str, list[str]] = {
+    "base": [],
+    "no-flush": ["--no-flush-notes"],
+    "no-compaction": ["--strategy", "none"],
+}
+
+
+@dataclass
+class TaskRun:
+    model: str
+    variant: str
+    task: str
+    half: str
+    kind: str
+    passed: bool
+    exit_code: int
+    stop: str
+    model_calls: int
+    tokens: int
+    wall_s: float
+    answer: str
+
+
+def model_string(name: str) -> str:
+    return f"local:{name}"
+
+
+def run_task(task: Task, model: str, variant: str) -> TaskRun:
+    with tempfile.TemporaryDirectory(prefix="tinyharness-task-") as folder:
+        workspace = Path(folder) / "ws"
+        build_workspace(workspace)
+        events = Path(folder) / "events.jsonl"
+        argv = [
+            sys.executable, "-m", "tinyharness", "run", task.prompt,
+            "--model", model_string(model),
+            "--workspace", str(workspace),
+            "--context-window", str(WINDOW),
+            "--max-iterations", str(task.max_iterations),
+            "--events", str(events),
+            "--no-log", "--quiet", "--no-memory",
+            *VARIANTS[variant],
+        ]  # fmt: skip
+        if task.allow_write:
+            argv.append("--allow-write")
+        start = time.perf_counter()
+        try:
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=TASK_TIMEOUT, check=False)
+            code, answer = done.returncode, done.stdout.strip()
+        except subprocess.TimeoutExpired:
+            code, answer = -9, ""
+        wall = time.perf_counter() - start
+        calls, tokens, stop = _from_events(events)
+        passed = code in (0, 1) and task.check(answer, workspace)
+    return TaskRun(
+        model, variant, task.name, task.half, task.kind, passed, code, stop, calls, tokens, wall, answer
+    )
+
+
+def _from_events(path: Path) -> tuple[int, int, str]:
+    calls = tokens = 0
+    stop = ""
+    if not path.exists():
+        return calls, tokens, "no events"
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if event.get("type") == "model_call":
+            calls += 1
+            usage = event.get("usage") or {}
+            tokens += int(usage.get("input_tokens", 0)) + int(usage.get("output_tokens", 0))
+        elif event.get("type") == "run_end":
+            stop = str(event.get("stop"))
+    return calls, tokens, stop
+
+
+def load_cache() -> dict[str, dict[str, Any]]:
+    try:
+        data = json.loads(CACHE.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def cached_runs() -> list[TaskRun]:
+    """Every cached run, in the suite's task order."""
+    order = {t.name: i for i, t in enumerate(TASKS)}
+    runs = [TaskRun(**row) for row in load_cache().values()]
+    return sorted(
+        runs,
+        key=lambda r: (MODELS.index(r.model) if r.model in MODELS else 9, r.variant, order.get(r.task, 99)),
+    )
+
+
+def save_cache(cache: dict[str, dict[str, Any]]) -> None:
+    CACHE.write_text(json.dumps(cache, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def run(
+    models: list[str],
+    variants: list[str],
+    half: str = "all",
+    fresh: bool = False,
+    only: list[str] | None = None,
+) -> list[TaskRun]:
+    cache = {} if fresh else load_cache()
+    runs: list[TaskRun] = []
+    tasks = [t for t in TASKS if half in ("all", t.half) and (not only or t.name in only)]
+    for model in models:
+        for variant in variants:
+            for index, task in enumerate(tasks, start=1):
+                key = f"{model}|{variant}|{task.name}"
+                if key in cache:
+                    runs.append(TaskRun(**cache[key]))
+                    continue
+                progress(f"tasks: {model} {variant} {index}/{len(tasks)} {task.name}")
+                result = run_task(task, model, variant)
+                progress(
+                    f"tasks: {task.name}: {'pass' if result.passed else 'FAIL'} ({result.stop}, "
+                    f"{result.model_calls} calls, {result.wall_s:.0f} s) answer: {result.answer[:100]!r}"
+                )
+                runs.append(result)
+                cache = {**load_cache(), key: asdict(result)}  # another run may have added rows
+                save_cache(cache)
+    return runs
+
+
+def summary_rows(runs: list[TaskRun]) -> list[list[object]]:
+    groups: dict[tuple[str, str], list[TaskRun]] = {}
+    for r in runs:
+        groups.setdefault((r.model, r.variant), []).append(r)
+    rows: list[list[object]] = []
+    for (model, variant), group in groups.items():
+        tune = [r for r in group if r.half == "tune"]
+        check = [r for r in group if r.half == "check"]
+        rows.append(
+            [
+                model,
+                variant,
+                f"{sum(r.passed for r in group)}/{len(group)}",
+                f"{sum(r.passed for r in tune)}/{len(tune)}",
+                f"{sum(r.passed for r in check)}/{len(check)}",
+                f"{sum(r.stop == 'end_turn' for r in group)}/{len(group)}",
+                f"{sum(r.model_calls for r in group) / len(group):.1f}",
+                f"{sum(r.tokens for r in group) / len(group):,.0f}",
+                f"{sum(r.wall_s for r in group) / len(group):.0f}",
+            ]
+        )
+    return rows
+
+
+def to_markdown(runs: list[TaskRun]) -> str:
+    header = [
+        "model",
+        "variant",
+        "passed",
+        "tune",
+        "check",
+        "ended by itself",
+        "calls/task",
+        "tokens/task",
+        "wall s/task",
+    ]
+    table = markdown_table(header, summary_rows(runs))
+    kinds = sorted({r.kind for r in runs})
+    per_kind = [
+        [m, v, *(_kind_score(runs, m, v, k) for k in kinds)]
+        for m, v in dict.fromkeys((r.model, r.variant) for r in runs)
+    ]
+    detail = markdown_table(["model", "variant", *kinds], per_kind)
+    return f"{table}\n\nPassed by kind of task:\n\n{detail}"
+
+
+def _kind_score(runs: list[TaskRun], model: str, variant: str, kind: str) -> str:
+    group = [r for r in runs if (r.model, r.variant, r.kind) == (model, variant, kind)]
+    return f"{sum(r.passed for r in group)}/{len(group)}" if group else "-"
+
+
+def main(argv: list[str] | None = None) -> str:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--models", default="smollm2,qwen2.5-coder-0.5b", help=f"comma list of {MODELS}")
+    parser.add_argument("--variants", default="base", help=f"comma list of {tuple(VARIANTS)}")
+    parser.add_argument("--half", choices=["all", "tune", "check"], default="all")
+    parser.add_argument("--only", help="comma list of task names")
+    parser.add_argument("--fresh", action="store_true", help="ignore cached results")
+    args = parser.parse_args(argv)
+    runs = run(
+        args.models.split(","),
+        args.variants.split(","),
+        args.half,
+        args.fresh,
+        args.only.split(",") if args.only else None,
+    )
+    report = to_markdown(runs)
+    print(report)
+    return report
+
+
+if __name__ == "__main__":
+    main()

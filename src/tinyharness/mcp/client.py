@@ -1,0 +1,469 @@
+"""Connections to MCP servers, and their tools as tinyharness ``Tool``\\ s.
+
+``McpServers`` starts every configured server at once (stdio subprocesses, Streamable HTTP or
+SSE endpoints) through the official ``mcp`` SDK, lists their tools, and offers each one as
+``mcp__<server>__<tool>`` with the server's own JSON schema. The tools are ordinary registry
+tools: permission rules, result caps, timeouts, events and the run log apply as to any other.
+A tool whose annotations do not say read-only gets the risk "write", so it needs permission.
+
+Faults. A server that does not start is a ``ConfigError`` naming it, with the end of its
+stderr. A server that crashes or hangs during a call gives that call an error result (the call
+is not retried: its effect is unknown), is restarted once, and the run goes on; after a second
+fault its tools answer that it is down. Every server is stopped when the ``async with`` block
+ends, however it ends (an exception, Ctrl-C, cancellation): stdio servers run in their own
+process group and the SDK kills the group if closing their stdin does not end them.
+
+Each connection lives in one asyncio task that owns the SDK's context managers (they must be
+entered and left in the same task); calls from the loop's tasks share the session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import importlib.metadata
+import logging
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any, TextIO, cast
+
+import httpx2
+import mcp_types as types
+from mcp import Client, MCPError, StdioServerParameters
+from mcp.client.sse import sse_client
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+from ..errors import ConfigError
+from ..events import EventBus
+from ..history import quoted
+from ..redact import redact
+from ..tools.base import DEFAULT_RESULT_CAP, Tool, ToolError
+from .config import McpServerConfig, mcp_tool_name
+from .content import result_text
+
+_FAULT_CODES = (types.CONNECTION_CLOSED, types.REQUEST_TIMEOUT)
+_STDERR_TAIL_LINES = 6
+_STDERR_TAIL_CHARS = 600
+_STOP_WAIT = 10.0  # seconds to let a connection close before its task is cancelled
+_TIMEOUT_GRACE = 10.0  # the registry's own timeout, past the server's, as a backstop
+_MAX_PAGES = 100  # tools/list pages read from one server
+
+
+class ServerFault(Exception):
+    """The server crashed, hung or dropped the connection (as opposed to refusing a call)."""
+
+
+def _client_version() -> str:
+    try:
+        return importlib.metadata.version("tinyharness")
+    except importlib.metadata.PackageNotFoundError:  # pragma: no cover - source checkout
+        return "0"
+
+
+# Run before a stdio server on Linux: the kernel kills it when the thread that started it (the
+# event loop's) dies, so a tinyharness killed with SIGKILL leaves no server behind, not even a
+# hung one that would never notice its stdin closing. Then it becomes the server (exec).
+_DIE_WITH_PARENT = """\
+import ctypes, os, signal, sys
+ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+if os.getppid() != int(sys.argv[1]):
+    sys.exit(1)  # the parent died before the line above
+try:
+    os.execvp(sys.argv[2], sys.argv[2:])
+except OSError as exc:
+    sys.exit(f"cannot run {sys.argv[2]}: {exc.strerror}")
+"""
+
+
+def _find_command(config: McpServerConfig) -> str:
+    """The server's executable as a path; ConfigError when it cannot be found."""
+    assert config.command is not None
+    command = config.command
+    if os.sep in command:
+        where = Path(config.cwd or ".") / command
+        if not where.is_file():
+            raise FileNotFoundError(2, "not found", command)
+        return os.path.abspath(where)  # not resolve(): a symlink's own name may matter to it
+    search = config.env.get("PATH") or os.environ.get("PATH", os.defpath)
+    found = shutil.which(command, path=search)
+    if found is None:
+        raise FileNotFoundError(2, "not found", command)
+    return found
+
+
+def _dying_with_us(command: str, args: list[str]) -> tuple[str, list[str]]:
+    if not sys.platform.startswith("linux"):
+        return command, args
+    return sys.executable, ["-S", "-c", _DIE_WITH_PARENT, str(os.getpid()), command, *args]
+
+
+def _reason(exc: BaseException) -> str:
+    """One line for an exception, unwrapping the exception groups anyio raises."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if isinstance(exc, FileNotFoundError):
+        return f"command not found: {exc.filename or exc}"
+    if isinstance(exc, MCPError):
+        return exc.message
+    if isinstance(exc, httpx2.HTTPStatusError):
+        return f"HTTP {exc.response.status_code} from {exc.request.url}"
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+class Connection:
+    """One server. ``start`` connects and lists its tools; ``call`` runs one of them."""
+
+    def __init__(self, config: McpServerConfig, events: EventBus) -> None:
+        self.config = config
+        self.events = events
+        self.tools: list[types.Tool] = []
+        self.down: str | None = None  # why its tools are unavailable for the rest of the run
+        self.restarts_left = 1
+        self.generation = 0  # bumped by each restart; a fault is handled once per generation
+        self._client: Client | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._stop: asyncio.Event | None = None
+        self._stderr: TextIO | None = None
+        self._lock = asyncio.Lock()
+        self._last_fault = ""
+        self._recovery: asyncio.Future[str] | None = None
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    # --- life cycle ---------------------------------------------------------------------------
+
+    async def start(self) -> list[types.Tool]:
+        """Connect and list the tools; ConfigError (with the server's stderr) if that fails."""
+        started = time.monotonic()
+        loop = asyncio.get_running_loop()
+        ready: asyncio.Future[list[types.Tool]] = loop.create_future()
+        ready.add_done_callback(lambda f: f.cancelled() or f.exception())  # retrieved, never lost
+        self._stop = asyncio.Event()
+        if self._stderr is None and self.config.transport == "stdio":
+            # Closed in stop(); the server writes to it for as long as it runs.
+            self._stderr = cast(
+                TextIO,
+                tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace"),  # noqa: SIM115
+            )
+        self._task = asyncio.create_task(self._own(ready, self._stop), name=f"mcp-{self.name}")
+        try:
+            self.tools = await asyncio.wait_for(asyncio.shield(ready), timeout=self.config.start_timeout)
+        except TimeoutError:
+            await self._close_task(patient=False)
+            reason = f"no answer within {self.config.start_timeout:g} s"
+            raise ConfigError(self._start_error(reason)) from None
+        except (Exception, BaseExceptionGroup) as exc:
+            await self._close_task(patient=False)
+            raise ConfigError(self._start_error(_reason(exc))) from None
+        except BaseException:  # Ctrl-C or cancellation while it starts: stop it, then go on out
+            await self._close_task(patient=False)
+            raise
+        self.events.emit(
+            "mcp_server",
+            server=self.name,
+            state="started",
+            transport=self.config.transport,
+            tools=len(self.tools),
+            seconds=round(time.monotonic() - started, 3),
+        )
+        return self.tools
+
+    async def _own(self, ready: asyncio.Future[list[types.Tool]], stop: asyncio.Event) -> None:
+        """Enter the transport and the session, publish them, hold them until told to stop."""
+        try:
+            async with AsyncExitStack() as stack:
+                transport = await self._transport(stack)
+                client = Client(
+                    transport,
+                    client_info=types.Implementation(name="tinyharness", version=_client_version()),
+                )
+                await stack.enter_async_context(client)
+                tools = await _list_tools(client)
+                self._client = client
+                if not ready.done():
+                    ready.set_result(tools)
+                await stop.wait()
+        except (Exception, BaseExceptionGroup) as exc:
+            if not ready.done():
+                ready.set_exception(exc)
+            # else: the connection broke under a running session; calls see it and report it
+        finally:
+            self._client = None
+
+    async def _transport(self, stack: AsyncExitStack) -> Any:
+        config = self.config
+        if config.transport == "stdio":
+            assert config.command is not None and self._stderr is not None
+            command, args = _dying_with_us(_find_command(config), list(config.args))
+            parameters = StdioServerParameters(
+                command=command, args=args, env=dict(config.env) or None, cwd=config.cwd
+            )
+            return stdio_client(parameters, errlog=self._stderr)
+        assert config.url is not None
+        if config.transport == "sse":
+            return sse_client(config.url, headers=dict(config.headers), timeout=30.0)
+        http = httpx2.AsyncClient(headers=dict(config.headers), timeout=httpx2.Timeout(30.0, read=300.0))
+        await stack.enter_async_context(http)
+        return streamable_http_client(config.url, http_client=http)
+
+    async def stop(self) -> None:
+        if self._recovery is not None and not self._recovery.done():  # a restart would outlive us
+            await asyncio.wait({self._recovery}, timeout=self.config.start_timeout + _STOP_WAIT)
+        await self._close_task()
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
+
+    async def _close_task(self, *, patient: bool = True) -> None:
+        """End the connection's task: let it close the session (``patient``), or cancel it at
+        once (a start that failed or was interrupted); the SDK kills the server either way."""
+        task, self._task = self._task, None
+        if task is None:
+            return
+        if self._stop is not None:
+            self._stop.set()
+        done, _ = await asyncio.wait({task}, timeout=_STOP_WAIT if patient else 0)
+        if not done:  # stuck on a server that answers nothing: cancel (the SDK still kills it)
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    def stderr_tail(self) -> str:
+        """The last lines the server wrote on stderr, on one line, redacted."""
+        if self._stderr is None:
+            return ""
+        try:
+            self._stderr.flush()
+            self._stderr.seek(0, 2)
+            size = self._stderr.tell()
+            self._stderr.seek(max(0, size - 4 * _STDERR_TAIL_CHARS))
+            text = self._stderr.read()
+        except (OSError, ValueError):
+            return ""
+        lines = [line.strip() for line in text.splitlines() if line.strip()][-_STDERR_TAIL_LINES:]
+        tail = " | ".join(lines)
+        if len(tail) > _STDERR_TAIL_CHARS:
+            tail = "..." + tail[-_STDERR_TAIL_CHARS:]
+        return redact(tail)
+
+    def _start_error(self, reason: str) -> str:
+        tail = self.stderr_tail()
+        where = f" (from {self.config.source})" if self.config.source else ""
+        message = f"MCP server {self.name!r}{where} did not start: {redact(reason)}"
+        if self.config.transport == "stdio":
+            message += f"; command: {redact(self.config.describe())}"
+            message += f"; its stderr ends: {tail}" if tail else "; it wrote nothing on stderr"
+        return message
+
+    # --- calls --------------------------------------------------------------------------------
+
+    async def call(self, tool: str, args: dict[str, Any]) -> types.CallToolResult:
+        """Run ``tool``; ToolError for a refused call, a crash, a hang or a server that is down."""
+        async with self._lock:  # wait for a restart in progress
+            client, generation = self._client, self.generation
+        if self.down is not None:
+            raise ToolError(f"MCP server {self.name!r} is down ({self.down}); its tools cannot run now")
+        try:
+            if client is None:
+                raise ServerFault("the connection is closed")
+            try:
+                return await asyncio.wait_for(
+                    client.call_tool(tool, args, read_timeout_seconds=self.config.timeout),
+                    timeout=self.config.timeout + 1.0,
+                )
+            except TimeoutError:
+                raise ServerFault(f"no answer within {self.config.timeout:g} s") from None
+            except MCPError as exc:
+                if exc.code == types.REQUEST_TIMEOUT:
+                    raise ServerFault(f"no answer within {self.config.timeout:g} s") from None
+                if exc.code in _FAULT_CODES:
+                    raise ServerFault(exc.message or "the connection closed") from None
+                raise ToolError(f"MCP server {self.name!r} refused the call: {exc.message}") from None
+            except (OSError, httpx2.HTTPError, BaseExceptionGroup) as exc:
+                raise ServerFault(_reason(exc)) from None
+        except ServerFault as fault:
+            # Shielded: if the caller gives up (the registry's timeout, Ctrl-C), the restart still
+            # finishes, so the server is never left half stopped or half started.
+            self._recovery = asyncio.ensure_future(self._recover(generation, str(fault)))
+            outcome = await asyncio.shield(self._recovery)
+            raise ToolError(
+                f"MCP server {self.name!r} failed during this call ({fault}); the call was not "
+                f"retried and its effect is unknown; {outcome}"
+            ) from None
+
+    async def _recover(self, generation: int, reason: str) -> str:
+        """Restart the server once per run; what happened, in words for the model."""
+        async with self._lock:
+            if generation != self.generation or self.down is not None:
+                return self._last_fault  # a parallel call already handled this fault
+            tail = self.stderr_tail()
+            self.events.emit(
+                "mcp_server", server=self.name, state="failed", message=reason, stderr=tail or None
+            )
+            await self._close_task()
+            if self.restarts_left <= 0:
+                self.down = f"it failed again: {reason}"
+                self._last_fault = "it failed twice, so it stays down for the rest of this run"
+                self.events.emit("mcp_server", server=self.name, state="down", message=self.down)
+                return self._last_fault
+            self.restarts_left -= 1
+            self.generation += 1
+            try:
+                await self.start()
+            except ConfigError as exc:
+                self.down = f"restarting it failed: {exc}"
+                self._last_fault = "restarting it failed, so its tools stay unavailable for this run"
+                self.events.emit("mcp_server", server=self.name, state="down", message=str(exc))
+                return self._last_fault
+            self._last_fault = "the server was restarted; you may call its tools again"
+            self.events.emit("mcp_server", server=self.name, state="restarted", tools=len(self.tools))
+            return self._last_fault
+
+
+async def _list_tools(client: Client) -> list[types.Tool]:
+    tools: list[types.Tool] = []
+    cursor: str | None = None
+    for _ in range(_MAX_PAGES):
+        page = await client.list_tools(cursor=cursor)
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    return tools
+
+
+def _input_schema(tool: types.Tool) -> dict[str, Any]:
+    """The server's schema, minus what tool-calling APIs refuse or ignore at the top."""
+    schema = dict(tool.input_schema or {})
+    schema.pop("$schema", None)
+    schema.setdefault("type", "object")
+    if schema["type"] == "object":
+        schema.setdefault("properties", {})
+    return schema
+
+
+class McpServers:
+    """Every configured server, connected; ``tools`` are theirs as registry tools.
+
+    ``save_dir`` (with ``root``, the workspace) is where images, audio, binary resources and
+    results over ``result_cap`` characters are saved in full; the model is told the path.
+    """
+
+    def __init__(
+        self,
+        configs: Sequence[McpServerConfig],
+        *,
+        events: EventBus | None = None,
+        save_dir: Path | None = None,
+        root: Path | None = None,
+        result_cap: int = DEFAULT_RESULT_CAP,
+    ) -> None:
+        self.events = events or EventBus()
+        self.connections = [Connection(config, self.events) for config in configs]
+        self.save_dir, self.root, self.result_cap = save_dir, root, result_cap
+        self.tools: list[Tool] = []
+
+    async def __aenter__(self) -> McpServers:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def start(self) -> None:
+        """Start every server at once; if any fails, stop the others and raise ConfigError."""
+        outcomes = await asyncio.gather(*(c.start() for c in self.connections), return_exceptions=True)
+        failures = [str(o) for o in outcomes if isinstance(o, BaseException)]
+        if failures:
+            await self.aclose()
+            for outcome in outcomes:
+                if isinstance(outcome, BaseException) and not isinstance(outcome, Exception):
+                    raise outcome  # KeyboardInterrupt or cancellation: not a configuration error
+            raise ConfigError("; ".join(failures))
+        self.tools = [self._tool(c, t) for c in self.connections for t in c.tools]
+        names: dict[str, str] = {}
+        for tool in self.tools:
+            if tool.name in names:
+                raise ConfigError(f"two MCP tools are both named {tool.name}: rename a server")
+            names[tool.name] = tool.name
+
+    async def aclose(self) -> None:
+        """Stop every server; never raises (it runs on the way out of a failing run)."""
+        await asyncio.gather(*(c.stop() for c in self.connections), return_exceptions=True)
+
+    def _tool(self, connection: Connection, spec: types.Tool) -> Tool:
+        annotations = spec.annotations
+        read_only = bool(annotations is not None and annotations.read_only_hint)
+        server, tool_name = connection.name, spec.name
+
+        async def call(**args: Any) -> str:
+            result = await connection.call(tool_name, args)
+            text = result_text(result, save_dir=self.save_dir, root=self.root)
+            if result.is_error:
+                raise ToolError(quoted("tool_output", text or "(no details)", server=server, tool=tool_name))
+            return self._capped_note(text) + quoted("tool_output", text, server=server, tool=tool_name)
+
+        call.__name__ = mcp_tool_name(server, tool_name)
+        description = spec.description or spec.title or f"The {tool_name} tool"
+        return Tool(
+            name=mcp_tool_name(server, tool_name),
+            description=f"{description.strip()} (from the MCP server {server!r})",
+            input_schema=_input_schema(spec),
+            function=call,
+            risk="read" if read_only else "write",
+            server=server,
+            # The registry's limit, a backstop: the call's own limit, then a restart (stop, start).
+            timeout=connection.config.timeout + _STOP_WAIT + connection.config.start_timeout + _TIMEOUT_GRACE,
+        )
+
+    def _capped_note(self, text: str) -> str:
+        """For a result the registry will cut: a first line saying where the whole is, so the
+        cut keeps it (the registry keeps the head and the tail)."""
+        if len(text) <= self.result_cap:
+            return ""
+        saved = ""
+        if self.save_dir is not None:
+            digest = hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:16]
+            path = self.save_dir / f"result-{digest}.txt"
+            try:
+                self.save_dir.mkdir(parents=True, exist_ok=True)
+                path.write_text(text, encoding="utf-8", errors="replace")
+                shown = path.relative_to(self.root) if self.root and path.is_relative_to(self.root) else path
+                saved = f"; the whole result is saved in {shown}"
+            except OSError:
+                saved = ""
+        return f"[MCP result of {len(text):,} characters, cut to fit{saved}]\n"
+
+
+async def connect_servers(
+    configs: Sequence[McpServerConfig],
+    *,
+    events: EventBus | None = None,
+    save_dir: Path | None = None,
+    root: Path | None = None,
+    result_cap: int = DEFAULT_RESULT_CAP,
+) -> McpServers:
+    """Started servers (``await servers.aclose()`` when done), or ConfigError."""
+    servers = McpServers(configs, events=events, save_dir=save_dir, root=root, result_cap=result_cap)
+    await servers.start()
+    return servers
+
+
+def quiet_sdk_logs() -> None:
+    """Keep the SDK's log records (tracebacks of a server's bad output, among others) off the
+    user's stderr: faults reach the user as tinyharness's own one-line messages."""
+    logger = logging.getLogger("mcp")
+    if not any(isinstance(h, logging.NullHandler) for h in logger.handlers):
+        logger.addHandler(logging.NullHandler())
+    logger.propagate = False
