@@ -491,29 +491,28 @@ def bench_locomo(
 
 def locomo_cli_check(path: Path, tmp: Path, limit: int | None) -> Recall:
     """The same measure through the command line: ``tinyharness memory import`` of each dialogue's
-    file, then one ``tinyharness memory search --queries FILE --json`` (SQLite, default embedder):
-    what an outside check runs."""
+    file, then one ``tinyharness memory search --queries FILE --json`` (SQLite, full-text only, so
+    it runs in seconds and must equal the library's fts-only row): what an outside check runs."""
     import subprocess
 
     samples = load_locomo(path, limit)
     store = tmp / "cli-check.db"
     command = [sys.executable, "-m", "tinyharness", "memory"]
-    recall = Recall("sqlite", "cli (auto)", "text")
+    options = ["--memory", str(store), "--embedder", "none"]
+    recall = Recall("sqlite", "cli fts-only", "text")
     asked: list[tuple[str, str, Question]] = []
     for number, sample in enumerate(samples):
         lines = chat_lines(sample, photos=False)
         file = tmp / f"cli-{sample['sample_id']}.jsonl"
         file.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-        subprocess.run(
-            [*command, "import", str(file), "--memory", str(store)], check=True, capture_output=True
-        )
+        subprocess.run([*command, "import", str(file), *options], check=True, capture_output=True)
         half = "tune" if number in TUNE else "check"
         for question in locomo_questions(sample, {line["id"] for line in lines}):
             asked.append((str(sample["sample_id"]), half, question))
     queries = tmp / "cli-queries.jsonl"
     queries.write_text("".join(json.dumps({"query": q.text, "user": s}) + "\n" for s, _, q in asked))
     out = subprocess.run(
-        [*command, "search", "--queries", str(queries), "--limit", "5", "--json", "--memory", str(store)],
+        [*command, "search", "--queries", str(queries), "--limit", "5", "--json", *options],
         check=True,
         capture_output=True,
         text=True,
@@ -582,6 +581,62 @@ def bench_chinese(
                 at5 += len(set(got) & gold) / len(gold)
             rows.append((backend, embedder_name, at1 / len(queries), at5 / len(queries), len(queries)))
             dispose(store)
+    return rows
+
+
+# --- 2b. the model reranker, side by side ---------------------------------------------------------
+
+
+def bench_rerank(
+    embedders: dict[str, Embedder | None], path: Path, tmp: Path, questions: int
+) -> list[tuple[str, float, float, float, int]]:
+    """Recall@5 of the first ``questions`` questions of the tuning half, without and with the
+    local chat model (the packaged SmolLM2-135M) reordering the top 20 (``ModelReranker``), and
+    the wall time per question; rows (method, recall@5, ms per query, model tokens per query, n)."""
+    import asyncio
+
+    from tinyharness.memory.rerank import ModelReranker
+    from tinyharness.models.local import local_model
+
+    embedder = next((e for e in embedders.values() if e is not None), None)
+    cached = DiskCachedEmbedder(embedder) if embedder else None
+    store = SQLiteStore(tmp / "rerank.db", embedder=cached, vector_model="rerank")
+    asked: list[tuple[str, Question]] = []
+    for sample in load_locomo(path)[TUNE.start : TUNE.stop]:
+        lines = chat_lines(sample, photos=False)
+        file = tmp / f"rerank-{sample['sample_id']}.jsonl"
+        file.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+        import_file(store, file)
+        asked += [
+            (str(sample["sample_id"]), q) for q in locomo_questions(sample, {line["id"] for line in lines})
+        ]
+    asked = asked[:: max(1, len(asked) // questions)][:questions]
+    model = local_model()
+    tokens = [0]
+
+    async def counted(request: Any) -> Any:
+        response = await model.complete(request)
+        tokens[0] += response.usage.total
+        return response
+
+    reranker = ModelReranker(counted, depth=20)
+    rows = []
+    try:
+        for method in ("store", "store + SmolLM2-135M top 20"):
+            total, started, tokens[0] = 0.0, time.perf_counter(), 0
+            for sample_id, question in asked:
+                hits = store.search(question.text, Scope(sample_id), limit=20 if method != "store" else 5)
+                if method != "store":
+                    hits = asyncio.run(reranker.rerank(question.text, hits, 5))
+                got = {source for hit in hits[:5] for source in hit.item.source_ids}
+                total += len(got & question.gold) / len(question.gold)
+            elapsed = (time.perf_counter() - started) * 1000 / len(asked)
+            rows.append((method, total / len(asked), elapsed, tokens[0] / len(asked), len(asked)))
+    finally:
+        asyncio.run(model.aclose())
+        store.close()
+        if cached:
+            cached.save()
     return rows
 
 
@@ -690,6 +745,7 @@ def main(argv: Sequence[str] | None = None) -> str:
     parser.add_argument("--variants", default="text,photos", help="comma list of text, photos")
     parser.add_argument("--locomo", help=f"the LoCoMo file (default ${LOCOMO_ENV}, else {LOCOMO})")
     parser.add_argument("--cli", action="store_true", help="LoCoMo also through the command line")
+    parser.add_argument("--rerank-questions", type=int, default=60, help="questions the rerank part asks")
     parser.add_argument("--backends", default="sqlite,postgres", help="comma list of sqlite, postgres")
     args = parser.parse_args(argv)
     parts = set(args.parts.split(","))
@@ -726,6 +782,18 @@ def main(argv: Sequence[str] | None = None) -> str:
                     rows.append(locomo_cli_check(locomo, Path(tmp), limit))
                 for line in locomo_table(rows):
                     say(line)
+            say()
+        if "rerank" in parts:
+            locomo = Path(args.locomo) if args.locomo else LOCOMO
+            say("## reranking the top 20 with the local chat model (LoCoMo tuning half, a sample)")
+            if not locomo.exists():
+                say("skipped: no LoCoMo file")
+            else:
+                say(f"{'method':34} {'recall@5':>9} {'ms/query':>9} {'tokens/query':>13} {'questions':>10}")
+                for method, value, ms, tokens, count in bench_rerank(
+                    embedders, locomo, Path(tmp), args.rerank_questions
+                ):
+                    say(f"{method:34} {value:9.3f} {ms:9.0f} {tokens:13.0f} {count:10d}")
             say()
         if "code" in parts:
             say("## code history (bench/data_code): an agent's memories of this repository's commits")

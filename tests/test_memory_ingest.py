@@ -62,7 +62,8 @@ def test_import_writes_subject_time_context_and_sources(memory_store: MemoryStor
     assert "(answering Melanie: Great! What did you do this weekend?)" in group.content
     # said on 8 May (the time carried over from D1:1), about the day before
     assert group.event_time == utc(2023, 5, 7, 13, 56)
-    assert group.context.startswith("7 May 2023, Sunday")
+    assert group.said_at == utc(2023, 5, 8, 13, 56)
+    assert group.context.startswith("7 May 2023, Sunday | said 8 May 2023, Monday | ")
     assert "Melanie: Do you have pets?" in group.context and "Hey Mel!" in group.context
     assert group.metadata["conversation"] == "c1" and group.kind == "message"
     assert items["D2:1"].event_time == utc(2023, 6, 1, 10)
@@ -188,22 +189,19 @@ def test_cli_import_of_a_bad_file_imports_nothing(tmp_path: Path, capsys: pytest
 
 # --- stores written before the event_time column ---------------------------------------------------
 
-OLD_SQLITE = """
-CREATE TABLE memories (rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, root_id TEXT NOT NULL,
- version INTEGER NOT NULL, content TEXT NOT NULL, user_id TEXT NOT NULL DEFAULT '', agent_id TEXT NOT NULL
- DEFAULT '', session_id TEXT NOT NULL DEFAULT '', kind TEXT NOT NULL DEFAULT 'fact', metadata TEXT NOT NULL
- DEFAULT '{}', content_hash TEXT NOT NULL, status TEXT NOT NULL DEFAULT 'current', valid_from REAL NOT NULL,
- valid_to REAL, previous_id TEXT, superseded_by TEXT, reason TEXT NOT NULL DEFAULT '', last_access_at REAL
- NOT NULL, access_count INTEGER NOT NULL DEFAULT 0, context TEXT NOT NULL DEFAULT '', seq INTEGER NOT NULL);
-INSERT INTO memories (id, root_id, version, content, user_id, content_hash, valid_from, last_access_at, seq)
- VALUES ('old1', 'old1', 1, 'user prefers tabs', 'alice', 'h', 1.0, 1.0, 1);
-"""
-
 
 def test_an_sqlite_store_from_before_event_time_gets_the_column(tmp_path: Path) -> None:
+    """A file written by the first schema (no marks, no event_time) is recognised and migrated."""
+    from tinyharness.memory.sqlite_store import MIGRATIONS
+
     path = tmp_path / "old.db"
     with sqlite3.connect(path) as db:
-        db.executescript(OLD_SQLITE)
+        for statement in MIGRATIONS[0]:
+            db.execute(statement)
+        db.execute(
+            "INSERT INTO memories (id, root_id, version, content, user_id, content_hash, valid_from, "
+            "last_access_at, seq) VALUES ('old1', 'old1', 1, 'user prefers tabs', 'alice', 'h', 1.0, 1.0, 1)"
+        )
     store = SQLiteStore(path)
     old = store.get("old1")
     assert old is not None and old.content == "user prefers tabs" and old.event_time is None

@@ -22,6 +22,8 @@ Status = Literal["current", "superseded", "deleted", "evicted"]
 
 SUBJECT_KEY = "subject"  # metadata: who or what a memory is about
 SOURCE_IDS_KEY = "source_ids"  # metadata: ids of the imported lines a memory came from
+POSITION_KEY = "position"  # metadata: an imported message's place in its conversation (0-based)
+SAID_AT_KEY = "said_at"  # metadata: when an imported message was written (Unix seconds)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +87,12 @@ class MemoryItem:
         """Who or what the memory is about (``metadata["subject"]``), or ""."""
         value = self.metadata.get(SUBJECT_KEY)
         return value if isinstance(value, str) else ""
+
+    @property
+    def said_at(self) -> float | None:
+        """When an imported message was written (its event time may be earlier: "yesterday")."""
+        value = self.metadata.get(SAID_AT_KEY)
+        return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
     @property
     def source_ids(self) -> list[str]:

@@ -32,7 +32,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..redact import redact
-from .base import SOURCE_IDS_KEY, SUBJECT_KEY, MemoryStore, Scope, content_hash
+from .base import POSITION_KEY, SAID_AT_KEY, SOURCE_IDS_KEY, SUBJECT_KEY, MemoryStore, Scope, content_hash
 from .embed import Embedder, Vectors, normalize_rows
 from .timeparse import day_words, event_time, parse_time
 
@@ -128,29 +128,52 @@ def conversations(messages: Iterable[ChatMessage]) -> dict[str, list[ChatMessage
     return grouped
 
 
+def answered_question(messages: Sequence[ChatMessage], index: int) -> str:
+    """The other speaker's question a message answers (the line before, ending with "?"), or ""."""
+    before = messages[index - 1] if index else None
+    if before is None or before.speaker == messages[index].speaker or not before.text.rstrip().endswith("?"):
+        return ""
+    return before.text.strip()[:QUESTION_CHARS]
+
+
 def memory_content(messages: Sequence[ChatMessage], index: int) -> str:
     """``Speaker: text``, quoting the question it answers when the line before is the other
-    speaker's question."""
+    speaker's question. (The date goes into the context: in the content it cost recall on the
+    LoCoMo tuning half, 0.777 -> 0.772.)"""
     message = messages[index]
     content = f"{message.speaker}: {message.text}" if message.speaker else message.text
-    before = messages[index - 1] if index else None
-    if before is not None and before.speaker != message.speaker and before.text.rstrip().endswith("?"):
-        question = before.text.strip()[:QUESTION_CHARS]
-        content += (
-            f" (answering {before.speaker}: {question})" if before.speaker else f" (answering: {question})"
-        )
+    question = answered_question(messages, index)
+    if question:
+        asker = messages[index - 1].speaker
+        content += f" (answering {asker}: {question})" if asker else f" (answering: {question})"
     return content
 
 
-def memory_context(messages: Sequence[ChatMessage], index: int, when: float | None) -> str:
-    """The date as words, then the neighbouring messages."""
+def embedded_text(messages: Sequence[ChatMessage], index: int) -> str:
+    """What a message's vector is computed from: its own text, without the speaker's name (a name
+    in a vector pulls towards every message that names them) or the question it answers (on the
+    LoCoMo tuning half, adding it took recall@5 from 0.777 to 0.766)."""
+    message = messages[index]
+    return message.text or message.speaker
+
+
+def memory_context(
+    messages: Sequence[ChatMessage], index: int, when: float | None, said: float | None = None
+) -> str:
+    """The date as words (the day it happened, and the day it was said when that differs), then
+    the neighbouring messages."""
     around = range(max(0, index - NEIGHBOURS), min(len(messages), index + NEIGHBOURS + 1))
     lines = [f"{messages[j].speaker}: {messages[j].text}" for j in around if j != index]
-    return " | ".join(([day_words(when)] if when is not None else []) + lines)
+    days = [day_words(when)] if when is not None else []
+    if said is not None and day_words(said) not in days:
+        days.append(f"said {day_words(said)}")
+    return " | ".join(days + lines)
 
 
-def smoothed(vectors: Vectors, weight: float = NEIGHBOUR_WEIGHT) -> Vectors:
-    """Each row plus ``weight`` times the rows before and after it, renormalised."""
+def smoothed(vectors: Vectors, weight: float | None = None) -> Vectors:
+    """Each row plus ``weight`` (default NEIGHBOUR_WEIGHT) times the rows before and after it,
+    renormalised."""
+    weight = NEIGHBOUR_WEIGHT if weight is None else weight
     if len(vectors) < 2 or weight == 0:
         return vectors
     mixed = vectors.copy()
@@ -187,7 +210,7 @@ def import_messages(
             said.append(last)
         vectors = None
         if store.embedder is not None:
-            own = _embed_in_batches(store.embedder, [m.text or m.speaker for m in clean])
+            own = _embed_in_batches(store.embedder, [embedded_text(clean, i) for i in range(len(clean))])
             vectors = smoothed(own)
         rows: list[tuple[int, str, str, dict[str, Any], float | None]] = []
         for index, message in enumerate(clean):
@@ -198,9 +221,12 @@ def import_messages(
                 continue
             when = event_time(said[index], message.text)
             metadata: dict[str, Any] = {SUBJECT_KEY: message.speaker, SOURCE_IDS_KEY: [message.id]}
+            if said[index] is not None:
+                metadata[SAID_AT_KEY] = said[index]
+            metadata[POSITION_KEY] = index
             if message.conversation:
                 metadata["conversation"] = message.conversation
-            rows.append((index, content, memory_context(clean, index, when), metadata, when))
+            rows.append((index, content, memory_context(clean, index, when, said[index]), metadata, when))
         for start in range(0, len(rows), BATCH):
             batch = rows[start : start + BATCH]
             ids = store.add_many(

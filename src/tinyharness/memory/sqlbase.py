@@ -22,13 +22,24 @@ from typing import Any
 
 import numpy as np
 
-from .base import COLUMNS, MemoryItem, MemoryNotFound, Scope, SearchHit, Status, content_hash, item_from_row
+from .base import (
+    COLUMNS,
+    MemoryItem,
+    MemoryNotFound,
+    Scope,
+    SearchHit,
+    Status,
+    content_hash,
+    item_from_row,
+)
 from .embed import Embedder, Vectors
 from .text import (
     RERANK_DEPTH,
+    RRF_K,
     SUBJECT_BOOST,
     SUBJECT_KEY,
     TIME_BOOST,
+    TIME_POOL,
     WHEN_BOOST,
     names_subject,
     query_terms,
@@ -418,8 +429,12 @@ class SQLStoreBase:
         self, query: str, scope: Scope, *, limit: int = 5, vector: Sequence[float] | None = None
     ) -> list[SearchHit]:
         """Full-text and vector rankings (keys the backend picks), fused by reciprocal rank fusion
-        on the keys as strings; the fused top ``RERANK_DEPTH`` reordered by ``rerank``."""
-        depth = max(self.candidates, limit * 4)
+        on the keys as strings; the fused top ``RERANK_DEPTH`` reordered by ``rerank``. A query
+        that names a time looks TIME_POOL times deeper and reranks all it found: the memories of
+        that day or month may rank low on words alone."""
+        now = time.time()
+        window = asked_window(query, now)
+        depth = max(self.candidates, limit * 4) * (TIME_POOL if window is not None else 1)
         with self._read() as handle:
             text_rank = [str(key) for key in self._text_ranking(handle, query, scope, depth)]
             # The top full-text rows are read once: for the query's subjects, then for the hits.
@@ -433,17 +448,17 @@ class SQLStoreBase:
                 )
             ]
             vector_rank = [key for key, _ in vector_hits]
-            fused = reciprocal_rank_fusion([text_rank, vector_rank], weights=[1.0, self.vector_weight])[
-                : max(limit, RERANK_DEPTH)
-            ]
+            fused = reciprocal_rank_fusion(
+                [text_rank, vector_rank], k=RRF_K, weights=[1.0, self.vector_weight]
+            )
+            fused = fused[: max(limit, RERANK_DEPTH if window is None else depth)]
             if not fused:
                 return []
             missing = [key for key, _ in fused if key not in items]
             if missing:
                 items |= {key: item_from_row(row) for key, row in self._rows_by_key(handle, missing).items()}
-        fused = rerank(query, [(key, score) for key, score in fused if key in items], items, time.time())[
-            :limit
-        ]
+        found = [(key, score) for key, score in fused if key in items]
+        fused = rerank(query, found, items, now)[:limit]
         text_pos = {key: i + 1 for i, key in enumerate(text_rank)}
         vec_pos = {key: i + 1 for i, key in enumerate(vector_rank)}
         similarity = dict(vector_hits)
@@ -462,7 +477,7 @@ def rerank(
       person said is about that person, while another memory that merely mentions their name
       matches the name just as well;
     - TIME_BOOST if the query names a time (``timeparse.asked_window``: "in May 2023", "last week")
-      and the memory's ``event_time`` falls in it;
+      and the memory's ``event_time``, or the time it was said (``said_at``), falls in it;
     - WHEN_BOOST if the query asks when (``timeparse.asks_when``) and the memory says when
       (``timeparse.states_time``: a date, "yesterday", "last week"): the answer to "when" is a
       memory that tells a time, not one that only shares the topic.
@@ -473,7 +488,7 @@ def rerank(
 
     def factor(item: MemoryItem) -> float:
         value = SUBJECT_BOOST if names_subject(terms, item.metadata.get(SUBJECT_KEY)) else 1.0
-        if window is not None and window.contains(item.event_time):
+        if window is not None and (window.contains(item.event_time) or window.contains(item.said_at)):
             value *= TIME_BOOST
         if when and states_time(item.content):
             value *= WHEN_BOOST

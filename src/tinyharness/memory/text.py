@@ -37,6 +37,7 @@ RERANK_DEPTH = 20
 # A question that names a time ("in May 2023", "last week") lifts the memories whose event time
 # falls in it; one that asks "when" lifts the memories that tell a time (``timeparse``).
 TIME_BOOST = 1.5
+TIME_POOL = 5  # ... and such a question reranks this many times more candidates
 WHEN_BOOST = 1.3
 
 
