@@ -400,6 +400,9 @@ def test_a_restore_of_a_huge_file_neither_crashes_the_run_nor_its_resume(tmp_pat
     common = ["run", "--workspace", str(workspace), "--log", str(tmp_path / "log.db"), "--quiet"]
     common += ["--no-memory", "--session", "huge", "--context-window", "3000", "--counter", "chars4"]
     common += ["--strategy", "restart"]  # restart compaction re-reads the files worked on
+    # read_file pages a long file to fit the window (a few hundred characters a page here): the
+    # trigger sits between the window before the read and after it.
+    common += ["--compact-buffer", "2850"]
     killed = python(
         RESUME_RUNNER, *common, "--model", f"scripted:{first}", "read it", env={"KILL_AT_COMPACTION": "1"}
     )

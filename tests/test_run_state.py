@@ -55,6 +55,17 @@ def test_run_state_is_excluded_once_and_git_status_stays_clean(
     assert exclude.count("/pkg/NOTES.md") == 1
 
 
+def test_a_refused_run_leaves_the_repository_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    assert main(["run", "--workspace", str(repo), "--no-log", "--model", "martian:x", "task"]) == 2
+    assert len(capsys.readouterr().err.splitlines()) == 1  # the one line of the refusal, nothing else
+    exclude = repo / ".git" / "info" / "exclude"
+    assert not exclude.exists() or "NOTES.md" not in exclude.read_text()
+
+
 def test_a_folder_outside_git_is_left_alone(tmp_path: Path) -> None:
     assert exclude_run_state(tmp_path) == []
     assert list(tmp_path.iterdir()) == []

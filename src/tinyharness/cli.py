@@ -646,7 +646,6 @@ async def _run(args: argparse.Namespace) -> RunResult:
         raise ConfigError("give a task, or --resume to continue an interrupted run")
     _notes_path(args, workspace)  # a --notes outside the workspace is refused before anything starts
     check_shell_options(shell=args.shell, yes=args.yes, allow=args.allow)
-    keep_run_state_out_of_git(args, workspace)
     mcp_configs = load_config(args.mcp, timeout=args.mcp_timeout)  # a bad file fails before anything starts
     log = None if args.no_log else RunLog(args.log or default_path())
     store: SessionStore | None = None
@@ -685,6 +684,8 @@ async def _run(args: argparse.Namespace) -> RunResult:
         _check_window(args.context_window or model.context_window, tools, args.max_output_tokens)
         context = _context(args, model, events, workspace, tools)
         memory = _memory(args, events, session_name)
+        # Only once the configuration has held: a refused run leaves the user's repository alone.
+        keep_run_state_out_of_git(args, workspace)
         if memory is not None:
             opened.append(memory.manager.store)
         agent = Agent(
@@ -869,7 +870,12 @@ def _command(args: argparse.Namespace) -> int:
     if args.command == "memory":
         return memory_cli.handle(args)
     if args.command == "chat":
-        chat_code: int = asyncio.run(_chat(args))
+        try:
+            chat_code: int = asyncio.run(_chat(args))
+        except KeyboardInterrupt:
+            # The chat handles Ctrl-C at its prompt and during a turn; one that lands between the
+            # two (a fast second Ctrl-C while the prompt redraws) means leave, as at the prompt.
+            return 0
         return chat_code
     if args.command == "models" and args.action == "default":  # the settings side of `models`
         return settings_cli.models_default(args.name, unset=args.unset)
