@@ -678,9 +678,10 @@ async def _run(args: argparse.Namespace) -> RunResult:
             max_retries=args.max_retries,
             context_window=args.context_window,
         )
-        notice = getattr(model, "notice", "")
-        if notice:
-            print(f"tinyharness: {notice}", file=sys.stderr)
+        from .models.local import LocalModel  # here: the module loads the SDK, not every command needs it
+
+        if isinstance(model, LocalModel) and model.notice:  # another local model stands in
+            print(f"tinyharness: {model.notice}", file=sys.stderr)
         _check_window(args.context_window or model.context_window, tools, args.max_output_tokens)
         context = _context(args, model, events, workspace, tools)
         memory = _memory(args, events, session_name)

@@ -28,6 +28,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..agent import Agent, RunResult
+from ..context.manager import ContextManager
 from ..errors import HarnessError, ModelError, StopRun
 from ..messages import Message, ToolResultBlock
 from ..session import Session, close_orphans
@@ -137,9 +138,7 @@ class ChatSession:
         if self.pending_note:
             text, self.pending_note = f"{self.pending_note}\n\n{text}", ""
         context = self.agent.context
-        self.view = TurnView(
-            self.console, tokens=context.tokens, window=getattr(context, "context_window", None)
-        )
+        self.view = TurnView(self.console, tokens=context.tokens, window=context.context_window)
         self.review.begin_turn()
         self.view.start()
         try:
@@ -302,21 +301,22 @@ class ChatSession:
 
     def _context(self) -> None:
         context = self.agent.context
-        breakdown = getattr(context, "breakdown", None)
         notes = self._read_notes()
         lines = Table(show_header=False, box=None)
-        if breakdown is not None:
-            parts = breakdown(self.agent.config.system, self.agent.tools.specs, self.agent.messages, notes)
+        if isinstance(context, ContextManager):  # the estimate by part is the manager's own
+            parts = context.breakdown(
+                self.agent.config.system, self.agent.tools.specs, self.agent.messages, notes
+            )
             for part in ("system", "tools", "history"):
                 lines.add_row(part, f"{parts[part]:,}")
             lines.add_row("notes file (read back at compaction)", f"{parts['notes']:,}")
-        window = getattr(context, "context_window", None)
+        window = context.context_window
         lines.add_row("tokens in the window (counter)", f"{context.tokens:,}")
         if window:
             lines.add_row("window", f"{window:,}")
-        compact_at = getattr(context, "compact_at", None)
+        compact_at = context.compact_at
         if compact_at:
-            lines.add_row("compaction trigger", f"{compact_at:,} ({getattr(context, 'strategy', '')})")
+            lines.add_row("compaction trigger", f"{compact_at:,} ({context.strategy or ''})")
         lines.add_row("messages", str(len(self.agent.messages)))
         self.console.print(lines)
 
@@ -363,15 +363,14 @@ class ChatSession:
 
     async def _compact(self, instructions: str) -> None:
         context = self.agent.context
-        compact_now = getattr(context, "compact_now", None)
-        if compact_now is None:
+        if not isinstance(context, ContextManager):  # a policy without compaction steps
             self.console.print(Text("this agent's context policy cannot compact", style="red"))
             return
         before = context.tokens
         self.console.print(Text("compacting…", style="dim"))
         try:
             messages = await self._cancellable(
-                compact_now(
+                context.compact_now(
                     self.agent.config.system,
                     self.agent.messages,
                     self.agent.call_model,
