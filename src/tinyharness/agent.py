@@ -43,6 +43,7 @@ from .messages import (
     TextBlock,
     ToolResultBlock,
     ToolUseBlock,
+    Transcript,
     messages_to_dicts,
 )
 from .models.base import Model, ModelRequest, ModelResponse, Usage, stream_reply
@@ -214,7 +215,7 @@ class Agent:
         self.checkpoint = checkpoint
         self.memory = memory
         self.validator = RequestValidator()
-        self.messages: list[Message] = []
+        self._messages = Transcript()
         self.model_calls = 0
         self.iterations = 0
         self.billed = Usage()
@@ -223,6 +224,16 @@ class Agent:
         self._interrupted: set[str] = set()  # started by a killed run, never finished
         # Called with each text delta of the agent's replies; set, the model is asked to stream.
         self.on_text: Callable[[str], None] | None = None
+
+    @property
+    def messages(self) -> list[Message]:
+        """The history, as a ``Transcript``: a list that knows when it only grew, so the checks
+        of every request cost what was appended, not the whole history. Assign any list."""
+        return self._messages
+
+    @messages.setter
+    def messages(self, messages: list[Message]) -> None:
+        self._messages = messages if isinstance(messages, Transcript) else Transcript(messages)
 
     def run(self, task: str | None, **kwargs: Any) -> RunResult:
         """Synchronous facade over ``arun``."""
@@ -377,7 +388,7 @@ class Agent:
 
     def _request(self, *, final_only: bool = False) -> ModelRequest:
         return ModelRequest(
-            messages=tuple(self.messages),
+            messages=self._messages.snapshot(),
             system=self.config.system,
             tools=() if final_only else self.tools.specs,
             purpose="agent",
