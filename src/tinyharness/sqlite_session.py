@@ -243,12 +243,15 @@ class SQLiteSession:
         unchanged = not rows and keep == len(self._stored) and saved_state == self._saved_state
         if not (unchanged and not clear_calls):
             with self.store.transaction() as db:
-                db.execute("DELETE FROM session_messages WHERE session = ? AND position >= ?", (self.name, keep))
+                db.execute(
+                    "DELETE FROM session_messages WHERE session = ? AND position >= ?", (self.name, keep)
+                )
                 db.executemany(
                     "INSERT INTO session_messages (session, position, message) VALUES (?, ?, ?)", rows
                 )
                 db.execute(
-                    "INSERT OR REPLACE INTO sessions (name, run_id, step, state, saved) VALUES (?, ?, ?, ?, ?)",
+                    "INSERT OR REPLACE INTO sessions (name, run_id, step, state, saved) "
+                    "VALUES (?, ?, ?, ?, ?)",
                     (self.name, self.run_id, self._step + 1, state_json, time.time()),
                 )
                 if clear_calls:  # the turn's results are in the history now
