@@ -47,7 +47,7 @@ def dominant(result: object) -> list[str]:
 
     assert isinstance(result, LoopResult)
     size = result.sizes[-1]
-    parts = ["prefix", "calibration", "ledger", "validate", "checkpoint"]
+    parts = ["prefix", "calibration", "ledger", "validator", "checkpoint"]
     measured = [(result.get(p, size), p) for p in parts if result.get(p, size) is not None]
     measured.sort(reverse=True)
     lines = []

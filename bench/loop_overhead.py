@@ -479,6 +479,16 @@ def headlines(result: LoopResult) -> list[str]:
     size = result.sizes[-1]
     ours = result.get("context", size)
     out = []
+    before, growth = result.get("context_list", size), result.growth("context")
+    if ours and before is not None and growth is not None:
+        out.append(
+            f"at {size:,} messages, tinyharness's context path costs {_us(ours)} µs per turn "
+            f"({growth:,.1f}x its cost at {result.sizes[0]:,} messages); on a plain list, where each "
+            f"check walks the history, {_us(before)} µs"
+        )
+    cli = result.get("agent_cli", size)
+    if cli is not None:
+        out.append(f"a whole CLI turn (run log and session store) costs {_us(cli)} µs at {size:,} messages")
     for key, name in (("naive", "the naive chars/4 re-estimate"), ("langchain", "LangChain trim_messages")):
         other = result.get(key, size)
         if ours and other is not None:
