@@ -79,7 +79,7 @@ ROWS: dict[str, str] = {
     "validate": "- naive: validate_messages, the same check from scratch every request",
     "agent": "tinyharness whole agent turn, library (no run log)",
     "agent_cli": "tinyharness whole agent turn, CLI default (run log + checkpoint every step)",
-    "checkpoint": "- one checkpoint step (SQLiteSession.save of one new message; ~5 per turn)",
+    "checkpoint": "- one checkpoint step (SQLiteSession.save of one appended message; 2 per turn)",
     "redact": "- naive: redacted_json of the whole history at every step (the old checkpoint)",
     "naive": "naive: chars/4 of every message, re-estimated every turn",
     "langchain": "LangChain trim_messages + count_tokens_approximately every turn",
@@ -304,17 +304,20 @@ def measure_agent(history: list[Message], turns: int, *, run_log: bool, warmup: 
 
 
 def measure_checkpoint(history: list[Message], reps: int) -> tuple[list[float], list[float]]:
-    """CPU seconds of one checkpoint step (the last message is new), and of redacting the
-    whole history, which is what every step cost before checkpoints became incremental."""
+    """CPU seconds of one checkpoint step (one message appended to the agent's Transcript since
+    the last save), and of redacting the whole history, which is what every step cost before
+    checkpoints became incremental."""
     saves, redactions = [], []
     with tempfile.TemporaryDirectory() as folder:
         store = SessionStore(Path(folder) / "runs.sessions.db")
         session = store.open("bench")
+        transcript = Transcript(history)
         try:
-            for _ in range(reps):
-                session.save(history[:-1], {})
+            session.save(transcript, {})
+            for rep in range(reps):
+                transcript.append(turn_messages(rep)[rep % 2])
                 start = time.process_time()
-                session.save(history, {"model_calls": 1})
+                session.save(transcript, {"model_calls": rep})
                 saves.append(time.process_time() - start)
                 data = messages_to_dicts(history)
                 start = time.process_time()
