@@ -44,11 +44,6 @@ class PermissionDenied(ToolError):
     """The permission policy refused a call."""
 
 
-# Given the arguments of a call that a killed run left unfinished, the result text when its
-# effect is already in place (so the resumed run must not apply it again), else None.
-Recover = Callable[[dict[str, Any]], "str | None"]
-
-
 @dataclass(frozen=True)
 class Tool:
     name: str
@@ -56,7 +51,6 @@ class Tool:
     input_schema: dict[str, Any]
     function: Callable[..., Any]
     risk: Risk = "read"
-    recover: Recover | None = None  # for tools whose effect must not be applied twice
     choices: Choices | None = None  # values its string arguments can take now (ToolSpec.choices)
     # An MCP tool: the server that provides it (named in events); its function is a coroutine
     # function, awaited on the loop instead of run in a thread.
@@ -450,19 +444,6 @@ class ToolRegistry:
     @property
     def specs(self) -> tuple[ToolSpec, ...]:
         return tuple(t.spec for t in self._tools.values())
-
-    async def recover(self, name: str, raw_args: Any) -> ToolResult | None:
-        """For a call a killed run started but did not finish: its result when the tool says
-        the effect is already in place, None when the call should simply run (again)."""
-        tool = self._tools.get(name)
-        if tool is None or tool.recover is None:
-            return None
-        try:
-            args = decode_arguments(raw_args)
-            text = await asyncio.to_thread(tool.recover, args)
-        except Exception:  # cannot tell: run it, as without a hook
-            return None
-        return None if text is None else ToolResult(text)
 
     async def run_call(self, call: ToolUseBlock, events: EventBus) -> ToolResultBlock:
         """``execute`` for a model's tool call, reported as ``tool_call`` and ``tool_result``

@@ -248,21 +248,6 @@ def file_tools(
         last_line = first_line + new.count("\n") - (1 if new.endswith("\n") else 0)
         return f"Edited {shown}: replaced 1 occurrence (now lines {first_line}-{last_line})"
 
-    def edit_applied(args: dict[str, Any]) -> str | None:
-        """An interrupted edit_file whose old text is gone and new text is there was applied."""
-        old, new, path = args.get("old"), args.get("new"), args.get("path")
-        if not (isinstance(old, str) and isinstance(new, str) and isinstance(path, str)) or not old:
-            return None
-        try:
-            with workspace.folder.at(workspace.inner(path)) as spot:
-                text = _read_text_strict(spot, spot.relative)
-        except (ToolError, OSError):
-            return None
-        old, new = _match_line_endings(text, old, new)
-        if old in text or (new and new not in text):
-            return None
-        return f"Edited {spot.relative} (applied before the run was interrupted)"
-
     return [
         replace(
             function_tool(read_file),
@@ -271,7 +256,7 @@ def file_tools(
         function_tool(list_dir),
         function_tool(grep),
         function_tool(write_file, risk="write"),
-        replace(function_tool(edit_file, risk="write"), recover=edit_applied),
+        function_tool(edit_file, risk="write"),
     ]
 
 
