@@ -15,6 +15,8 @@ import functools
 import json
 import os
 import sys
+import time
+import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, cast
@@ -43,6 +45,7 @@ from .models.factory import load_model
 from .otel import OTelSink, otel_sink_from_env, provider_name
 from .paths import data_home
 from .progress import ProgressPrinter
+from .redact import redact
 from .runlog import RunLog, RunLogError, default_path
 from .session import SavedSession, StartPoint, TurnProgress, start_point
 from .settings import MODEL_ENV, load_settings, resolve_base_url, resolve_model
@@ -57,6 +60,7 @@ if TYPE_CHECKING:  # the MCP SDK is imported only when a run has MCP servers
     from .mcp.client import McpServers
 
 MEMORY_ENV = "TINYHARNESS_MEMORY"
+DEBUG_ENV = "TINYHARNESS_DEBUG"  # set: an unexpected error prints its Python trace
 CODE_CHARS_PER_TOKEN = 3  # code with line numbers, measured with the Qwen2.5 tokenizer
 READ_RESERVE_CHARS = 500  # read_file keeps this much of its cap for the header and the note
 EXAMPLES = """\
@@ -74,6 +78,11 @@ model strings:
   openai:NAME        any OpenAI-compatible server (OPENAI_API_KEY, --base-url or OPENAI_BASE_URL)
   anthropic:NAME     Anthropic Messages (ANTHROPIC_API_KEY, --base-url or ANTHROPIC_BASE_URL)
   scripted:PATH      replay a JSON script of responses (see README, "Scripted model")
+
+environment:
+  TINYHARNESS_HOME   where settings, the run log and memories live
+  TINYHARNESS_DEBUG  set to 1 to print the Python trace of an unexpected error (by default it
+                     is written to a file under TINYHARNESS_HOME/crashes, named on stderr)
 """
 
 
@@ -852,6 +861,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(f"{where}{exc.strerror or exc}", 2)
     except KeyboardInterrupt:
         return _fail("interrupted; continue with --resume", 1)
+    except Exception as exc:  # a bug, not the user's mistake: one line, the trace in a file
+        if os.environ.get(DEBUG_ENV):
+            raise
+        return _fail(_crash_line(exc), 1)
+
+
+def _crash_line(exc: Exception) -> str:
+    """The one line for an unexpected error, naming the file that holds its full trace (redacted:
+    the trace may quote tool arguments), or saying how to see it when no file can be written."""
+    what = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+    trace = redact("".join(traceback.format_exception(exc)))
+    folder = data_home() / "crashes"
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    path = folder / f"crash-{stamp}-{os.getpid()}.txt"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8", errors="replace") as file:
+            file.write(trace)
+    except OSError:
+        return f"unexpected error ({redact(what)}); run again with {DEBUG_ENV}=1 to see the trace"
+    return f"unexpected error ({redact(what)}); the full trace is in {path} (set {DEBUG_ENV}=1 to print it)"
 
 
 def _fail(message: str, code: int) -> int:
