@@ -621,7 +621,8 @@ _EMAIL_LOCAL_CHAR = re.compile(r"[A-Za-z0-9._%+-]")
 
 def emails(text: str) -> Iterator[Candidate]:
     """Addresses, found from their ``@``. ``git@github.com:org/repo.git`` is an SSH remote: a
-    ``:`` and a path right after the domain make it one."""
+    ``:`` and a path right after the domain make it one; ``ssh://git@github.com/org/repo.git``
+    a URL, whose user comes right after ``://``."""
     for match in _EMAIL_DOMAIN.finditer(text):
         at = match.start()
         local = _EMAIL_LOCAL.search(text, max(0, at - 64), at)
@@ -630,6 +631,8 @@ def emails(text: str) -> Iterator[Candidate]:
         start = local.start()
         if start > 0 and _EMAIL_LOCAL_CHAR.match(text, start - 1):
             continue  # a local part longer than an address allows: not an address
+        if text.endswith("://", 0, start):
+            continue  # the user of a URL (ssh://git@host/..., https://deploy@host/...)
         yield Candidate("email", start, match.end())
 
 
@@ -639,10 +642,21 @@ def emails(text: str) -> Iterator[Candidate]:
 # needs a qualifier: "api_key", "AccountKey", not "monkey" or "primary_key") and "connection"
 # (only "connection_string"). The qualifiers are detect-secrets' keyword list (DENYLIST) and the
 # names cloud tools and frameworks give secrets.
-_STEM = re.compile(
-    r"(?=[PpSsTtKkCc密口令])(?i:pass|pwd|secret|token|key|credential|contrase|connection|密码|口令|密钥|令牌)"
+# The words for "password", "secret", "token" and "key" in other languages and scripts count
+# too (a key is a key in any script): Spanish/Portuguese/French/Italian/German/Dutch/Nordic/
+# Polish/Czech/Turkish/Hungarian/Finnish, Russian/Ukrainian, Greek, Hebrew, Arabic, Hindi,
+# Chinese, Japanese, Korean, Thai and Vietnamese. "auth" names a credential only as a whole word
+# at the end of the name (``"auth"``, ``basic_auth``: not ``author``), and only for values that
+# look random or decode to ``user:password`` (Docker's config.json).
+_STEM_WORDS = (
+    "pass|pwd|secret|token|key|credential|contrase|connection|auth|senha|passwort|kennwort|wachtwoord"
+    "|losenord|lösenord|adgangskode|passord|salasana|hasło|haslo|heslo|şifre|sifre|jelszó|jelszo"
+    "|mot_?de_?passe|motdepasse|пароль|парол|секрет|токен|ключ|κωδικός|συνθηματικό|סיסמה|סיסמא"
+    "|كلمة_?المرور|كلمة_?السر|पासवर्ड|密码|密碼|口令|密钥|密鑰|令牌|パスワード|暗証番号|비밀번호|암호"
+    "|รหัสผ่าน|mật_?khẩu|mat_?khau"
 )
-_STEM_PREFILTER = re2_pattern(_STEM.pattern.replace("(?=[PpSsTtKkCc密口令])", ""))
+_STEM = re.compile(f"(?i:{_STEM_WORDS})")
+_STEM_PREFILTER = re2_pattern(f"(?i:{_STEM_WORDS})")
 _KEY_QUALIFIERS = sorted(
     {word[: -len("key")].rstrip("_?") for word in DENYLIST if word.endswith("key")}
     | {
@@ -667,18 +681,21 @@ _KEY_QUALIFIERS = sorted(
     }
 )
 _QUALIFIERS_SQUASHED = tuple(sorted({q.replace("_", "").replace("-", "") for q in _KEY_QUALIFIERS}))
-_KEY_BEFORE = re.compile(r"[A-Za-z0-9_.-]{1,48}\Z")
-_KEY_CHAR = re.compile(r"[A-Za-z0-9_.-]")
+# Key names are words of any script (``contraseña``, ``пароль``), with ``_``, ``.`` and ``-``.
+_KEY_BEFORE = re.compile(r"[\w.-]{1,48}\Z")
+_KEY_CHAR = re.compile(r"[\w.-]")
 _KEY_BEFORE_VALUE = re.compile(
-    r"""([A-Za-z0-9_.-]{1,64})(?:\\{0,3}["'`\]]){0,2}[ \t]{0,8}(?:=>|:=|==|=|:)[ \t]{0,8}@?"""
+    r"""([\w.-]{1,64})(?:\\{0,3}["'`\]]){0,2}[ \t]{0,8}(?:=>|:=|==|=|:)[ \t]{0,8}@?"""
     r"""(?:\\{0,3}["'`])?\Z"""
 )
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w{0,80}")
-_KEY_AFTER = re.compile(r"[A-Za-z0-9_.-]{0,48}")
+_KEY_AFTER = re.compile(r"[\w.-]{0,48}")
 
 
 def _secret_key_name(text: str, stem_start: int, stem_end: int) -> bool:
     stem = text[stem_start:stem_end].lower()
+    if stem == "auth":  # a whole word that ends the name: "auth", "basic_auth", not "author"
+        return not text[stem_end : stem_end + 1].isalnum()
     if stem == "key":  # the name part before "key", separators dropped, ends with a qualifier
         return _squash(text[max(0, stem_start - 20) : stem_start]).endswith(_QUALIFIERS_SQUASHED)
     if stem == "connection":
@@ -800,14 +817,65 @@ def keyword_values(text: str, scan: Scan | None = None) -> Iterator[Candidate]:
         position = key_end
         separator = _SEPARATOR.match(text, key_end)
         if separator is None:
+            markup = _markup_value(text, key_start, key_end)
+            if markup is not None and _secret_key_name(text, match.start(), match.end()):
+                key = text[key_start:key_end]
+                if not _not_a_secret_key(key) and _secret_value(text, markup, key, match.group(0)):
+                    position = markup.end
+                    yield markup
             continue
         key = text[key_start:key_end]
         if not _secret_key_name(text, match.start(), match.end()) or _not_a_secret_key(key):
             continue
         found = _value_after(text, separator.end(), key, code_style=" =" in separator.group(0))
+        if (
+            found is not None
+            and match.group(0).lower() == "auth"
+            and not _random_or_credentials(text[found.start : found.end])
+        ):
+            continue
         if found is not None:
             position = found.end
             yield found
+
+
+def _random_or_credentials(value: str) -> bool:
+    return (_mixed(value, need_digit=False) and len(value) >= 12) or _decodes_to_credentials(value)
+
+
+# Markup: <password>VALUE</password> (any namespace prefix and attributes), and a key named in
+# one attribute with its value in the next: <add key="DbPassword" value="VALUE"/>,
+# <property name="db.password" value="VALUE"/>.
+_ELEMENT_OPEN = re.compile(r"""<(?:[\w.-]{1,32}:)?\Z""")
+_ELEMENT_REST = re.compile(r"""(?:[ \t][^<>\n]{0,256})?>[ \t]{0,8}([^<>\n]{1,1024}?)[ \t]{0,8}</""")
+_NAMING_ATTRIBUTE = re.compile(r"""(?i:name|key|id|property)[ \t]{0,4}=[ \t]{0,4}(["'])\Z""")
+_VALUE_ATTRIBUTE = re.compile(
+    r"""(["'])[ \t]{1,8}(?i:value|content)[ \t]{0,4}=[ \t]{0,4}(["'])([^"'<>\n]{1,1024})\2"""
+)
+
+
+def _markup_value(text: str, key_start: int, key_end: int) -> Candidate | None:
+    """The value a markup key names: an element's text, or the value attribute after a naming
+    one. None when the key is not such a name."""
+    if _ELEMENT_OPEN.search(text, max(0, key_start - 34), key_start):
+        element = _ELEMENT_REST.match(text, key_end)
+        if element is not None:
+            return Candidate("password", element.start(1), element.end(1))
+        return None
+    if _NAMING_ATTRIBUTE.search(text, max(0, key_start - 20), key_start):
+        attribute = _VALUE_ATTRIBUTE.match(text, key_end)
+        if attribute is not None and attribute.group(1) == text[key_start - 1]:
+            return Candidate("password", attribute.start(3), attribute.end(3))
+    return None
+
+
+def _secret_value(text: str, found: Candidate, key: str, stem: str) -> bool:
+    value = text[found.start : found.end]
+    if value.startswith("[REDACTED:") or looks_like_code_or_placeholder(value):
+        return False
+    if stem.lower() == "auth":
+        return _random_or_credentials(value)
+    return _squash(value) not in _squash(key)
 
 
 def _squash(name: str) -> str:
