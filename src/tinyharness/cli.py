@@ -493,7 +493,7 @@ async def _chat(args: argparse.Namespace) -> int:
                 token_budget=args.token_budget,
                 max_output_tokens=args.max_output_tokens,
             ),
-            context=_context(args, model, events, workspace, tools),
+            context=_context(args, model, events, workspace, tools, session),
             events=events,
             checkpoint=session,
             memory=memory,
@@ -573,7 +573,12 @@ def _confirm_on_terminal(question: str) -> bool:
 
 
 def _context(
-    args: argparse.Namespace, model: Model, events: EventBus, workspace: Path, tools: ToolRegistry
+    args: argparse.Namespace,
+    model: Model,
+    events: EventBus,
+    workspace: Path,
+    tools: ToolRegistry,
+    session: SQLiteSession | None = None,
 ) -> ContextPolicy:
     # No window here: --context-window went to the model (a local server sizes itself by it),
     # and the context takes the model's, so the window is resolved in one place.
@@ -591,7 +596,14 @@ def _context(
         flush_notes=args.flush_notes if args.flush_notes is not None else _is_local(args.model),
     )
     run_call = functools.partial(tools.run_call, events=events)
-    return build_context(config, model=model, events=events, run_call=run_call)
+    return build_context(
+        config,
+        model=model,
+        events=events,
+        run_call=run_call,
+        flush_journal=session,
+        tool_specs=lambda: tools.specs,
+    )
 
 
 def _legacy_checkpoint(log: RunLog, name: str) -> SavedSession | None:
@@ -692,7 +704,7 @@ async def _run(args: argparse.Namespace) -> RunResult:
         if isinstance(model, LocalModel) and model.notice:  # another local model stands in
             print(f"tinyharness: {model.notice}", file=sys.stderr)
         _check_window(args.context_window or model.context_window, tools, args.max_output_tokens)
-        context = _context(args, model, events, workspace, tools)
+        context = _context(args, model, events, workspace, tools, session)
         memory = _memory(args, events, session_name)
         # Only once the configuration has held: a refused run leaves the user's repository alone.
         keep_run_state_out_of_git(args, workspace)
