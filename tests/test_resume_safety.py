@@ -185,14 +185,24 @@ def flush_note(call_id: str, path: str, text: str) -> dict[str, Any]:
     return tool_turn((call_id, "note", {"text": text, "path": path}), purpose="flush")
 
 
-FLUSH_ARGS = ("--flush-notes", "--context-window", "8000", "--compact-ratio", "0.2", "--strategy", "summarize")
+FLUSH_ARGS = (
+    "--flush-notes",
+    "--context-window",
+    "8000",
+    "--compact-ratio",
+    "0.2",
+    "--strategy",
+    "summarize",
+)
 # Enough files (each read is capped by the window) that the resumed run, which counts its restored
 # history, is over the trigger too.
 FILES = {f"{letter}.py": f"defines {letter}" for letter in "abcdefghij"}
 
 
 @pytest.mark.parametrize("point", ["tool_call", "tool_result"])
-def test_a_flush_cut_off_by_a_kill_is_finished_on_resume_without_repeating_a_note(tmp: Path, point: str) -> None:
+def test_a_flush_cut_off_by_a_kill_is_finished_on_resume_without_repeating_a_note(
+    tmp: Path, point: str
+) -> None:
     """Killed while the notes flush before a compaction writes its first note (as it starts, or
     right after it was written). The resumed run finishes the flush: the first file's ask is
     never repeated (its note is in NOTES.md once, or, cut off before it ran, its outcome is
