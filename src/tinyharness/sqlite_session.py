@@ -267,7 +267,6 @@ class SQLiteSession:
             )
         self._pending_calls = True
 
-
     # --- the notes flush's journal (context.flush.FlushJournal) ----------------------------------
 
     def flush_progress(self) -> dict[str, bool]:
