@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import dataclasses
 import functools
 import inspect
@@ -323,6 +324,28 @@ class _ToolRaisedTimeout(Exception):
     """A TimeoutError raised inside a tool, kept apart from the registry's own timeout."""
 
 
+# The stop request of the call running in this thread: set when whoever awaits the call gives up
+# (Ctrl-C in the chat cancels the turn; the registry's timeout). A thread cannot be cancelled, so
+# tools that loop for long (grep over a tree, reading a big file) ask ``stop_requested()`` and end.
+_STOP: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar("tool_stop", default=None)
+
+
+class ToolStopped(ToolError):
+    """The tool ended early because its caller asked it to stop."""
+
+
+def stop_requested() -> bool:
+    """In a tool's thread: whether its caller has given up on it (the tool should end soon)."""
+    event = _STOP.get()
+    return event is not None and event.is_set()
+
+
+def raise_if_stopped() -> None:
+    """``ToolStopped`` when the caller has given up on this call: a check for long loops."""
+    if stop_requested():
+        raise ToolStopped("stopped on request before it finished")
+
+
 def _call_tool(function: Callable[..., Any], args: dict[str, Any]) -> Any:
     try:
         return function(**args)
@@ -350,10 +373,12 @@ async def _in_daemon_thread(function: Callable[..., Any], args: dict[str, Any]) 
     """``function(**args)`` in its own daemon thread, awaited without blocking the loop."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[Any] = loop.create_future()
+    stop = threading.Event()
 
     def work() -> None:
         output: Any = None
         error: BaseException | None = None
+        _STOP.set(stop)
         try:
             output = _call_tool(function, args)
         except BaseException as exc:
@@ -362,7 +387,11 @@ async def _in_daemon_thread(function: Callable[..., Any], args: dict[str, Any]) 
             loop.call_soon_threadsafe(_settle, future, output, error)
 
     threading.Thread(target=work, name=f"tool-{getattr(function, '__name__', 'call')}", daemon=True).start()
-    return await future
+    try:
+        return await future
+    except asyncio.CancelledError:  # Ctrl-C or a timeout: tell the tool to stop
+        stop.set()
+        raise
 
 
 async def _run_function(function: Callable[..., Any], args: dict[str, Any]) -> Any:

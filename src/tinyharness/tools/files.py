@@ -26,7 +26,7 @@ import re2
 from ..history import OFFLOADED_RESULT_MARK, file_reads, restored_in_full
 from ..messages import Message
 from ..safefs import Spot
-from .base import DEFAULT_RESULT_CAP, Tool, ToolError, function_tool
+from .base import DEFAULT_RESULT_CAP, Tool, ToolError, function_tool, raise_if_stopped
 from .workspace import Workspace, fs_error
 
 BINARY_SNIFF_BYTES = 8192
@@ -446,6 +446,7 @@ def _bounded_lines(handle: BinaryIO, limit: int) -> Iterator[tuple[bytes, int | 
             continue
         length = len(raw)
         while rest := handle.readline(1 << 20):
+            raise_if_stopped()  # a 100 MB line: the caller may give up meanwhile
             length += len(rest)
             if rest.endswith(b"\n"):
                 length -= 1
@@ -526,6 +527,7 @@ def _count_remaining_lines(handle: BinaryIO) -> tuple[int, bool]:
     count = scanned = 0
     last_byte = b"\n"
     while chunk := handle.read(1 << 20):
+        raise_if_stopped()
         count += chunk.count(b"\n")
         last_byte = chunk[-1:]
         scanned += len(chunk)
@@ -604,6 +606,7 @@ def _grep(workspace: Workspace, regex: GrepPattern, inner: str, path: str, *, si
     searched = skipped = 0
     stop_reason = ""
     for file in files:
+        raise_if_stopped()  # Ctrl-C in the chat, or the tool's timeout: end the walk now
         if searched >= MAX_GREP_FILES:
             stop_reason = f"stopped after {MAX_GREP_FILES} files"
             break
