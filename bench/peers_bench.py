@@ -49,9 +49,10 @@ from tinyharness.agent import DEFAULT_SYSTEM_PROMPT, Agent, AgentConfig
 from tinyharness.context.config import ContextConfig
 from tinyharness.context.manager import build_context
 from tinyharness.context.prefix import identical_prefix
+from tinyharness.context.tokens import message_parts
 from tinyharness.events import EventBus, ListSink
 from tinyharness.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from tinyharness.models.base import ModelRequest, ModelResponse, ToolSpec, Usage
+from tinyharness.models.base import ModelRequest, ModelResponse, ToolSpec
 from tinyharness.tools.base import ToolRegistry
 from tinyharness.tools.builtin import builtin_tools
 from tinyharness.tools.notes import NotesFile
@@ -125,7 +126,9 @@ def _block_key(block: object) -> tuple[object, ...]:
 
 
 def _replace_messages(request: ModelRequest, messages: tuple[Message, ...]) -> ModelRequest:
-    return ModelRequest(messages=messages, system=request.system, tools=request.tools, purpose=request.purpose)
+    return ModelRequest(
+        messages=messages, system=request.system, tools=request.tools, purpose=request.purpose
+    )
 
 
 def _sync(coroutine: Awaitable[ModelResponse]) -> ModelResponse:
@@ -333,7 +336,7 @@ def run_langchain(setup: str, workload: Workload) -> dict[str, object]:
                 if specs:
                     request = ModelRequest(messages=tuple(neutral), system=system, tools=specs)
                 else:  # the summarization middleware calls the bare model with its prompt
-                    request = summary_request("\n".join(p for m in neutral for p in _texts(m)), system)
+                    request = summary_request("\n".join(p for m in neutral for p in message_parts(m)), system)
                 response = meter.answer(request)
                 usage = {
                     "input_tokens": response.usage.input_tokens,
@@ -359,26 +362,33 @@ def run_langchain(setup: str, workload: Workload) -> dict[str, object]:
 
         model = ChatBench(profile={"max_input_tokens": workload.window})
         tools = [_langchain_tool(StructuredTool, spec, bench.tools) for spec in bench.tools.specs]
-        trigger = int(0.7 * workload.window)
-        middleware: list[Any] = []
-        if "clear" in setup.lower():
-            middleware.append(ContextEditingMiddleware(edits=[ClearToolUsesEdit(trigger=trigger)]))
-        if "summar" in setup.lower():
-            middleware.append(SummarizationMiddleware(model, trigger=("fraction", 0.7)))
+        window = workload.window
+        summarize = ("fraction", 0.7)
+        setups: dict[str, Callable[[], list[Any]]] = {
+            "none": lambda: [],
+            "SummarizationMiddleware": lambda: [SummarizationMiddleware(model, trigger=summarize)],
+            "SummarizationMiddleware, untrimmed prompt": lambda: [
+                SummarizationMiddleware(model, trigger=summarize, trim_tokens_to_summarize=None)
+            ],
+            "ContextEditingMiddleware": lambda: [
+                ContextEditingMiddleware(edits=[ClearToolUsesEdit(trigger=int(0.7 * window))])
+            ],
+            "ContextEditing 0.5 + Summarization 0.7": lambda: [
+                ContextEditingMiddleware(edits=[ClearToolUsesEdit(trigger=int(0.5 * window))]),
+                SummarizationMiddleware(model, trigger=summarize),
+            ],
+        }
+        middleware = setups[setup]()
         agent = create_agent(model, tools, system_prompt=DEFAULT_SYSTEM_PROMPT, middleware=middleware)
         bench.started = time.process_time()
         state = asyncio.run(
-            agent.ainvoke({"messages": [HumanMessage(TASK)]}, config={"recursion_limit": 100 * workload.rounds})
+            agent.ainvoke(
+                {"messages": [HumanMessage(TASK)]}, config={"recursion_limit": 100 * workload.rounds}
+            )
         )
         last = state["messages"][-1]
         stop = "end_turn" if isinstance(last, AIMessage) and not last.tool_calls else "stopped"
         return bench.row("LangChain 1 create_agent", setup, stop)
-
-
-def _texts(message: Message) -> list[str]:
-    from tinyharness.context.tokens import message_parts
-
-    return message_parts(message)
 
 
 def _langchain_tool(structured_tool: Any, spec: ToolSpec, runner: ToolRunner) -> Any:
@@ -446,7 +456,9 @@ def run_pydantic_ai(setup: str, workload: Workload) -> dict[str, object]:
                         if isinstance(part, TextPart):
                             blocks.append(TextBlock(part.content))
                         elif isinstance(part, ToolCallPart):
-                            blocks.append(ToolUseBlock(part.tool_call_id, part.tool_name, part.args_as_dict()))
+                            blocks.append(
+                                ToolUseBlock(part.tool_call_id, part.tool_name, part.args_as_dict())
+                            )
                         elif hasattr(part, "content"):
                             blocks.append(TextBlock(str(part.content)))
                     out.append(Message("assistant", tuple(blocks)))
@@ -467,25 +479,32 @@ def run_pydantic_ai(setup: str, workload: Workload) -> dict[str, object]:
 
         async def summarize(messages: list[ModelMessage], info: AgentInfo) -> PAIResponse:
             system, neutral = to_neutral(messages, info.instructions)
-            text = "\n".join(p for m in neutral for p in _texts(m))
+            text = "\n".join(p for m in neutral for p in message_parts(m))
             return reply(meter.answer(summary_request(text, system)))
 
         window = {"max_fraction": 0.7, "context_window": workload.window}
         summarizer = FunctionModel(summarize, model_name="bench-summarizer")
-        capabilities: list[Any]
-        if setup == "SummarizingCompaction":
-            capabilities = [SummarizingCompaction(model=summarizer, **window)]
-        elif setup == "ClearToolResults":
-            capabilities = [ClearToolResults(**window)]
-        elif setup == "SlidingWindowCompaction":
-            capabilities = [SlidingWindowCompaction(**window)]
-        elif setup == "TieredCompaction":
-            tiers = [ClearToolResults(max_tokens=1), SummarizingCompaction(model=summarizer, max_messages=1)]
-            capabilities = [TieredCompaction(tiers=tiers, target_fraction=0.7, context_window=workload.window)]
-        else:
-            capabilities = []
+        setups: dict[str, Callable[[], list[Any]]] = {
+            "none": lambda: [],
+            "SummarizingCompaction": lambda: [SummarizingCompaction(model=summarizer, **window)],
+            "ClearToolResults": lambda: [ClearToolResults(**window)],
+            "SlidingWindowCompaction": lambda: [SlidingWindowCompaction(**window)],
+            "TieredCompaction(clear, then summarize)": lambda: [
+                TieredCompaction(
+                    tiers=[
+                        ClearToolResults(max_tokens=1),
+                        SummarizingCompaction(model=summarizer, max_messages=1),
+                    ],
+                    target_fraction=0.7,
+                    context_window=workload.window,
+                )
+            ],
+        }
+        capabilities = setups[setup]()
         tools = [
-            Tool.from_schema(_pydantic_tool(spec, bench.tools), spec.name, spec.description, spec.input_schema)
+            Tool.from_schema(
+                _pydantic_tool(spec, bench.tools), spec.name, spec.description, spec.input_schema
+            )
             for spec in bench.tools.specs
         ]
         agent = PydanticAgent(
@@ -551,14 +570,10 @@ def run_openai_agents(setup: str, workload: Workload) -> dict[str, object]:
                     out.append(Message("user", (ToolResultBlock(item["call_id"], str(item["output"])),)))
                 elif item.get("role") == "assistant":
                     flush()
-                    content = item.get("content")
-                    text = content if isinstance(content, str) else "".join(c.get("text", "") for c in content)
-                    pending.append(TextBlock(text))
+                    pending.append(TextBlock(_item_text(item)))
                 else:
                     flush()
-                    content = item.get("content")
-                    text = content if isinstance(content, str) else "".join(c.get("text", "") for c in content)
-                    out.append(Message.user(text))
+                    out.append(Message.user(_item_text(item)))
             flush()
             return out
 
@@ -597,7 +612,10 @@ def run_openai_agents(setup: str, workload: Workload) -> dict[str, object]:
                 for use in response.message.tool_uses:
                     output.append(
                         ResponseFunctionToolCall(
-                            type="function_call", call_id=use.id, name=use.name, arguments=json.dumps(use.input)
+                            type="function_call",
+                            call_id=use.id,
+                            name=use.name,
+                            arguments=json.dumps(use.input),
                         )
                     )
                 usage = SDKUsage(
@@ -623,7 +641,7 @@ def run_openai_agents(setup: str, workload: Workload) -> dict[str, object]:
         ]
         agent = SDKAgent(name="bench", instructions=DEFAULT_SYSTEM_PROMPT, model=BenchSDKModel(), tools=tools)
         session = SQLiteSession("bench", str(bench.root / "session.sqlite"))
-        trimmer = ToolOutputTrimmer() if "ToolOutputTrimmer" in setup else None
+        trimmer = {"none": None, "SQLiteSession + ToolOutputTrimmer": ToolOutputTrimmer()}[setup]
         config = RunConfig(tracing_disabled=True, call_model_input_filter=trimmer)
         bench.started = time.process_time()
         result = asyncio.run(
@@ -631,6 +649,11 @@ def run_openai_agents(setup: str, workload: Workload) -> dict[str, object]:
         )
         stop = "end_turn" if isinstance(result.final_output, str) else "stopped"
         return bench.row("OpenAI Agents SDK", setup, stop)
+
+
+def _item_text(item: dict[str, Any]) -> str:
+    content = item.get("content")
+    return content if isinstance(content, str) else "".join(c.get("text", "") for c in content or ())
 
 
 def _sdk_tool(spec: ToolSpec, runner: ToolRunner) -> Callable[[Any, str], Awaitable[str]]:
@@ -651,25 +674,34 @@ PEER_ROWS: list[tuple[str, str, Driver, str]] = [
         "LangChain 1 create_agent",
         "SummarizationMiddleware",
         run_langchain,
-        "trigger ('fraction', 0.7), keep 20 messages, summary prompt trimmed to 4,000 tokens (defaults)",
+        "trigger ('fraction', 0.7); defaults: keep the last 20 messages, summarize everything before "
+        "them (the task message too), the summary prompt gets only the last 4,000 tokens of that",
     ),
     (
         "LangChain 1 create_agent",
-        "ContextEditingMiddleware(clear tool uses)",
+        "SummarizationMiddleware, untrimmed prompt",
         run_langchain,
-        "ClearToolUsesEdit(trigger 0.7 x window), keeps the last 3 results; edits each request, not the state",
+        "as above with trim_tokens_to_summarize=None: the summarizer reads everything it replaces",
     ),
     (
         "LangChain 1 create_agent",
-        "ContextEditing(clear) + SummarizationMiddleware",
+        "ContextEditingMiddleware",
         run_langchain,
-        "both of the above, in that order",
+        "ClearToolUsesEdit(trigger 0.7 x window), keeps the last 3 results (default); it edits each "
+        "request, not the state, so once over the trigger it re-clears on every request",
+    ),
+    (
+        "LangChain 1 create_agent",
+        "ContextEditing 0.5 + Summarization 0.7",
+        run_langchain,
+        "ClearToolUsesEdit at 0.5 of the window, SummarizationMiddleware (defaults) at 0.7",
     ),
     (
         "Pydantic AI + Harness",
         "SummarizingCompaction",
         run_pydantic_ai,
-        "max_fraction 0.7 of context_window, keep 20 messages (default), first user message kept",
+        "max_fraction 0.7 of context_window; defaults: keep 20 messages, first user message kept, "
+        "incremental summary, tool returns cut to 500 characters in the summary prompt",
     ),
     (
         "Pydantic AI + Harness",
@@ -681,20 +713,22 @@ PEER_ROWS: list[tuple[str, str, Driver, str]] = [
         "Pydantic AI + Harness",
         "SlidingWindowCompaction",
         run_pydantic_ai,
-        "max_fraction 0.7, keep 20 messages (default); no summary",
+        "max_fraction 0.7, keep_messages 40 (default), first user message kept; no summary",
     ),
     (
         "Pydantic AI + Harness",
         "TieredCompaction(clear, then summarize)",
         run_pydantic_ai,
-        "target_fraction 0.7: ClearToolResults first, SummarizingCompaction if still over",
+        "target_fraction 0.7: ClearToolResults (keep_pairs 3) first, SummarizingCompaction if still over",
     ),
     (
         "OpenAI Agents SDK",
         "SQLiteSession + ToolOutputTrimmer",
         run_openai_agents,
-        "no model-agnostic compaction: the trimmer spares the last 2 user turns, and one long task is "
-        "one user turn, so it never trims; server-side compaction needs OpenAI's Responses API",
+        "the SDK has no model-agnostic compaction; ToolOutputTrimmer (defaults) spares everything "
+        "after the 2nd-to-last user message, and one long task is one user message, so it never "
+        "trims; its server-side compaction (OpenAIResponsesCompactionSession) needs OpenAI's "
+        "Responses API",
     ),
 ]
 
