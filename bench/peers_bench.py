@@ -25,11 +25,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import functools
+import inspect
 import json
 import re
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -84,6 +87,7 @@ class Meter(BenchModel):
         self._last: tuple[Message, ...] = ()
         self.seen_results: dict[str, str] = {}  # tool call id -> first content the model saw
         self.model_cpu = 0.0
+        self._depth = 0
         self._interned: dict[tuple[object, ...], Message] = {}
 
     @property
@@ -96,10 +100,40 @@ class Meter(BenchModel):
         key = (message.role, *(_block_key(b) for b in message.content))
         return self._interned.setdefault(key, message)
 
-    def answer(self, request: ModelRequest) -> ModelResponse:
-        """One model call, synchronously (BenchModel.complete never awaits)."""
+    @contextlib.contextmanager
+    def timed(self) -> Iterator[None]:
+        """Count the CPU time inside as the model's. Each fake model wraps its whole body, so
+        translating a peer's request into the meter's messages is not billed to the peer."""
+        self._depth += 1
         started = time.process_time()
         try:
+            yield
+        finally:
+            self._depth -= 1
+            if self._depth == 0:
+                self.model_cpu += time.process_time() - started
+
+    def timing(self, function: Callable[..., Any]) -> Callable[..., Any]:
+        """``function`` (sync or async) with its CPU time counted as the model's."""
+        if inspect.iscoroutinefunction(function):
+
+            @functools.wraps(function)
+            async def timed_async(*args: Any, **kwargs: Any) -> Any:
+                with self.timed():
+                    return await function(*args, **kwargs)
+
+            return timed_async
+
+        @functools.wraps(function)
+        def timed_sync(*args: Any, **kwargs: Any) -> Any:
+            with self.timed():
+                return function(*args, **kwargs)
+
+        return timed_sync
+
+    def answer(self, request: ModelRequest) -> ModelResponse:
+        """One model call, synchronously (BenchModel.complete never awaits)."""
+        with self.timed():
             if request.purpose == "agent":
                 messages = tuple(self.intern(m) for m in request.messages)
                 request = _replace_messages(request, messages)
@@ -111,8 +145,6 @@ class Meter(BenchModel):
                         self.seen_results.setdefault(result.tool_use_id, result.content)
                 self._last = messages
             return _sync(self.complete(request))
-        finally:
-            self.model_cpu += time.process_time() - started
 
 
 def _block_key(block: object) -> tuple[object, ...]:
@@ -231,6 +263,7 @@ def run_tinyharness(strategy: str, workload: Workload) -> dict[str, object]:
             name = "bench"
             context_window = workload.window
 
+            @bench.meter.timing
             async def complete(self, request: ModelRequest) -> ModelResponse:
                 return bench.meter.answer(request)
 
@@ -312,6 +345,34 @@ def run_langchain(setup: str, workload: Workload) -> dict[str, object]:
                     out.append(Message("user", (ToolResultBlock(m.tool_call_id, m.text),)))
             return system, out
 
+        @meter.timing
+        def respond(messages: list[BaseMessage], tools: list[dict[str, Any]]) -> ChatResult:
+            system, neutral = to_neutral(messages)
+            specs = tuple(
+                ToolSpec(t["function"]["name"], t["function"].get("description", ""), {}) for t in tools
+            )
+            if specs:
+                request = ModelRequest(messages=tuple(neutral), system=system, tools=specs)
+            else:  # the summarization middleware calls the bare model with its prompt
+                request = summary_request("\n".join(p for m in neutral for p in message_parts(m)), system)
+            response = meter.answer(request)
+            usage = {
+                "input_tokens": response.usage.input_tokens,
+                "output_tokens": response.usage.output_tokens,
+                "total_tokens": response.usage.input_tokens + response.usage.output_tokens,
+            }
+            calls = [
+                {"name": u.name, "args": u.input, "id": u.id, "type": "tool_call"}
+                for u in response.message.tool_uses
+            ]
+            message = AIMessage(
+                content=response.message.text,
+                tool_calls=calls,
+                usage_metadata=usage,
+                response_metadata={"model_provider": "bench"},
+            )
+            return ChatResult(generations=[ChatGeneration(message=message)])
+
         class ChatBench(BaseChatModel):
             """The bench model behind LangChain's chat-model interface (tool binding, usage
             metadata, a provider name LangChain's reported-usage trigger recognises)."""
@@ -328,37 +389,12 @@ def run_langchain(setup: str, workload: Workload) -> dict[str, object]:
             def _generate(
                 self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
             ) -> ChatResult:
-                system, neutral = to_neutral(messages)
-                specs = tuple(
-                    ToolSpec(t["function"]["name"], t["function"].get("description", ""), {})
-                    for t in kw.get("tools") or []
-                )
-                if specs:
-                    request = ModelRequest(messages=tuple(neutral), system=system, tools=specs)
-                else:  # the summarization middleware calls the bare model with its prompt
-                    request = summary_request("\n".join(p for m in neutral for p in message_parts(m)), system)
-                response = meter.answer(request)
-                usage = {
-                    "input_tokens": response.usage.input_tokens,
-                    "output_tokens": response.usage.output_tokens,
-                    "total_tokens": response.usage.input_tokens + response.usage.output_tokens,
-                }
-                calls = [
-                    {"name": u.name, "args": u.input, "id": u.id, "type": "tool_call"}
-                    for u in response.message.tool_uses
-                ]
-                message = AIMessage(
-                    content=response.message.text,
-                    tool_calls=calls,
-                    usage_metadata=usage,
-                    response_metadata={"model_provider": "bench"},
-                )
-                return ChatResult(generations=[ChatGeneration(message=message)])
+                return respond(messages, kw.get("tools") or [])
 
             async def _agenerate(
                 self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
             ) -> ChatResult:
-                return self._generate(messages, stop, None, **kw)
+                return respond(messages, kw.get("tools") or [])
 
         model = ChatBench(profile={"max_input_tokens": workload.window})
         tools = [_langchain_tool(StructuredTool, spec, bench.tools) for spec in bench.tools.specs]
@@ -472,11 +508,13 @@ def run_pydantic_ai(setup: str, workload: Workload) -> dict[str, object]:
             )
             return PAIResponse(parts=parts, usage=usage)
 
+        @meter.timing
         async def agent_turn(messages: list[ModelMessage], info: AgentInfo) -> PAIResponse:
             system, neutral = to_neutral(messages, info.instructions)
             specs = tuple(ToolSpec(t.name, t.description or "", {}) for t in info.function_tools)
             return reply(meter.answer(ModelRequest(messages=tuple(neutral), system=system, tools=specs)))
 
+        @meter.timing
         async def summarize(messages: list[ModelMessage], info: AgentInfo) -> PAIResponse:
             system, neutral = to_neutral(messages, info.instructions)
             text = "\n".join(p for m in neutral for p in message_parts(m))
@@ -580,6 +618,7 @@ def run_openai_agents(setup: str, workload: Workload) -> dict[str, object]:
         class BenchSDKModel(Model):
             """The bench model behind the Agents SDK's Model interface (Responses items)."""
 
+            @meter.timing
             async def get_response(
                 self,
                 system_instructions: str | None,
