@@ -196,6 +196,27 @@ def test_the_plan_and_pins_survive_a_killed_run_and_resume(tmp_path: Path, works
     assert PLAN_TEXT in head and PIN in head  # the plan and the pin of the killed run
 
 
+def test_a_new_task_on_a_session_keeps_its_pins_but_not_its_plan(tmp_path: Path, workspace: Path) -> None:
+    base = ["run", "--workspace", str(workspace), "--log", str(tmp_path / "runs.db"), "--session", "s"]
+    first = tmp_path / "one.json"
+    first.write_text(
+        json.dumps({"responses": [call("t1", "todo", {"items": PLAN}), say("ok")]}), encoding="utf-8"
+    )
+    assert main([*base, "--quiet", "--pin", PIN, "--model", f"scripted:{first}", "Plan it."]) == 0
+    second = tmp_path / "two.json"
+    second.write_text(json.dumps({"responses": [say("still ok")]}), encoding="utf-8")
+    events = tmp_path / "e.jsonl"
+    code = main(
+        [*base, "--quiet", "--trace", "--events", str(events), "--model", f"scripted:{second}", "Next."]
+    )
+    assert code == 0
+    lines = [json.loads(line) for line in events.read_text(encoding="utf-8").splitlines()]
+    assert lines[0]["type"] == "run_start" and lines[0]["pins"] == [PIN]
+    request = next(e for e in lines if e["type"] == "model_call")["request"]
+    texts = [b.get("text", "") for m in request["messages"] for b in m["content"]]
+    assert sum(PIN in t for t in texts) == 1  # the session's head holds it; not repeated
+
+
 def test_progress_line_and_chat_status_show_the_current_step() -> None:
     stream = io.StringIO()
     printer = ProgressPrinter(stream, live=False)

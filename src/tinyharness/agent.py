@@ -248,6 +248,7 @@ class Agent:
         ``turn`` says which calls of the history's last turn finished (their results are used)
         and which started without finishing (never run again: their outcome is unknown); the
         turn's other calls run now."""
+        self._restore(history, state or {}, turn or TurnProgress())  # first: it may bring pins
         self.events.emit(
             "run_start",
             task=task,
@@ -257,7 +258,6 @@ class Agent:
             **({"pins": list(self.anchors.pins)} if self.anchors is not None and self.anchors.pins else {}),
             **run_info,
         )
-        self._restore(history, state or {}, turn or TurnProgress())
         if self.output is not None:
             self.output.retried = False
         stop: StopReason = "end_turn"
