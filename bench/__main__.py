@@ -142,9 +142,13 @@ def _grep(small: bool) -> str:
 
 
 def _anchors(small: bool) -> str:
-    from bench import anchors_bench
+    """The simulated workloads run here; the real-model drift comparison takes minutes of model
+    time on 2 cores, so it is reported from its cache (python -m bench.summary_drift)."""
+    from bench import anchors_bench, summary_drift
 
-    return _quiet(lambda: anchors_bench.main(["--small"] if small else []))
+    report = _quiet(lambda: anchors_bench.main(["--small"] if small else []))
+    drift = summary_drift.cached_report()
+    return f"{report}\n\n### Incremental against rewritten summaries on a local model\n\n{drift}"
 
 
 def _quiet(call: Callable[[], str]) -> str:

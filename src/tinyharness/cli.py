@@ -68,6 +68,7 @@ examples:
   tinyharness run "Read README.md and tell me in one sentence what this project is"
   tinyharness run --model openai:gpt-4o-mini --events run.jsonl "Summarise src/ into NOTES.md"
   tinyharness run --model scripted:script.json --workspace demo --trace --events ev.jsonl "task"
+  tinyharness run --pin "Never edit anything under tests/" "Make the failing test pass"
   tinyharness notes --workspace demo
 
 model strings:
