@@ -423,6 +423,21 @@ def test_search_history_before_any_compaction_and_for_short_words(tmp_path: Path
         assert db.execute("SELECT count(*) FROM passages").fetchone()[0] == 2
 
 
+def test_a_history_file_that_cannot_be_written_does_not_stop_the_compaction(tmp_path: Path) -> None:
+    (tmp_path / "h.db").write_bytes(b"not a database at all" * 10)
+    sink = ListSink()
+    context = build_context(
+        ContextConfig("summarize", window=4000, ratio=0.7, keep_recent=2, counter="chars4"),
+        events=EventBus([sink]),
+        dropped=DroppedHistory(tmp_path / "h.db"),
+    )
+    after = asyncio.run(context.prepare("sys", [Message.user("task"), *reads(12)], Summarizer()))
+    assert len(sink.of_type("compaction")) == 1 and len(after) < 25
+    (warning,) = [e for e in sink.of_type("context_warning") if "not searchable" in e["message"]]
+    assert "not a SQLite database" in warning["message"]
+    assert (tmp_path / "h.db").read_bytes() == b"not a database at all" * 10  # left as it was
+
+
 # --- incremental summaries ----------------------------------------------------------------------
 
 FIRST = (

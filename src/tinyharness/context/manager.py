@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..anchors import Anchors
-from ..errors import ConfigError
+from ..errors import ConfigError, HarnessError
 from ..events import EventBus
 from ..history import paths_still_visible, recent_file_paths, tool_calls_by_id
 from ..messages import Message, TextBlock, ToolResultBlock
@@ -394,8 +394,12 @@ class ContextManager:
             return
         kept = {id(m) for m in after}
         gone = [m for m in before[1:] if id(m) not in kept]
-        if gone:
+        if not gone:
+            return
+        try:
             self.dropped.record(gone, self._compactions + 1, tool_calls_by_id(before))
+        except HarnessError as exc:  # searching is a help: losing it must not stop the run
+            self._emit("context_warning", message=f"what compaction dropped is not searchable: {exc}")
 
     async def _run_steps(
         self, messages: list[Message], ctx: StepContext

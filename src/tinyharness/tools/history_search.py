@@ -76,9 +76,12 @@ class DroppedHistory:
         with self._lock:
             db = self._open(create=True)
             assert db is not None
-            with db:
-                db.execute("BEGIN")
-                db.executemany("INSERT INTO passages(text, compaction, source) VALUES (?, ?, ?)", rows)
+            try:
+                with db:
+                    db.execute("BEGIN")
+                    db.executemany("INSERT INTO passages(text, compaction, source) VALUES (?, ?, ?)", rows)
+            except sqlite3.Error as exc:  # a full disk: the caller reports it, the run goes on
+                raise ConfigError(f"cannot write {SCHEMA.kind} {self.path}: {exc}") from None
 
     def search(self, query: str, limit: int = 5) -> list[Passage]:
         """The passages that best match ``query`` (most matching terms first)."""
