@@ -233,6 +233,9 @@ def test_todo_refuses_a_plan_it_cannot_keep() -> None:
     (todo, _pin) = plan_tools(anchors)
     with pytest.raises(ToolError, match="description"):
         todo.function(items=[{"content": " ", "status": "pending"}])
+    with pytest.raises(ToolError, match="at least one step"):
+        todo.function(items=[])
+    assert todo.input_schema["properties"]["items"]["minItems"] == 1  # the JSON-mode grammar too
     assert anchors.plan == []
     assert "one step in_progress" in todo.function(
         items=[{"content": "a", "status": "in_progress"}, {"content": "b", "status": "in_progress"}]

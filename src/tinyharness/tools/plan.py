@@ -31,6 +31,9 @@ _TODO_SCHEMA: dict[str, Any] = {
         "items": {
             "type": "array",
             "description": "The whole plan, in order: every step, with its status.",
+            # At least one step: offered an empty list, Qwen2.5-Coder-0.5B in JSON mode sent
+            # todo(items=[]) three times in a row instead of a plan (measured).
+            "minItems": 1,
             "maxItems": MAX_PLAN_ITEMS,
             "items": {
                 "type": "object",
@@ -82,6 +85,8 @@ def plan_tools(anchors: Anchors, events: EventBus | None = None, *, pin: bool = 
     change is reported as a ``plan`` or ``pin`` event."""
 
     def todo(items: list[dict[str, Any]]) -> str:
+        if not items:
+            raise ToolError("send the whole plan: at least one step, each with content and status")
         try:
             anchors.set_plan(plan_items(items))
         except AnchorError as exc:
