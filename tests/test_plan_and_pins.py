@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from tinyharness.agent import Agent
 from tinyharness.anchors import Anchors, PlanItem
 from tinyharness.chat.render import TurnView
-from tinyharness.cli import main
+from tinyharness.cli import _Structure, _tools, apply_settings, build_parser, main
 from tinyharness.context.audit import PLAN_HEADER, with_anchors
 from tinyharness.context.config import ContextConfig
 from tinyharness.context.manager import ContextManager, build_context
@@ -215,6 +215,19 @@ def test_a_new_task_on_a_session_keeps_its_pins_but_not_its_plan(tmp_path: Path,
     request = next(e for e in lines if e["type"] == "model_call")["request"]
     texts = [b.get("text", "") for m in request["messages"] for b in m["content"]]
     assert sum(PIN in t for t in texts) == 1  # the session's head holds it; not repeated
+
+
+def test_plan_tools_are_off_for_local_models_unless_asked(tmp_path: Path) -> None:
+    def tools_of(*options: str) -> list[str]:
+        args = build_parser().parse_args(["run", *options, "task"])
+        apply_settings(args)
+        return _tools(args, tmp_path, EventBus(), 20_000, _Structure(args, tmp_path, "s")).names
+
+    assert "todo" not in tools_of() and "search_history" in tools_of()  # --model local is the default
+    assert {"todo", "pin"} <= set(tools_of("--plan"))
+    assert {"todo", "pin", "search_history"} <= set(tools_of("--model", "openai:gpt-4o-mini"))
+    bare = tools_of("--model", "openai:gpt-4o-mini", "--no-plan", "--no-search-history")
+    assert not {"todo", "pin", "search_history"} & set(bare)
 
 
 def test_progress_line_and_chat_status_show_the_current_step() -> None:

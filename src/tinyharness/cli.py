@@ -374,7 +374,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--plan",
         action=argparse.BooleanOptionalAction,
         help="offer the todo tool (the agent writes its plan, shown on the progress line and kept "
-        "through compaction) and the pin tool (default: on)",
+        "through compaction) and the pin tool (default: on, off for local models, which loop on "
+        "them)",
     )
     structure.add_argument(
         "--search-history",
@@ -636,9 +637,11 @@ class _Structure:
 
 
 def _plan_tools_on(args: argparse.Namespace) -> bool:
-    """--plan / --no-plan, else on."""
+    """--plan / --no-plan, else on, except for local models: asked to plan, Qwen2.5-Coder-0.5B
+    in JSON mode wrote the todo tool's own description as its one step and sent the same todo
+    call until the iterations ran out (measured; bench/RESULTS.md section 10)."""
     chosen = getattr(args, "plan", None)
-    return True if chosen is None else bool(chosen)
+    return not _is_local(args.model) if chosen is None else bool(chosen)
 
 
 def _context(
