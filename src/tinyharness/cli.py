@@ -352,7 +352,6 @@ def build_parser() -> argparse.ArgumentParser:
         "file still in the window (default: on for local models, which do not take notes when only "
         "asked; off otherwise)",
     )
-
     context.add_argument(
         "--summary-mode",
         choices=["update", "rewrite"],
