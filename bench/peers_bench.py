@@ -772,6 +772,27 @@ PEER_ROWS: list[tuple[str, str, Driver, str]] = [
 ]
 
 
+# What a peer does not offer for this workload, as rows of the table (found in its code and docs).
+LACKS: list[tuple[str, str, str]] = [
+    (
+        "Pydantic AI (core)",
+        "compaction strategy",
+        "not offered: core has the history_processors hook and no strategy; the rows above use "
+        "Pydantic AI Harness",
+    ),
+    (
+        "OpenAI Agents SDK",
+        "summarizing compaction",
+        "not offered for any model: only OpenAI's server-side compaction (Responses API)",
+    ),
+    (
+        "OpenAI Agents SDK",
+        "clearing old tool results within one task",
+        "not offered: ToolOutputTrimmer works on user turns (row above)",
+    ),
+]
+
+
 def run_all(workload: Workload, progress: Callable[[str], None] | None = None) -> list[dict[str, object]]:
     rows: list[dict[str, object]] = []
     for strategy in TINYHARNESS_STRATEGIES:
@@ -787,6 +808,7 @@ def run_all(workload: Workload, progress: Callable[[str], None] | None = None) -
             row = {"harness": harness, "setup": setup, "skipped": f"skipped: {missing}"}
         row["note"] = note
         rows.append(row)
+    rows += [{"harness": harness, "setup": feature, "lacks": why} for harness, feature, why in LACKS]
     return rows
 
 
@@ -811,8 +833,9 @@ def to_markdown(rows: list[dict[str, object]]) -> str:
 
     table = []
     for row in rows:
-        if "skipped" in row:
-            table.append([row["harness"], row["setup"], row["skipped"], *["-"] * (len(HEADER) - 3)])
+        if "skipped" in row or "lacks" in row:
+            reason = row.get("skipped") or row["lacks"]
+            table.append([row["harness"], row["setup"], reason, *["-"] * (len(HEADER) - 3)])
             continue
         cpu = row["cpu_us"]
         table.append(
