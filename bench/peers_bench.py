@@ -783,7 +783,7 @@ LACKS: list[tuple[str, str, str]] = [
     (
         "OpenAI Agents SDK",
         "summarizing compaction",
-        "not offered for any model: only OpenAI's server-side compaction (Responses API)",
+        "not offered for a model of your choice: only OpenAI's server-side compaction (Responses API)",
     ),
     (
         "OpenAI Agents SDK",
