@@ -16,8 +16,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import json
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -49,7 +50,15 @@ from .models.base import Model, ModelRequest, ModelResponse, Usage, stream_reply
 from .session import Checkpointer, TurnProgress, unknown_outcome
 from .tools.base import Tool, ToolRegistry, function_tool
 
-__all__ = ["DEFAULT_SYSTEM_PROMPT", "Agent", "AgentConfig", "Checkpointer", "LongTermMemory", "RunResult"]
+__all__ = [
+    "DEFAULT_SYSTEM_PROMPT",
+    "Agent",
+    "AgentConfig",
+    "Checkpointer",
+    "LongTermMemory",
+    "RunResult",
+    "Steps",
+]
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are a careful agent working in a workspace folder through tools. "
@@ -107,6 +116,20 @@ def check(field: str, value: Any) -> None:
     wrong = problem(field, value)
     if wrong is not None:
         raise ConfigError(f"{field} ({_COUNTS[field]}): {wrong}")
+
+
+class Steps(Protocol):
+    """Where the run's model and tool calls happen. Without one they run directly; a durable
+    run (``durable``) records each as a step, so a run recovered after a crash is answered from
+    the record instead of asking or acting again."""
+
+    async def model_call(
+        self, request: ModelRequest, ask: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> ModelResponse: ...
+
+    async def tool_call(
+        self, call: ToolUseBlock, run: Callable[[], Awaitable[ToolResultBlock]]
+    ) -> ToolResultBlock: ...
 
 
 class LongTermMemory(Protocol):
@@ -201,6 +224,7 @@ class Agent:
         checkpoint: Checkpointer | None = None,
         memory: LongTermMemory | None = None,
         output_type: Any = None,
+        steps: Steps | None = None,
     ) -> None:
         self.model = model
         self.tools = tools if isinstance(tools, ToolRegistry) else _registry(tools)
@@ -213,6 +237,7 @@ class Agent:
         self.events = events or EventBus()
         self.checkpoint = checkpoint
         self.memory = memory
+        self.steps = steps
         self.validator = RequestValidator()
         self.messages: list[Message] = []
         self.model_calls = 0
@@ -347,7 +372,11 @@ class Agent:
                 else:
                     if self.checkpoint is not None:
                         self.checkpoint.call_started(call)  # a kill from here on: outcome unknown
-                    result = await self.tools.run_call(call, self.events)
+                    if self.steps is not None:
+                        run = functools.partial(self.tools.run_call, call, self.events)
+                        result = await self.steps.tool_call(call, run)
+                    else:
+                        result = await self.tools.run_call(call, self.events)
                 self._finished_results[call.id] = result
                 if self.checkpoint is not None:
                     self.checkpoint.call_finished(result)
@@ -392,7 +421,10 @@ class Agent:
         if budget is not None and self.billed.total >= budget and not request.final_only:
             raise TokenBudgetSpent(f"used {self.billed.total} of the {budget}-token budget")
         self.model_calls += 1
-        response = await self._ask_model(request)
+        if self.steps is not None:
+            response = await self.steps.model_call(request, self._ask_model)
+        else:
+            response = await self._ask_model(request)
         self.billed = Usage(
             self.billed.input_tokens + response.usage.input_tokens,
             self.billed.output_tokens + response.usage.output_tokens,

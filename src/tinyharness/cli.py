@@ -14,8 +14,9 @@ import contextlib
 import functools
 import json
 import os
+import socket
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, cast
 
@@ -27,6 +28,9 @@ from .context.config import DEFAULT_RATIO, DEFAULT_WINDOW, ContextConfig
 from .context.config import problem as context_problem
 from .context.manager import OFFLOAD_SHARE, build_context
 from .context.tokens import HeuristicCounter
+from .durable import cli as durable_cli
+from .durable.queue import is_cancellation, new_run_id
+from .durable.steps import DurableSteps, OnlyNew
 from .errors import ConfigError, HarnessError
 from .events import EventBus, JsonlSink
 from .gitexclude import exclude_run_state
@@ -35,7 +39,7 @@ from .mcp.config import McpServerConfig, load_config
 from .memory import MemoryManager, MemoryStore, Scope, ScopedMemory, memory_tools, open_store
 from .memory import cli as memory_cli
 from .memory.factory import default_store_url
-from .messages import ToolResultBlock, block_from_dict, messages_from_dicts
+from .messages import ToolResultBlock, ToolUseBlock, block_from_dict, messages_from_dicts
 from .models import cli as models_cli
 from .models.base import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, Model
 from .models.catalog import LOCAL_N_CTX
@@ -43,7 +47,7 @@ from .models.factory import load_model
 from .otel import OTelSink, otel_sink_from_env, provider_name
 from .paths import data_home
 from .progress import ProgressPrinter
-from .runlog import RunLog, RunLogError, default_path
+from .runlog import RunLog, RunLogError, SQLRunLog, default_path, is_postgres_url, open_run_log
 from .session import SavedSession, StartPoint, TurnProgress, start_point
 from .settings import MODEL_ENV, load_settings, resolve_base_url, resolve_model
 from .sqlite_session import SessionStore, SessionStoreError, SQLiteSession, store_path_for
@@ -184,7 +188,11 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--events", help="write the event stream to this file as JSON Lines")
     where.add_argument("--trace", action="store_true", help="add each exact request to model_call events")
     where.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
-    where.add_argument("--log", metavar="PATH", help=f"run log database (default: {default_path()})")
+    where.add_argument(
+        "--log",
+        metavar="PATH|URL",
+        help=f"run log: a SQLite file or a postgresql://... URL (default: {default_path()})",
+    )
     where.add_argument("--no-log", action="store_true", help="do not record this run in the run log")
     where.add_argument(
         "--otel",
@@ -349,6 +357,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     runlog_cli.register(commands)
+    durable_cli.register(commands, run)
     memory_cli.register(commands)
     mcp_cli.register(commands)
     models_cli.register(commands)
@@ -455,8 +464,8 @@ async def _chat(args: argparse.Namespace) -> int:
     keep_run_state_out_of_git(args, workspace)
     base_url_option = args.base_url
     apply_settings(args)
-    log = None if args.no_log else RunLog(args.log or default_path())
-    sessions = SessionStore(store_path_for(log.path)) if log is not None else None
+    log = None if args.no_log else open_run_log(args.log or default_path())
+    sessions = _session_store(log) if log is not None else None
     stores: dict[int, MemoryStore] = {}
 
     def build(model_spec: str, name: str, session: SQLiteSession | None, review: WriteReview) -> Agent:
@@ -564,7 +573,12 @@ def _confirm_on_terminal(question: str) -> bool:
 
 
 def _context(
-    args: argparse.Namespace, model: Model, events: EventBus, workspace: Path, tools: ToolRegistry
+    args: argparse.Namespace,
+    model: Model,
+    events: EventBus,
+    workspace: Path,
+    tools: ToolRegistry,
+    steps: DurableSteps | None = None,
 ) -> ContextPolicy:
     # No window here: --context-window went to the model (a local server sizes itself by it),
     # and the context takes the model's, so the window is resolved in one place.
@@ -581,11 +595,16 @@ def _context(
         # Local models do not take notes when only asked (measured), so they must by default.
         flush_notes=args.flush_notes if args.flush_notes is not None else _is_local(args.model),
     )
-    run_call = functools.partial(tools.run_call, events=events)
+    run_call: Callable[[ToolUseBlock], Awaitable[ToolResultBlock]] = functools.partial(
+        tools.run_call, events=events
+    )
+    if steps is not None:  # the notes flush's calls are recorded steps too
+        durable_steps, run_now = steps, run_call
+        run_call = lambda call: durable_steps.tool_call(call, lambda: run_now(call))  # noqa: E731
     return build_context(config, model=model, events=events, run_call=run_call)
 
 
-def _legacy_checkpoint(log: RunLog, name: str) -> SavedSession | None:
+def _legacy_checkpoint(log: SQLRunLog, name: str) -> SavedSession | None:
     """A session saved by an older tinyharness in the run log itself (redacted: secrets in it
     read as placeholders from now on, so say so)."""
     checkpoint = log.load_checkpoint(name)
@@ -606,7 +625,7 @@ def _legacy_checkpoint(log: RunLog, name: str) -> SavedSession | None:
 
 
 def _open_session(
-    args: argparse.Namespace, log: RunLog | None, store: SessionStore | None, run_id: str
+    args: argparse.Namespace, log: SQLRunLog | None, store: SessionStore | None, run_id: str
 ) -> tuple[SQLiteSession | None, StartPoint]:
     """The session this run writes (locked) and what the run starts from."""
     if log is None or store is None:
@@ -638,7 +657,15 @@ def _open_session(
     return session, start
 
 
-async def _run(args: argparse.Namespace) -> RunResult:
+def _session_store(log: SQLRunLog) -> SessionStore:
+    """Sessions stay on this machine, beside the SQLite run log (a shared PostgreSQL log is
+    redacted; sessions need the exact history, see ``sqlite_session``)."""
+    return SessionStore(store_path_for(log.path if isinstance(log, RunLog) else default_path()))
+
+
+async def _run(args: argparse.Namespace, *, durable_run: str | None = None) -> RunResult:
+    """One run of ``tinyharness run``; ``durable_run``: the id of a queued run a worker runs
+    (its model and tool calls become recorded steps, see ``durable.steps``)."""
     workspace = Path(args.workspace).resolve()
     if not workspace.is_dir():
         raise ConfigError(f"workspace {args.workspace} is not a folder")
@@ -647,7 +674,7 @@ async def _run(args: argparse.Namespace) -> RunResult:
     _notes_path(args, workspace)  # a --notes outside the workspace is refused before anything starts
     check_shell_options(shell=args.shell, yes=args.yes, allow=args.allow)
     mcp_configs = load_config(args.mcp, timeout=args.mcp_timeout)  # a bad file fails before anything starts
-    log = None if args.no_log else RunLog(args.log or default_path())
+    log = None if args.no_log else open_run_log(args.log or default_path())
     store: SessionStore | None = None
     session: SQLiteSession | None = None
     jsonl: JsonlSink | None = None
@@ -656,9 +683,9 @@ async def _run(args: argparse.Namespace) -> RunResult:
     otel: OTelSink | None = None
     mcp_servers: McpServers | None = None
     try:
-        if log is not None:
-            store = SessionStore(store_path_for(log.path))
-        events = EventBus()
+        if log is not None and durable_run is None:
+            store = _session_store(log)
+        events = EventBus(run_id=durable_run)
         session, start = _open_session(args, log, store, events.run_id)
         jsonl = _events_file(args.events) if args.events else None
         events.sinks.extend(s for s in (log, jsonl) if s is not None)
@@ -667,6 +694,8 @@ async def _run(args: argparse.Namespace) -> RunResult:
             events.sinks.append(otel)
         if not args.quiet:
             events.sinks.append(ProgressPrinter())
+        if durable_run is not None and log is not None:  # a replay: what is logged already stays once
+            events.sinks = [OnlyNew(log.last_seq(durable_run), events.sinks)]
         session_name = session.name if session is not None else events.run_id
         tools = _tools(args, workspace, events, _result_cap(args))
         mcp_servers = await _mcp_servers(mcp_configs, events, workspace, tools)  # before the model: fail fast
@@ -683,7 +712,8 @@ async def _run(args: argparse.Namespace) -> RunResult:
         if isinstance(model, LocalModel) and model.notice:  # another local model stands in
             print(f"tinyharness: {model.notice}", file=sys.stderr)
         _check_window(args.context_window or model.context_window, tools, args.max_output_tokens)
-        context = _context(args, model, events, workspace, tools)
+        steps = DurableSteps(model, events) if durable_run is not None else None
+        context = _context(args, model, events, workspace, tools, steps)
         memory = _memory(args, events, session_name)
         # Only once the configuration has held: a refused run leaves the user's repository alone.
         keep_run_state_out_of_git(args, workspace)
@@ -702,6 +732,7 @@ async def _run(args: argparse.Namespace) -> RunResult:
             events=events,
             checkpoint=session,
             memory=memory,
+            steps=steps,
         )
         task = None if args.resume else args.task
         return await agent.arun(
@@ -833,6 +864,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not words and sys.stdin.isatty() and sys.stdout.isatty():
         words = ["chat"]
     args = _chat_args(words[1:]) if words[:1] == ["chat"] else build_parser().parse_args(words)
+    if args.command == "submit":
+        args.words = words[1:]  # the run's options as given, for the worker to parse again
     try:
         code = _command(args)
         sys.stdout.flush()
@@ -878,6 +911,16 @@ def _command(args: argparse.Namespace) -> int:
             # two (a fast second Ctrl-C while the prompt redraws) means leave, as at the prompt.
             return 0
         return chat_code
+    if args.command == "submit":
+        return durable_cli.submit(args, _queued_run(args))
+    if args.command == "worker":
+        return durable_cli.worker(args, _durable_runner)
+    if args.command == "cancel":
+        return durable_cli.cancel(args)
+    if args.command == "runs" and args.log and is_postgres_url(args.log):
+        with open_run_log(args.log) as log:
+            summaries = {r.id: r for r in log.list_runs(max(args.limit, 1) * 4)}
+        return durable_cli.runs(args, summaries)
     if args.command == "models" and args.action == "default":  # the settings side of `models`
         return settings_cli.models_default(args.name, unset=args.unset)
     if args.command != "run":
@@ -891,3 +934,73 @@ def _command(args: argparse.Namespace) -> int:
         print(f"tinyharness: stopped early ({result.stop}): {result.detail}", file=sys.stderr)
         return 1
     return 0
+
+
+# --- durable runs -----------------------------------------------------------------------------
+
+
+def _queued_run(args: argparse.Namespace) -> dict[str, Any]:
+    """What ``submit`` queues: the run's options as given (a worker parses them again), with
+    the model resolved here and the workspace as an absolute path every worker must see."""
+    if not args.task:
+        raise ConfigError("give a task to submit")
+    if args.session or args.resume:
+        raise ConfigError("a queued run cannot use --session or --resume: the queue resumes it itself")
+    if args.no_log:
+        raise ConfigError("a queued run is always logged; drop --no-log")
+    workspace = Path(args.workspace).resolve()
+    if not workspace.is_dir():
+        raise ConfigError(
+            f"workspace {args.workspace} is not a folder here; workers run in it at the same path "
+            "(a shared file system)"
+        )
+    check_shell_options(shell=args.shell, yes=args.yes, allow=args.allow)
+    apply_settings(args, permissions=False)
+    options = [w for w in args.words if w != "--wait"]
+    return {
+        "run_id": new_run_id(),
+        "task": args.task,
+        "argv": options,
+        "workspace": str(workspace),
+        "model": args.model,
+    }
+
+
+def _durable_runner(url: str) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
+    """What a worker does with a queued run: the run of ``tinyharness run``, logged to the
+    shared run log, its calls recorded as steps."""
+
+    async def run(spec: dict[str, Any]) -> dict[str, Any]:
+        args = build_parser().parse_args(["run", *spec["argv"]])
+        args.workspace, args.model, args.log, args.quiet = spec["workspace"], spec["model"], url, True
+        run_id = str(spec["run_id"])
+        if not Path(args.workspace).is_dir():
+            why = f"workspace {args.workspace} is not reachable from this worker"
+            return _refused(url, run_id, spec, why)
+        apply_settings(args)
+        try:
+            result = await _run(args, durable_run=run_id)
+        except BaseException as exc:
+            if is_cancellation(exc):
+                _log_end(url, run_id, "cancelled", "cancelled by `tinyharness cancel`")
+            raise
+        return {"stop": result.stop, "final": result.final, "ok": result.ok, "detail": result.detail}
+
+    return run
+
+
+def _refused(url: str, run_id: str, spec: dict[str, Any], why: str) -> dict[str, Any]:
+    """A run a worker cannot start: said in the run log and in the run's result."""
+    detail = f"{why} ({socket.gethostname()}); every worker must see the workspace at the same path"
+    with open_run_log(url) as log:
+        events = EventBus([log], run_id=run_id, after_seq=log.last_seq(run_id))
+        events.emit("run_start", task=spec.get("task"), model=spec.get("model"), workspace=spec["workspace"])
+        events.emit("error", stop="error", message=detail)
+        events.emit("run_end", stop="error", final="", detail=detail, model_calls=0, compactions=0)
+    return {"stop": "error", "final": "", "ok": False, "detail": detail}
+
+
+def _log_end(url: str, run_id: str, stop: str, detail: str) -> None:
+    with open_run_log(url) as log:
+        events = EventBus([log], run_id=run_id, after_seq=log.last_seq(run_id))
+        events.emit("run_end", stop=stop, final="", detail=detail)

@@ -23,14 +23,26 @@ from typing import Any
 
 from .events import Event
 from .report import build_report, metrics_table, render_terminal, write_html, write_png
-from .runlog import RunLog, RunLogError, RunNotFound, RunSummary, default_path
+from .runlog import (
+    RunLogError,
+    RunNotFound,
+    RunSummary,
+    SQLRunLog,
+    default_path,
+    is_postgres_url,
+    open_run_log,
+)
 
 Handler = Callable[[argparse.Namespace], int]
 _PREVIEW = 160
 
 
 def _add_log_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--log", metavar="PATH", help=f"run log database (default: {default_path()})")
+    parser.add_argument(
+        "--log",
+        metavar="PATH|URL",
+        help=f"run log: a SQLite file or a postgresql://... URL (default: {default_path()})",
+    )
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -69,19 +81,20 @@ def _fail(message: str, code: int) -> int:
     return code
 
 
-def _guarded(body: Callable[[argparse.Namespace, RunLog], int], *, listing: bool = False) -> Handler:
+def _guarded(body: Callable[[argparse.Namespace, SQLRunLog], int], *, listing: bool = False) -> Handler:
     """Open the run log, run the command, turn typed errors into exit codes. A missing file is
     an empty list for ``listing`` commands and "not found" for the others; it is not created."""
 
     def handler(args: argparse.Namespace) -> int:
+        shared = bool(args.log) and is_postgres_url(args.log)
         path = Path(args.log) if args.log else default_path()
-        if not path.exists():
+        if not shared and not path.exists():
             if listing:
                 print(f"no runs logged yet ({path})", file=sys.stderr)
                 return 0
             return _fail(f"no run log at {path}", 1)
         try:
-            with RunLog(path) as log:
+            with open_run_log(args.log if shared else path) as log:
                 return body(args, log)
         except RunNotFound as exc:
             return _fail(str(exc), 1)
@@ -107,7 +120,7 @@ def _stop(run: RunSummary) -> str:
     return run.stop or "unfinished"
 
 
-def _runs(args: argparse.Namespace, log: RunLog) -> int:
+def _runs(args: argparse.Namespace, log: SQLRunLog) -> int:
     runs = log.list_runs(args.limit)
     if not runs:
         print("no runs logged yet", file=sys.stderr)
@@ -237,7 +250,7 @@ def transcript(events: Sequence[Event]) -> list[str]:
     return lines
 
 
-def _show(args: argparse.Namespace, log: RunLog) -> int:
+def _show(args: argparse.Namespace, log: SQLRunLog) -> int:
     print("\n".join(transcript(log.events(args.run))))
     return 0
 
@@ -248,7 +261,7 @@ cmd_show = _guarded(_show)
 # --- export -----------------------------------------------------------------------------------
 
 
-def _export(args: argparse.Namespace, log: RunLog) -> int:
+def _export(args: argparse.Namespace, log: SQLRunLog) -> int:
     lines = log.event_lines(args.run)
     text = "".join(line + "\n" for line in lines)
     if args.output:
@@ -264,7 +277,7 @@ cmd_export = _guarded(_export)
 # --- report -----------------------------------------------------------------------------------
 
 
-def _report(args: argparse.Namespace, log: RunLog) -> int:
+def _report(args: argparse.Namespace, log: SQLRunLog) -> int:
     report = build_report(log.events(args.run))
     width = args.width or min(shutil.get_terminal_size((100, 24)).columns, 140)
     try:

@@ -12,13 +12,17 @@ Every request consumes the next response in order. When any response carries ``p
 request takes the next response of its own purpose instead, so a script stays valid wherever a
 compaction happens to fall. Running out, or leaving responses unused, is a ``ScriptError``. An
 optional top-level ``"stream_delay"`` (seconds) spaces the word chunks ``stream`` yields, so a
-terminal shows them arrive.
+terminal shows them arrive. Optional top-level ``"latency"`` (seconds) is waited before every
+answer, as a real server takes time (benchmarks of many runs at once); ``"request_log"`` names a
+file (relative to the script's folder) that gets one JSON line per request received, with its
+number, purpose and the process id, so a test can count requests across processes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 from collections import deque
 from collections.abc import AsyncIterator
@@ -87,6 +91,15 @@ class ScriptedModel:
         if not isinstance(delay, int | float) or delay < 0:
             raise InvalidScript(f"{self.source}: stream_delay must be a number of seconds >= 0")
         self.stream_delay = float(delay)
+        latency = data.get("latency", 0)
+        if not isinstance(latency, int | float) or latency < 0:
+            raise InvalidScript(f"{self.source}: latency must be a number of seconds >= 0")
+        self.latency = float(latency)
+        log = data.get("request_log")
+        if log is not None and not isinstance(log, str):
+            raise InvalidScript(f"{self.source}: request_log must be a file name")
+        base = Path(script).parent if not isinstance(script, dict) else Path.cwd()
+        self.request_log = base / log if log else None
 
     @staticmethod
     def _load(path: Path) -> Any:
@@ -105,6 +118,15 @@ class ScriptedModel:
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         self.requests.append(request)
+        if self.request_log is not None:
+            line = {"n": len(self.requests), "purpose": request.purpose, "pid": os.getpid()}
+            with open(self.request_log, "a", encoding="utf-8") as file:
+                file.write(json.dumps(line) + "\n")
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        return self._next(request)
+
+    def _next(self, request: ModelRequest) -> ModelResponse:
         key = request.purpose if self.by_purpose else None
         queue = self._queues.get(key)
         if not queue:
@@ -114,6 +136,13 @@ class ScriptedModel:
                 f"(a {request.purpose} request); add responses to the script"
             )
         return queue.popleft()
+
+    def replayed(self, request: ModelRequest) -> None:
+        """A durable run answered ``request`` from its record (an earlier process received it):
+        skip the response it took, so the next request gets the next one. Not a request: no
+        latency, no line in the request log."""
+        self.requests.append(request)
+        self._next(request)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
         """The same response as ``complete``, its text first yielded word by word."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import dataclasses
 import functools
 import inspect
@@ -367,7 +368,11 @@ async def _in_daemon_thread(function: Callable[..., Any], args: dict[str, Any]) 
         with contextlib.suppress(RuntimeError):  # the loop closed while the tool hung
             loop.call_soon_threadsafe(_settle, future, output, error)
 
-    threading.Thread(target=work, name=f"tool-{getattr(function, '__name__', 'call')}", daemon=True).start()
+    # The thread runs in a copy of the caller's context, as asyncio.to_thread does (EventBus.hold
+    # follows the events a tool emits from its thread).
+    context = contextvars.copy_context()
+    name = f"tool-{getattr(function, '__name__', 'call')}"
+    threading.Thread(target=context.run, args=(work,), name=name, daemon=True).start()
     return await future
 
 
