@@ -76,7 +76,9 @@ class DurableSteps:
         async def act() -> dict[str, Any]:
             if started_by != execution:  # cut off in an earlier execution: never run twice
                 result = unknown_outcome(call.id)
+                # The cut-off execution held its tool_call event with the step: log it now.
                 held: list[tuple[str, dict[str, Any]]] = [
+                    ("tool_call", {"call_id": call.id, "name": call.name, "args": call.input}),
                     (
                         "tool_result",
                         {
