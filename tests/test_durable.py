@@ -31,7 +31,6 @@ import pytest
 
 from hardening_support import answer, tool_turn
 from tinyharness.cli import main
-from tinyharness.session import UNKNOWN_OUTCOME
 
 PG_URL = os.environ.get("TINYHARNESS_TEST_PG_URL")
 pytestmark = pytest.mark.skipif(
@@ -62,8 +61,9 @@ class Worker:
     def __init__(self, url: str, tmp: Path, name: str, concurrency: int = 4) -> None:
         self.log = tmp / f"{name}.err"
         with self.log.open("w") as err:
+            command = ["worker", "--log", url, "--concurrency", str(concurrency)]
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "tinyharness", "worker", "--log", url, "--concurrency", str(concurrency)],
+                [sys.executable, "-m", "tinyharness", *command],
                 stdout=subprocess.DEVNULL,
                 stderr=err,
             )
@@ -218,7 +218,8 @@ def test_a_killed_workers_runs_finish_on_the_other_exactly_once(database: str, t
         assert all(count == 1 for count in counts.values()), f"a tool call ran twice in run {index}"
         events = log_events(database, run_id)
         assert_log_complete(events, model_calls=3, tool_calls=2)
-        unknown = {e["call_id"] for e in events if e["type"] == "tool_result" and e.get("outcome") == "unknown"}
+        results = [e for e in events if e["type"] == "tool_result"]
+        unknown = {e["call_id"] for e in results if e.get("outcome") == "unknown"}
         assert set(calls) | unknown == {"c1", "c2"}, "a call neither ran nor was answered"
         assert events[-1]["final"] == f"run {index} done"
         moved += assert_no_recorded_request_resent(requests(root, index), first.proc.pid)
@@ -243,7 +244,8 @@ def run_until_killed(
     try:
 
         def asked() -> bool:
-            if first.proc.poll() is not None or queue_states(database)[run_id].state not in ("queued", "running"):
+            state = queue_states(database)[run_id].state
+            if first.proc.poll() is not None or state not in ("queued", "running"):
                 raise AssertionError(f"the run ended before its first {purpose} request")
             return any(line["purpose"] == purpose for line in requests(root, 0))
 
@@ -272,7 +274,8 @@ def test_a_worker_killed_during_a_compaction(database: str, tmp_path: Path) -> N
     assert (root / "run0" / "NOTES.md").read_text(encoding="utf-8") == "one\ntwo\n"  # no note twice
     lines = requests(root, 0)
     assert assert_no_recorded_request_resent(lines, first.proc.pid)
-    assert [(line["purpose"], line["n"]) for line in lines if line["pid"] == first.proc.pid][-1] == ("compact", 3)
+    by_killed = [(line["purpose"], line["n"]) for line in lines if line["pid"] == first.proc.pid]
+    assert by_killed[-1] == ("compact", 3)
     events = log_events(database, run_id)
     assert_log_complete(events, model_calls=4, tool_calls=2)
     assert [e["type"] for e in events].count("compaction") == 1
