@@ -180,11 +180,13 @@ def test_a_killed_workers_runs_finish_on_the_other_exactly_once(database: str, t
     run_of: dict[str, int] = {}
     for index in range(RUNS):
         responses = [
-            tool_turn(("c1", "shell", {"command": "echo c1 >> calls.log; sleep 0.4"})),
-            tool_turn(("c2", "shell", {"command": "echo c2 >> calls.log; sleep 0.4"})),
+            tool_turn(("c1", "shell", {"command": "sh tick.sh c1"})),
+            tool_turn(("c2", "shell", {"command": "sh tick.sh c2"})),
             answer(f"run {index} done"),
         ]
         workspace, script = write_run(root, index, responses, latency=0.3)
+        # The tool's side effect: one line per execution, then a while to be killed in.
+        (workspace / "tick.sh").write_text('echo "$1" >> calls.log\nsleep 0.4\n', encoding="utf-8")
         run_of[submit(database, workspace, script, f"task {index}", *SHELL)] = index
     first = Worker(database, tmp_path, "a")
     second = Worker(database, tmp_path, "b")
