@@ -663,9 +663,12 @@ def _session_store(log: SQLRunLog) -> SessionStore:
     return SessionStore(store_path_for(log.path if isinstance(log, RunLog) else default_path()))
 
 
-async def _run(args: argparse.Namespace, *, durable_run: str | None = None) -> RunResult:
+async def _run(
+    args: argparse.Namespace, *, durable_run: str | None = None, shared_log: SQLRunLog | None = None
+) -> RunResult:
     """One run of ``tinyharness run``; ``durable_run``: the id of a queued run a worker runs
-    (its model and tool calls become recorded steps, see ``durable.steps``)."""
+    (its model and tool calls become recorded steps, see ``durable.steps``), logged to the
+    worker's ``shared_log`` (one connection for all its runs)."""
     workspace = Path(args.workspace).resolve()
     if not workspace.is_dir():
         raise ConfigError(f"workspace {args.workspace} is not a folder")
@@ -674,7 +677,10 @@ async def _run(args: argparse.Namespace, *, durable_run: str | None = None) -> R
     _notes_path(args, workspace)  # a --notes outside the workspace is refused before anything starts
     check_shell_options(shell=args.shell, yes=args.yes, allow=args.allow)
     mcp_configs = load_config(args.mcp, timeout=args.mcp_timeout)  # a bad file fails before anything starts
-    log = None if args.no_log else open_run_log(args.log or default_path())
+    if shared_log is not None:
+        log: SQLRunLog | None = shared_log
+    else:
+        log = None if args.no_log else open_run_log(args.log or default_path())
     store: SessionStore | None = None
     session: SQLiteSession | None = None
     jsonl: JsonlSink | None = None
@@ -753,7 +759,7 @@ async def _run(args: argparse.Namespace, *, durable_run: str | None = None) -> R
             if model is not None:
                 await model.aclose()
         finally:
-            for closable in (otel, jsonl, session, store, log, *opened):
+            for closable in (otel, jsonl, session, store, log if shared_log is None else None, *opened):
                 if closable is not None:
                     closable.close()
 
@@ -970,6 +976,8 @@ def _durable_runner(url: str) -> Callable[[dict[str, Any]], Awaitable[dict[str, 
     """What a worker does with a queued run: the run of ``tinyharness run``, logged to the
     shared run log, its calls recorded as steps."""
 
+    shared: list[SQLRunLog] = []  # the worker's one run log connection, opened by its first run
+
     async def run(spec: dict[str, Any]) -> dict[str, Any]:
         args = build_parser().parse_args(["run", *spec["argv"]])
         args.workspace, args.model, args.log, args.quiet = spec["workspace"], spec["model"], url, True
@@ -978,8 +986,10 @@ def _durable_runner(url: str) -> Callable[[dict[str, Any]], Awaitable[dict[str, 
             why = f"workspace {args.workspace} is not reachable from this worker"
             return _refused(url, run_id, spec, why)
         apply_settings(args)
+        if not shared:
+            shared.append(open_run_log(url))
         try:
-            result = await _run(args, durable_run=run_id)
+            result = await _run(args, durable_run=run_id, shared_log=shared[0])
         except BaseException as exc:
             if is_cancellation(exc):
                 _log_end(url, run_id, "cancelled", "cancelled by `tinyharness cancel`")

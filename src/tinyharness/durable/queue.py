@@ -215,6 +215,10 @@ class Worker:
                 "executor_id": self.executor_id,
                 "application_version": APP_VERSION,
                 "log_level": "WARNING",
+                # Each run at once holds at most one connection at a time (a step's record); a
+                # few more for the queue's polling. DBOS's default (20) would let a handful of
+                # workers exhaust a server's connections.
+                "sys_db_pool_size": self.concurrency + 4,
             }
         )
         DBOS.workflow(name=WORKFLOW)(tinyharness_run)

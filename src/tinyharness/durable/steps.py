@@ -89,7 +89,7 @@ class DurableSteps:
                             "truncated": False,
                             "outcome": "unknown",
                         },
-                    )
+                    ),
                 ]
                 return {"result": block_to_dict(result), "events": held}
             with self.events.hold() as held:
