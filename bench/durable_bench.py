@@ -261,12 +261,13 @@ def to_markdown(scale: list[ScaleRow], overhead: list[OverheadRow], runs: int) -
         [[r.name, r.steps, f"{r.ms_per_step:.2f}", f"{r.ms_per_step - plain:+.2f} ms"] for r in overhead],
         "lrrr",
     )
-    ideal = runs / (CONCURRENCY * 3 * LATENCY) * 60
+    ideal = CONCURRENCY / (3 * LATENCY) * 60  # runs at once / seconds of model time per run
     return "\n".join(
         [
             f"Scaling: {runs} runs, each 3 scripted model requests of {LATENCY:g} s and 2 calculator "
             f"calls; every worker runs up to {CONCURRENCY} at once; from the first submit to the last "
-            f"run's end. One worker's model-time bound is {ideal:.0f} runs per minute.",
+            f"run's end. With no harness cost at all one worker would finish {ideal:.0f} runs per minute "
+            "(model time alone); below that, the harness, DBOS and PostgreSQL share the machine's CPUs.",
             "",
             table,
             "",
