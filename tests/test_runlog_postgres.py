@@ -40,19 +40,64 @@ def events(run_id: str) -> list[dict[str, Any]]:
     stamp = {"run_id": run_id}
     return [
         {"type": "run_start", "seq": 1, "ts": 1.5, "task": f"use {SECRET}", "model": "m", **stamp},
-        {"type": "model_call", "seq": 2, "ts": 2.25, "call": 1, "purpose": "agent", "stop_reason": "tool_use",
-         "usage": {"input_tokens": 10, "output_tokens": 5}, "tokens": 15, **stamp},  # fmt: skip
-        {"type": "tool_call", "seq": 3, "ts": 3.0, "call_id": "t1", "name": "note", "args": {"text": "x"}, **stamp},
+        {
+            "type": "model_call",
+            "seq": 2,
+            "ts": 2.25,
+            "call": 1,
+            "purpose": "agent",
+            "stop_reason": "tool_use",
+            "usage": {"input_tokens": 10, "output_tokens": 5},
+            "tokens": 15,
+            **stamp,
+        },
+        {
+            "type": "tool_call",
+            "seq": 3,
+            "ts": 3.0,
+            "call_id": "t1",
+            "name": "note",
+            "args": {"text": "x"},
+            **stamp,
+        },
         {"type": "notes_write", "seq": 4, "ts": 3.1, "op": "append", "chars": 2, **stamp},
-        {"type": "tool_result", "seq": 5, "ts": 3.2, "call_id": "t1", "name": "note", "ok": True, "chars": 2,
-         "truncated": False, **stamp},  # fmt: skip
+        {
+            "type": "tool_result",
+            "seq": 5,
+            "ts": 3.2,
+            "call_id": "t1",
+            "name": "note",
+            "ok": True,
+            "chars": 2,
+            "truncated": False,
+            **stamp,
+        },
         {"type": "tool_result", "seq": 6, "ts": 3.3, "call_id": None, "name": "x", "ok": False, **stamp},
-        {"type": "compaction", "seq": 7, "ts": 4.0, "n": 1, "strategy": "summarize", "tokens_before": 900,
-         "tokens_after": 100, "messages_before": 9, "messages_after": 3, **stamp},  # fmt: skip
+        {
+            "type": "compaction",
+            "seq": 7,
+            "ts": 4.0,
+            "n": 1,
+            "strategy": "summarize",
+            "tokens_before": 900,
+            "tokens_after": 100,
+            "messages_before": 9,
+            "messages_after": 3,
+            **stamp,
+        },
         {"type": "memory_write", "seq": 8, "ts": 4.5, "op": "add", "id": "m1", **stamp},
         {"type": "error", "seq": 9, "ts": 5.0, "stop": "tool", "message": f"key {SECRET}", **stamp},
-        {"type": "run_end", "seq": 10, "ts": 6.0, "stop": "end_turn", "final": "done", "model_calls": 1,
-         "compactions": 1, "usage": {"input_tokens": 10, "output_tokens": 5}, **stamp},  # fmt: skip
+        {
+            "type": "run_end",
+            "seq": 10,
+            "ts": 6.0,
+            "stop": "end_turn",
+            "final": "done",
+            "model_calls": 1,
+            "compactions": 1,
+            "usage": {"input_tokens": 10, "output_tokens": 5},
+            **stamp,
+        },
     ]
 
 
