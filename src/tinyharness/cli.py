@@ -52,7 +52,7 @@ from .otel import OTelSink, otel_sink_from_env, provider_name
 from .paths import data_home
 from .progress import ProgressPrinter
 from .redact import redact
-from .runlog import RunLog, RunLogError, SQLRunLog, default_path, is_postgres_url, open_run_log
+from .runlog import RunLog, RunLogError, RunLogStore, default_path, is_postgres_url, open_run_log
 from .session import SavedSession, StartPoint, TurnProgress, start_point
 from .settings import MODEL_ENV, load_settings, resolve_base_url, resolve_model
 from .sqlite_session import SessionStore, SessionStoreError, SQLiteSession, store_path_for
@@ -705,7 +705,7 @@ def _context(
     )
 
 
-def _legacy_checkpoint(log: SQLRunLog, name: str) -> SavedSession | None:
+def _legacy_checkpoint(log: RunLogStore, name: str) -> SavedSession | None:
     """A session saved by an older tinyharness in the run log itself (redacted: secrets in it
     read as placeholders from now on, so say so)."""
     checkpoint = log.load_checkpoint(name)
@@ -726,7 +726,7 @@ def _legacy_checkpoint(log: SQLRunLog, name: str) -> SavedSession | None:
 
 
 def _open_session(
-    args: argparse.Namespace, log: SQLRunLog | None, store: SessionStore | None, run_id: str
+    args: argparse.Namespace, log: RunLogStore | None, store: SessionStore | None, run_id: str
 ) -> tuple[SQLiteSession | None, StartPoint]:
     """The session this run writes (locked) and what the run starts from."""
     if log is None or store is None:
@@ -758,14 +758,14 @@ def _open_session(
     return session, start
 
 
-def _session_store(log: SQLRunLog) -> SessionStore:
+def _session_store(log: RunLogStore) -> SessionStore:
     """Sessions stay on this machine, beside the SQLite run log (a shared PostgreSQL log is
     redacted; sessions need the exact history, see ``sqlite_session``)."""
     return SessionStore(store_path_for(log.path if isinstance(log, RunLog) else default_path()))
 
 
 async def _run(
-    args: argparse.Namespace, *, durable_run: str | None = None, shared_log: SQLRunLog | None = None
+    args: argparse.Namespace, *, durable_run: str | None = None, shared_log: RunLogStore | None = None
 ) -> RunResult:
     """One run of ``tinyharness run``; ``durable_run``: the id of a queued run a worker runs
     (its model and tool calls become recorded steps, see ``durable.steps``), logged to the
@@ -779,7 +779,7 @@ async def _run(
     check_shell_options(shell=args.shell, yes=args.yes, allow=args.allow)
     mcp_configs = load_config(args.mcp, timeout=args.mcp_timeout)  # a bad file fails before anything starts
     if shared_log is not None:
-        log: SQLRunLog | None = shared_log
+        log: RunLogStore | None = shared_log
     else:
         log = None if args.no_log else open_run_log(args.log or default_path())
     store: SessionStore | None = None
@@ -1124,7 +1124,7 @@ def _durable_runner(url: str) -> Callable[[dict[str, Any]], Awaitable[dict[str, 
     """What a worker does with a queued run: the run of ``tinyharness run``, logged to the
     shared run log, its calls recorded as steps."""
 
-    shared: list[SQLRunLog] = []  # the worker's one run log connection, opened by its first run
+    shared: list[RunLogStore] = []  # the worker's one run log connection, opened by its first run
 
     async def run(spec: dict[str, Any]) -> dict[str, Any]:
         args = build_parser().parse_args(["run", *spec["argv"]])

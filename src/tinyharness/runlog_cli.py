@@ -25,9 +25,9 @@ from .events import Event
 from .report import build_report, metrics_table, render_terminal, write_html, write_png
 from .runlog import (
     RunLogError,
+    RunLogStore,
     RunNotFound,
     RunSummary,
-    SQLRunLog,
     default_path,
     is_postgres_url,
     open_run_log,
@@ -81,7 +81,7 @@ def _fail(message: str, code: int) -> int:
     return code
 
 
-def _guarded(body: Callable[[argparse.Namespace, SQLRunLog], int], *, listing: bool = False) -> Handler:
+def _guarded(body: Callable[[argparse.Namespace, RunLogStore], int], *, listing: bool = False) -> Handler:
     """Open the run log, run the command, turn typed errors into exit codes. A missing file is
     an empty list for ``listing`` commands and "not found" for the others; it is not created."""
 
@@ -120,7 +120,7 @@ def _stop(run: RunSummary) -> str:
     return run.stop or "unfinished"
 
 
-def _runs(args: argparse.Namespace, log: SQLRunLog) -> int:
+def _runs(args: argparse.Namespace, log: RunLogStore) -> int:
     runs = log.list_runs(args.limit)
     if not runs:
         print("no runs logged yet", file=sys.stderr)
@@ -250,7 +250,7 @@ def transcript(events: Sequence[Event]) -> list[str]:
     return lines
 
 
-def _show(args: argparse.Namespace, log: SQLRunLog) -> int:
+def _show(args: argparse.Namespace, log: RunLogStore) -> int:
     print("\n".join(transcript(log.events(args.run))))
     return 0
 
@@ -261,7 +261,7 @@ cmd_show = _guarded(_show)
 # --- export -----------------------------------------------------------------------------------
 
 
-def _export(args: argparse.Namespace, log: SQLRunLog) -> int:
+def _export(args: argparse.Namespace, log: RunLogStore) -> int:
     lines = log.event_lines(args.run)
     text = "".join(line + "\n" for line in lines)
     if args.output:
@@ -277,7 +277,7 @@ cmd_export = _guarded(_export)
 # --- report -----------------------------------------------------------------------------------
 
 
-def _report(args: argparse.Namespace, log: SQLRunLog) -> int:
+def _report(args: argparse.Namespace, log: RunLogStore) -> int:
     report = build_report(log.events(args.run))
     width = args.width or min(shutil.get_terminal_size((100, 24)).columns, 140)
     try:
