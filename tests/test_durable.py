@@ -330,6 +330,27 @@ def test_a_queued_run_is_cancelled_and_never_runs(
     assert main(["cancel", run_id, "--log", database]) == 1  # nothing left to cancel
 
 
+def test_a_running_run_is_cancelled_at_its_next_step(
+    database: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    turns = [tool_turn((f"n{i}", "note", {"text": f"note {i}"})) for i in range(4)]
+    workspace, script = write_run(tmp_path / "shared", 0, [*turns, answer("never")], latency=1.5)
+    run_id = submit(database, workspace, script, "the task", "--no-memory")
+    worker = Worker(database, tmp_path, "a")
+    try:
+        wait_until(lambda: bool(requests(tmp_path / "shared", 0)), 120, "the first request")
+        assert main(["cancel", run_id, "--log", database]) == 0
+        assert "(was running)" in capsys.readouterr().out
+        wait_until(lambda: log_events(database, run_id)[-1]["type"] == "run_end", 120, "the run to end")
+        assert worker.proc.poll() is None  # the worker goes on with other runs
+    finally:
+        worker.stop()
+    assert queue_states(database)[run_id].state == "cancelled"
+    end = log_events(database, run_id)[-1]
+    assert end["stop"] == "cancelled"
+    assert len(requests(tmp_path / "shared", 0)) < 5  # it stopped before the script's end
+
+
 def test_a_run_whose_workspace_a_worker_cannot_reach_fails_with_the_reason(
     database: str, tmp_path: Path
 ) -> None:

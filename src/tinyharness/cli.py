@@ -33,7 +33,7 @@ from .context.config import problem as context_problem
 from .context.manager import OFFLOAD_SHARE, build_context
 from .context.tokens import HeuristicCounter
 from .durable import cli as durable_cli
-from .durable.queue import is_cancellation, new_run_id
+from .durable.queue import new_run_id, was_cancelled
 from .durable.steps import DurableSteps, OnlyNew
 from .errors import ConfigError, HarnessError
 from .events import EventBus, JsonlSink
@@ -1138,8 +1138,8 @@ def _durable_runner(url: str) -> Callable[[dict[str, Any]], Awaitable[dict[str, 
             shared.append(open_run_log(url))
         try:
             result = await _run(args, durable_run=run_id, shared_log=shared[0])
-        except BaseException as exc:
-            if is_cancellation(exc):
+        except BaseException:
+            if was_cancelled(url, run_id):
                 _log_end(url, run_id, "cancelled", "cancelled by `tinyharness cancel`")
             raise
         return {"stop": result.stop, "final": result.final, "ok": result.ok, "detail": result.detail}

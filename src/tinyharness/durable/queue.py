@@ -287,10 +287,18 @@ class Worker:
             self._life.close()  # the lock goes with it
 
 
-def is_cancellation(exc: BaseException) -> bool:
-    """``exc`` is DBOS stopping a workflow that ``cancel`` cancelled."""
+def was_cancelled(url: str, run_id: str) -> bool:
+    """In a worker: the run was cancelled (``tinyharness cancel``). DBOS stops a cancelled run
+    at its next step with one of several errors (cancelled, or no longer owned by this
+    execution), so the record decides, not the error. Read from the table itself: inside the
+    stopped workflow, DBOS's own calls raise the cancellation again."""
+    import psycopg
+
     try:
-        from dbos._error import DBOSWorkflowCancelledError
-    except ImportError:
+        with psycopg.connect(url, autocommit=True) as conn:
+            row = conn.execute(
+                "SELECT status FROM dbos.workflow_status WHERE workflow_uuid = %s", (run_id,)
+            ).fetchone()
+    except psycopg.Error:
         return False
-    return isinstance(exc, DBOSWorkflowCancelledError)
+    return row is not None and row[0] == "CANCELLED"
