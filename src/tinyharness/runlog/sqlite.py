@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -61,6 +61,10 @@ class _SQLite:
 
     def close(self) -> None:
         self.db.close()
+
+    def set_trace_callback(self, callback: Callable[[str], object] | None) -> None:
+        """SQLite's statement trace (the parallel-calls benchmark counts the SQL written)."""
+        self.db.set_trace_callback(callback)
 
 
 class RunLog(SQLRunLog):
