@@ -84,11 +84,14 @@ def part(number: int) -> list[Message]:
     facts = FACTS[number * 3 : number * 3 + 3]
     for r in range(ROUNDS_PER_PART):
         call_id = f"c{number}_{r}"
+        # Results of a realistic size (about 1,300 characters): a summary must be smaller than
+        # the rounds it replaces, or the step is refused as no reduction.
+        filler = [f"def step_{number}_{r}_{i}(value):\n    return value + {i}" for i in range(24)]
         if r < len(facts):
             path, line, _value = facts[r]
-            body = "\n".join([f"# {path}", "import os", line, "def main():", "    return 0"])
+            body = "\n".join([f"# {path}", "import os", *filler[:12], line, *filler[12:]])
         else:
-            path, body = f"src/util{number}.py", "def helper():\n    return None\n"
+            path, body = f"src/util{number}.py", "\n".join(filler)
         out.append(
             Message(
                 "assistant",
@@ -128,7 +131,8 @@ async def run_mode(model: Model, mode: str) -> dict[str, Any]:
         "calls": caller.calls,
         "seconds": round(caller.seconds, 1),
         "steps": [e["strategy"] for e in sink.of_type("compaction")],
-        "failures": caller.failures,
+        "failures": caller.failures
+        + [f"{e['strategy']}: {e['reason']}" for e in sink.of_type("compaction_fallback")],
     }
 
 
@@ -160,7 +164,7 @@ def to_markdown(data: dict[str, Any]) -> str:
         )
         failures += [f"{row['mode']}: {failure}" for failure in row.get("failures", [])]
     if failures:
-        lines += ["", "Summarizer requests that failed (the compaction fell back):", ""]
+        lines += ["", "Summaries that failed or were refused (the compaction fell back):", ""]
         lines += [f"- {failure}" for failure in failures]
     return "\n".join(lines)
 
