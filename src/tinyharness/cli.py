@@ -47,6 +47,7 @@ from .runlog import RunLog, RunLogError, default_path
 from .session import SavedSession, StartPoint, TurnProgress, start_point
 from .settings import MODEL_ENV, load_settings, resolve_base_url, resolve_model
 from .sqlite_session import SessionStore, SessionStoreError, SQLiteSession, store_path_for
+from .subagents import SubAgentConfig, SubAgentHost, SubAgents, load_profiles
 from .tools.base import DEFAULT_RESULT_CAP, ToolRegistry
 from .tools.builtin import builtin_tools
 from .tools.notes import NotesFile
@@ -79,12 +80,20 @@ model strings:
 
 AGENT = AgentConfig()  # the defaults, written once in the config classes
 CONTEXT = ContextConfig()
+SUBAGENTS = SubAgentConfig()
 
 
 def _seconds(text: str) -> float:
     value = float(text)
     if not value > 0:
         raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
     return value
 
 
@@ -220,6 +229,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="stop after this many billed tokens (input + output of every model call)",
     )
     limits.add_argument(
+        "--time-limit",
+        type=_seconds,
+        metavar="SECONDS",
+        help="stop after this many seconds of wall time (checked before each turn)",
+    )
+    limits.add_argument(
         "--allow-write",
         action="store_true",
         help="let write_file/edit_file run without asking (otherwise asked on a terminal, refused elsewhere)",
@@ -249,6 +264,37 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="never ask: run the shell commands --allow rules match and refuse the rest "
         "(needs --shell and an --allow rule for the shell)",
+    )
+
+    helpers = run.add_argument_group("sub-agents")
+    helpers.add_argument(
+        "--subagents",
+        action=argparse.BooleanOptionalAction,
+        help="offer the task tool: the agent can hand a self-contained piece of work (reading many "
+        "files, a search) to a sub-agent with a fresh window and get back only its answer; kinds of "
+        "sub-agent come from 'agents' in the config file (default: on, off for local models)",
+    )
+    helpers.add_argument(
+        "--subagent-depth",
+        type=_positive_int,
+        default=SUBAGENTS.max_depth,
+        metavar="N",
+        help=f"how deep sub-agents may nest (default {SUBAGENTS.max_depth}: they cannot start their own)",
+    )
+    helpers.add_argument(
+        "--subagent-concurrency",
+        type=_positive_int,
+        default=SUBAGENTS.concurrency,
+        metavar="N",
+        help=f"sub-agents of one agent that run at the same time (default {SUBAGENTS.concurrency})",
+    )
+    helpers.add_argument(
+        "--subagent-iterations",
+        type=_positive_int,
+        default=SUBAGENTS.max_iterations,
+        metavar="N",
+        help=f"turns one sub-agent may take (default {SUBAGENTS.max_iterations}); they count against "
+        "--max-iterations, and its tokens against --token-budget",
     )
 
     memory = run.add_argument_group("long-term memory")
@@ -564,7 +610,12 @@ def _confirm_on_terminal(question: str) -> bool:
 
 
 def _context(
-    args: argparse.Namespace, model: Model, events: EventBus, workspace: Path, tools: ToolRegistry
+    args: argparse.Namespace,
+    model: Model,
+    events: EventBus,
+    workspace: Path,
+    tools: ToolRegistry,
+    notes: Path | None = None,
 ) -> ContextPolicy:
     # No window here: --context-window went to the model (a local server sizes itself by it),
     # and the context takes the model's, so the window is resolved in one place.
@@ -576,7 +627,7 @@ def _context(
         accounting=args.accounting,
         counter=args.counter,
         instructions=args.compact_instructions,
-        notes_path=_notes_path(args, workspace),
+        notes_path=notes or _notes_path(args, workspace),
         workspace=workspace,
         # Local models do not take notes when only asked (measured), so they must by default.
         flush_notes=args.flush_notes if args.flush_notes is not None else _is_local(args.model),
@@ -655,6 +706,7 @@ async def _run(args: argparse.Namespace) -> RunResult:
     opened: list[MemoryStore] = []
     otel: OTelSink | None = None
     mcp_servers: McpServers | None = None
+    subagents: SubAgents | None = None
     try:
         if log is not None:
             store = SessionStore(store_path_for(log.path))
@@ -682,6 +734,10 @@ async def _run(args: argparse.Namespace) -> RunResult:
 
         if isinstance(model, LocalModel) and model.notice:  # another local model stands in
             print(f"tinyharness: {model.notice}", file=sys.stderr)
+        if _subagents_on(args):
+            subagents = _subagents(args, workspace)
+            tools.add(subagents.tool())
+            subagents.check_profiles(tools.names)
         _check_window(args.context_window or model.context_window, tools, args.max_output_tokens)
         context = _context(args, model, events, workspace, tools)
         memory = _memory(args, events, session_name)
@@ -697,6 +753,7 @@ async def _run(args: argparse.Namespace) -> RunResult:
                 token_budget=args.token_budget,
                 max_output_tokens=args.max_output_tokens,
                 trace=args.trace,
+                time_limit=args.time_limit,
             ),
             context=context,
             events=events,
@@ -719,6 +776,8 @@ async def _run(args: argparse.Namespace) -> RunResult:
         try:
             if mcp_servers is not None:
                 await mcp_servers.aclose()
+            if subagents is not None:
+                await subagents.aclose()
             if model is not None:
                 await model.aclose()
         finally:
@@ -766,9 +825,11 @@ def _result_cap(args: argparse.Namespace) -> int:
     return min(DEFAULT_RESULT_CAP, tokens * CODE_CHARS_PER_TOKEN + READ_RESERVE_CHARS)
 
 
-def _tools(args: argparse.Namespace, workspace: Path, events: EventBus, result_cap: int) -> ToolRegistry:
+def _tools(
+    args: argparse.Namespace, workspace: Path, events: EventBus, result_cap: int, notes_path: Path | None = None
+) -> ToolRegistry:
     notes = NotesFile(
-        _notes_path(args, workspace),
+        notes_path or _notes_path(args, workspace),
         on_write=lambda op, chars: events.emit("notes_write", op=op, chars=chars),
         root=workspace,
     )
@@ -806,6 +867,47 @@ async def _mcp_servers(
     for tool in servers.tools:
         tools.add(tool)
     return servers
+
+
+def _subagents_on(args: argparse.Namespace) -> bool:
+    """--subagents, else on for every model but local ones (see the README, "Sub-agents")."""
+    chosen: bool | None = args.subagents
+    return chosen if chosen is not None else not _is_local(args.model)
+
+
+def _subagents(args: argparse.Namespace, workspace: Path) -> SubAgents:
+    """The task tool's runner: children get this run's options (permissions, compaction,
+    result cap), their own notes under .tinyharness/subagents/, and the profiles of the
+    config file (checked now: a bad profile stops the run before it starts)."""
+    config = SubAgentConfig(
+        max_depth=args.subagent_depth,
+        concurrency=args.subagent_concurrency,
+        max_iterations=args.subagent_iterations,
+        profiles=load_profiles(load_settings().agents),
+    )
+    result_cap = _result_cap(args)
+
+    def tools(notes: Path, events: EventBus) -> ToolRegistry:
+        return _tools(args, workspace, events, result_cap, notes_path=notes)
+
+    def context(model: Model, events: EventBus, registry: ToolRegistry, notes: Path) -> ContextPolicy:
+        return _context(args, model, events, workspace, registry, notes)
+
+    def model(spec: str) -> Model:
+        provider = spec.strip().partition(":")[0]
+        base_url = resolve_base_url(provider, None) if provider in ("openai", "anthropic") else None
+        return load_model(
+            spec,
+            base_url=base_url,
+            timeout=args.timeout,
+            max_retries=args.max_retries,
+            context_window=args.context_window,
+        )
+
+    host = SubAgentHost(
+        tools=tools, state_dir=workspace / ".tinyharness" / "subagents", context=context, load_model=model
+    )
+    return SubAgents(config, host)
 
 
 def _memory(args: argparse.Namespace, events: EventBus, session: str) -> ScopedMemory | None:

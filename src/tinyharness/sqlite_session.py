@@ -102,6 +102,14 @@ class SessionStore:
         row = self._query("SELECT name FROM sessions ORDER BY saved DESC LIMIT 1")
         return str(row[0][0]) if row else None
 
+    def names_under(self, prefix: str) -> list[str]:
+        """The sessions whose name starts with ``prefix``, oldest first (a run's sub-agents)."""
+        escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        rows = self._query(
+            "SELECT name FROM sessions WHERE name LIKE ? ESCAPE '\\' ORDER BY saved, rowid", (escaped + "%",)
+        )
+        return [str(name) for (name,) in rows]
+
     def close(self) -> None:
         with self._lock:
             self._db.close()
