@@ -26,7 +26,9 @@ def call(call_id: str, name: str, args: dict[str, Any], *, agent: str | None = N
     return turn([(call_id, name, args)], agent=agent)
 
 
-def turn(uses: list[tuple[str, str, dict[str, Any]]], *, agent: str | None = None, usage: int = 100) -> dict[str, Any]:
+def turn(
+    uses: list[tuple[str, str, dict[str, Any]]], *, agent: str | None = None, usage: int = 100
+) -> dict[str, Any]:
     response: dict[str, Any] = {
         "stop_reason": "tool_use",
         "content": [{"type": "tool_use", "id": i, "name": n, "input": a} for i, n, a in uses],
@@ -79,7 +81,9 @@ def make(
     )
     registry = builtin_tools(workspace)
     registry.add(runner.tool())
-    agent = Agent(model, registry, agent_config or AgentConfig(), events=EventBus([sink]), checkpoint=checkpoint)
+    agent = Agent(
+        model, registry, agent_config or AgentConfig(), events=EventBus([sink]), checkpoint=checkpoint
+    )
     return agent, sink, runner
 
 
@@ -159,9 +163,7 @@ def test_a_long_answer_is_capped_and_says_where_the_whole_one_is(workspace: Path
 
 
 def test_the_child_model_cannot_be_asked_for_a_tool_its_parent_lacks(workspace: Path) -> None:
-    model = ScriptedModel(
-        {"responses": [turn([task("t1", "write", tools=["shell"])]), answer("ok")]}
-    )
+    model = ScriptedModel({"responses": [turn([task("t1", "write", tools=["shell"])]), answer("ok")]})
     agent, _, _ = make(workspace, model)
     result = agent.run("go")
     (block,) = [r for m in result.messages for r in m.tool_results]
@@ -256,9 +258,7 @@ def test_a_child_gets_a_share_of_what_the_parent_has_left(workspace: Path) -> No
             ]
         }
     )
-    agent, sink, _ = make(
-        workspace, model, SubAgentConfig(token_share=0.1), AgentConfig(token_budget=3040)
-    )
+    agent, sink, _ = make(workspace, model, SubAgentConfig(token_share=0.1), AgentConfig(token_budget=3040))
     result = agent.run("go")
     child_end = [e for e in sink.of_type("run_end") if e.get("depth") == 1]
     # (3040 - 1020) * 0.1 = 202 tokens: the child stops after its first 120-token call and one more
@@ -272,7 +272,10 @@ def test_a_childs_turns_count_against_the_parents_iterations(workspace: Path) ->
         {
             "responses": [
                 turn([task("t1", "read")]),
-                *[call(f"r{i}", "read_file", {"path": "f0.py", "start_line": i + 1}, agent="t1") for i in range(3)],
+                *[
+                    call(f"r{i}", "read_file", {"path": "f0.py", "start_line": i + 1}, agent="t1")
+                    for i in range(3)
+                ],
                 answer("partial", agent="t1"),  # final answer after its iteration stop
                 answer("final"),  # the parent's own final answer after its limit
             ]
@@ -362,9 +365,7 @@ def test_a_profile_runs_its_child_on_its_own_model(workspace: Path, tmp_path: Pa
     child_script.write_text(
         json.dumps({"responses": [call("r1", "read_file", {"path": "f0.py"}), answer("f0 returns 0")]})
     )
-    parent = ScriptedModel(
-        {"responses": [turn([task("t1", "read f0.py", agent="reader")]), answer("0")]}
-    )
+    parent = ScriptedModel({"responses": [turn([task("t1", "read f0.py", agent="reader")]), answer("0")]})
     loaded: list[ScriptedModel] = []
 
     def load(spec: str) -> ScriptedModel:

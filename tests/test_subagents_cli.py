@@ -57,7 +57,9 @@ def script(tmp: Path, responses: list[dict[str, Any]]) -> str:
     return str(path)
 
 
-def run(tmp: Path, responses: list[dict[str, Any]], *args: str, crash_at: str = "") -> subprocess.CompletedProcess[str]:
+def run(
+    tmp: Path, responses: list[dict[str, Any]], *args: str, crash_at: str = ""
+) -> subprocess.CompletedProcess[str]:
     argv = [sys.executable, "-c", RUNNER, "run", "--model", f"scripted:{script(tmp, responses)}", "--quiet"]
     argv += ["--workspace", str(tmp / "ws"), "--log", str(tmp / "runs.db"), "--session", SESSION]
     argv += ["--no-memory", "--subagent-concurrency", "1", *args]
@@ -88,7 +90,11 @@ def test_resume_uses_a_finished_childs_answer_and_runs_a_child_that_never_starte
     assert first.returncode == -9, first.stderr
     second = run(
         tmp,
-        [call("r2", "read_file", {"path": "f1.py"}, agent="t2"), answer("f1 returns 1", agent="t2"), answer("0 and 1")],
+        [
+            call("r2", "read_file", {"path": "f1.py"}, agent="t2"),
+            answer("f1 returns 1", agent="t2"),
+            answer("0 and 1"),
+        ],
         "--resume",
     )
     assert second.returncode == 0, second.stderr
@@ -126,7 +132,9 @@ def test_resume_continues_a_child_cut_off_mid_run_and_never_repeats_its_cut_off_
         assert sorted(store.names_under(f"{SESSION}/")) == [f"{SESSION}/task:t1#1", f"{SESSION}/task:t2#1"]
 
 
-def test_runs_show_and_report_draw_the_tree(tmp: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_runs_show_and_report_draw_the_tree(
+    tmp: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("TINYHARNESS_HOME", str(tmp / "home"))
     path = script(
         tmp,
@@ -139,7 +147,20 @@ def test_runs_show_and_report_draw_the_tree(tmp: Path, capsys: pytest.CaptureFix
         ],
     )
     log = str(tmp / "runs.db")
-    code = main(["run", "--model", f"scripted:{path}", "--workspace", str(tmp / "ws"), "--log", log, "--quiet", "--no-memory", "go"])
+    code = main(
+        [
+            "run",
+            "--model",
+            f"scripted:{path}",
+            "--workspace",
+            str(tmp / "ws"),
+            "--log",
+            log,
+            "--quiet",
+            "--no-memory",
+            "go",
+        ]
+    )
     assert code == 0
     capsys.readouterr()
     with RunLog(log) as opened:
@@ -161,13 +182,25 @@ def test_runs_show_and_report_draw_the_tree(tmp: Path, capsys: pytest.CaptureFix
     assert "sub-agents (the tree of runs):" in report and f"└ {c2.id}" in report
 
 
-def test_a_profile_from_the_config_file_runs_on_its_own_model(tmp: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_profile_from_the_config_file_runs_on_its_own_model(
+    tmp: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     home = tmp / "home"
     home.mkdir()
     monkeypatch.setenv("TINYHARNESS_HOME", str(home))
     child = script(tmp, [call("r1", "read_file", {"path": "f0.py"}), answer("f0 returns 0")])
     (home / "config.json").write_text(
-        json.dumps({"agents": {"reader": {"description": "reads files", "model": f"scripted:{child}", "tools": ["read_file", "grep"]}}})
+        json.dumps(
+            {
+                "agents": {
+                    "reader": {
+                        "description": "reads files",
+                        "model": f"scripted:{child}",
+                        "tools": ["read_file", "grep"],
+                    }
+                }
+            }
+        )
     )
     parent = script(tmp, [turn([task("t1", "What does f0 return?", agent="reader")]), answer("0")])
     events = tmp / "events.jsonl"
@@ -177,7 +210,9 @@ def test_a_profile_from_the_config_file_runs_on_its_own_model(tmp: Path, capsys:
     starts = [json.loads(line) for line in events.read_text().splitlines() if '"run_start"' in line]
     assert starts[1]["profile"] == "reader" and starts[1]["tools"] == ["read_file", "grep"]
 
-    (home / "config.json").write_text(json.dumps({"agents": {"reader": {"description": "x", "tools": ["shel"]}}}))
+    (home / "config.json").write_text(
+        json.dumps({"agents": {"reader": {"description": "x", "tools": ["shel"]}}})
+    )
     assert main([*argv, "--no-memory", "go"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "agents.reader.tools" in err[0] and "'shel'" in err[0]

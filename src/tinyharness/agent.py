@@ -99,7 +99,9 @@ class AgentConfig:
         for name in _COUNTS:
             check(name, getattr(self, name))
         limit = self.time_limit
-        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int | float) or limit <= 0):
+        if limit is not None and (
+            isinstance(limit, bool) or not isinstance(limit, int | float) or limit <= 0
+        ):
             raise ConfigError(f"time_limit: must be a positive number of seconds, got {limit!r}")
 
 

@@ -826,7 +826,11 @@ def _result_cap(args: argparse.Namespace) -> int:
 
 
 def _tools(
-    args: argparse.Namespace, workspace: Path, events: EventBus, result_cap: int, notes_path: Path | None = None
+    args: argparse.Namespace,
+    workspace: Path,
+    events: EventBus,
+    result_cap: int,
+    notes_path: Path | None = None,
 ) -> ToolRegistry:
     notes = NotesFile(
         notes_path or _notes_path(args, workspace),

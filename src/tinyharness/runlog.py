@@ -18,6 +18,7 @@ May import: ``errors``, ``events``, ``redact``, ``paths``, ``sqlitedb``. Nothing
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 import threading
@@ -176,7 +177,8 @@ FROM runs r
 
 def _summary(row: tuple[Any, ...]) -> RunSummary:
     usage = json.loads(row[-1]) if row[-1] else None
-    return RunSummary(*row[:-1], usage=usage if isinstance(usage, dict) else None)
+    summary = RunSummary(*row[:-1])
+    return dataclasses.replace(summary, usage=usage) if isinstance(usage, dict) else summary
 
 
 # --- the log ----------------------------------------------------------------------------------
@@ -262,7 +264,13 @@ class RunLog:
     def _ensure_run(self, run_id: str, e: dict[str, Any]) -> None:
         self._db.execute(
             "INSERT OR IGNORE INTO runs (id, started, session, parent_run_id, depth) VALUES (?, ?, ?, ?, ?)",
-            (run_id, _num(e.get("ts")), self.session, _text(e.get("parent_run_id")), _int(e.get("depth")) or 0),
+            (
+                run_id,
+                _num(e.get("ts")),
+                self.session,
+                _text(e.get("parent_run_id")),
+                _int(e.get("depth")) or 0,
+            ),
         )
 
     def _on_run_start(self, run_id: str, e: dict[str, Any]) -> None:

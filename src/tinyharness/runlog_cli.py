@@ -336,7 +336,10 @@ def subagent_table(log: RunLog, tree: Sequence[RunSummary]) -> str:
             ]
         )
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(headers)]
-    lines = ["sub-agents (the tree of runs):", "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True))]
+    lines = [
+        "sub-agents (the tree of runs):",
+        "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)),
+    ]
     lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in rows]
     return "\n".join(lines) + "\n"
 

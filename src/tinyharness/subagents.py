@@ -99,10 +99,10 @@ GENERAL_PROFILE = Profile(
 
 
 def _positive(value: Any, where: str, *, number: bool = False) -> Any:
-    kinds: tuple[type, ...] = (int, float) if number else (int,)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, kinds) or value <= 0:
+    fits = isinstance(value, int | float) if number else isinstance(value, int)
+    if isinstance(value, bool) or not fits or value <= 0:
         what = "number of seconds" if number else "integer"
         raise ConfigError(f"config: {where} must be a positive {what}, got {value!r}")
     return value
@@ -122,7 +122,9 @@ def load_profiles(raw: Mapping[str, Any]) -> dict[str, Profile]:
             raise ConfigError(f"config: {where} must be an object with at least a description")
         unknown = sorted(set(body) - set(_PROFILE_KEYS))
         if unknown:
-            raise ConfigError(f"config: {where}: unknown key {unknown[0]!r}; known: {', '.join(_PROFILE_KEYS)}")
+            raise ConfigError(
+                f"config: {where}: unknown key {unknown[0]!r}; known: {', '.join(_PROFILE_KEYS)}"
+            )
         description = body.get("description")
         if not isinstance(description, str) or not description.strip():
             raise ConfigError(f"config: {where}.description must say in words what this sub-agent is for")
@@ -131,8 +133,15 @@ def load_profiles(raw: Mapping[str, Any]) -> dict[str, Profile]:
             if value is not None and (not isinstance(value, str) or not value.strip()):
                 raise ConfigError(f"config: {where}.{key} must be a non-empty string")
         model = body.get("model")
-        if isinstance(model, str) and model.strip().partition(":")[0] not in ("local", "openai", "anthropic", "scripted"):
-            raise ConfigError(f"config: {where}.model {model!r} is not a model string; use {', '.join(VALID_FORMS)}")
+        if isinstance(model, str) and model.strip().partition(":")[0] not in (
+            "local",
+            "openai",
+            "anthropic",
+            "scripted",
+        ):
+            raise ConfigError(
+                f"config: {where}.model {model!r} is not a model string; use {', '.join(VALID_FORMS)}"
+            )
         tools = body.get("tools")
         if tools is not None and (not isinstance(tools, list) or not all(isinstance(t, str) for t in tools)):
             raise ConfigError(f"config: {where}.tools must be a list of tool names")
@@ -247,14 +256,17 @@ class SubAgents:
         """The ``task`` tool, for a registry of an agent at ``depth`` < ``max_depth``."""
         profiles = self.config.profiles
 
-        async def task(prompt: str, description: str = "", agent: str = GENERAL, tools: list[str] | None = None) -> str:
+        async def task(
+            prompt: str, description: str = "", agent: str = GENERAL, tools: list[str] | None = None
+        ) -> str:
             """Hand a self-contained piece of work to a sub-agent with a fresh window; it returns a
             short answer. Use it for work that would fill your window (reading many files,
             searching): you get its conclusions, not everything it read. Several task calls in one
             turn run at the same time.
 
             Args:
-                prompt: the whole task: the sub-agent sees nothing of your conversation, so say which files or folders, what to find out and what to answer
+                prompt: the whole task: the sub-agent sees nothing of your conversation, so say
+                    which files or folders, what to find out and what to answer
                 description: a few words naming the work, shown to the user
                 agent: which kind of sub-agent (default general)
                 tools: tool names it may use (default: the read-only ones)
@@ -348,7 +360,9 @@ class SubAgents:
             left = budget - parent.billed.total - ledger.tokens
             share = int(left * self.config.token_share)
             if share < 1:
-                raise ToolError("no tokens left in this run's budget for a sub-agent; finish the work yourself")
+                raise ToolError(
+                    "no tokens left in this run's budget for a sub-agent; finish the work yourself"
+                )
             tokens = min(tokens, share) if tokens is not None else share
         seconds = profile.time_limit or self.config.time_limit
         if parent.deadline is not None:
@@ -423,9 +437,8 @@ class SubAgents:
                     timeout=carve.seconds + _CARVE_GRACE,
                 )
             except TimeoutError:
-                raise ToolError(
-                    f"the sub-agent (run {events.run_id}) did not stop within its time limit and was cancelled"
-                ) from None
+                stopped = f"the sub-agent (run {events.run_id}) did not stop within its time limit"
+                raise ToolError(f"{stopped} and was cancelled") from None
             self._settle(parent, result, child.iterations)
             return result, events.run_id
         finally:
@@ -444,7 +457,10 @@ class SubAgents:
                 detail="its parent run stopped",
                 model_calls=child.model_calls,
                 compactions=child.context.compactions,
-                usage={"input_tokens": child.billed.input_tokens, "output_tokens": child.billed.output_tokens},
+                usage={
+                    "input_tokens": child.billed.input_tokens,
+                    "output_tokens": child.billed.output_tokens,
+                },
             )
             raise
 
@@ -452,7 +468,9 @@ class SubAgents:
         """The child's tools: fresh ones from the host (its notes tools write its own notes),
         the parent's own objects for the others (MCP tools, the memory tool), and ``task``."""
         fresh = self.host.tools(notes, events)
-        registry = ToolRegistry(permissions=fresh.permissions, result_cap=fresh.result_cap, timeout=fresh.timeout)
+        registry = ToolRegistry(
+            permissions=fresh.permissions, result_cap=fresh.result_cap, timeout=fresh.timeout
+        )
         for name in names:
             tool = self.tool() if name == TASK_TOOL else fresh.get(name) or parent.tools.get(name)
             if tool is not None:

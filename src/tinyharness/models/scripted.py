@@ -13,9 +13,10 @@ Every request consumes the next response in order. When any response carries ``p
 request takes the next response of its own purpose instead, so a script stays valid wherever a
 compaction happens to fall. A response with ``"agent": CALL_ID`` is taken only by the sub-agent
 that the ``task`` call with that id started (``for_agent``); responses without it belong to the
-top-level run. So a script stays deterministic when sub-agents run at the same time. Running out, or leaving responses unused, is a ``ScriptError``. An
-optional top-level ``"stream_delay"`` (seconds) spaces the word chunks ``stream`` yields, so a
-terminal shows them arrive.
+top-level run. So a script stays deterministic when sub-agents run at the same time. Running
+out, or leaving responses unused, is a ``ScriptError``. An optional top-level
+``"stream_delay"`` (seconds) spaces the word chunks ``stream`` yields, so a terminal shows them
+arrive.
 """
 
 from __future__ import annotations
