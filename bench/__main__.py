@@ -2,7 +2,8 @@
 
     python -m bench                 # the full suite (about 15 minutes on 2 cores)
     python -m bench --small         # the quick version of every part
-    python -m bench --only loop,e2e # some parts: loop, tokens, memory, e2e, secrets, parallel, mcp, grep
+    python -m bench --only loop,e2e # some parts: loop, tokens, memory, e2e, secrets, parallel, mcp, grep,
+                                    # tasks, subagents
     python -m bench --output FILE   # write elsewhere (default: bench/RESULTS.md)
 
 Progress goes to stderr; each part's own tables are printed as it finishes.
@@ -21,7 +22,7 @@ from pathlib import Path
 
 from bench import HERE, load_line, machine_line, progress
 
-PARTS = ("loop", "tokens", "memory", "e2e", "secrets", "parallel", "mcp", "tasks", "grep")
+PARTS = ("loop", "tokens", "memory", "e2e", "secrets", "parallel", "mcp", "tasks", "grep", "subagents")
 
 
 def _loop(small: bool) -> str:
@@ -140,6 +141,19 @@ def _grep(small: bool) -> str:
     return grep_bench.to_markdown(grep_bench.run(small=small))
 
 
+def _subagents(small: bool) -> str:
+    from bench import subagent_bench
+
+    workload, rows = subagent_bench.run(small=small)
+    legend = (
+        "The same long task run by one agent and by an agent that hands the reading to sub-agents "
+        "(the task tool), on a simulated model: tokens billed by every request of the run "
+        "(sub-agents' included), the largest request of the parent and of one sub-agent, whether "
+        "every file got its line in NOTES.md."
+    )
+    return f"{legend}\n\n{subagent_bench.to_markdown(workload, rows)}"
+
+
 def _quiet(call: Callable[[], str]) -> str:
     """Run a part that prints its own report; keep stdout for the summary, return the report."""
     buffer = io.StringIO()
@@ -158,6 +172,7 @@ SECTIONS: dict[str, tuple[str, str, Callable[[bool], str]]] = {
     "mcp": ("7. MCP tool call overhead", "python -m bench.mcp_overhead", _mcp),
     "tasks": ("8. Task suite and acceptance run on the local models", "python -m bench.task_suite", _tasks),
     "grep": ("9. grep: RE2 against Python's re", "python -m bench.grep_bench", _grep),
+    "subagents": ("10. Sub-agents on a long task", "python -m bench.subagent_bench", _subagents),
 }
 
 

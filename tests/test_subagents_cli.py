@@ -121,6 +121,8 @@ def test_resume_continues_a_child_cut_off_mid_run_and_never_repeats_its_cut_off_
         crash_at="tool_result:r2",
     )
     assert first.returncode == -9, first.stderr
+    with SessionStore(tmp / "runs.sessions.db") as store:
+        assert store.latest() == SESSION  # the child saved last; --resume alone takes the parent
     second = run(tmp, [answer("f1 returns 1", agent="t2"), answer("0 and 1")], "--resume")
     assert second.returncode == 0, second.stderr
     child = saved_results(tmp, f"{SESSION}/task:t2#1")

@@ -49,7 +49,7 @@ from .messages import Message
 from .models.base import Model, SharedBySubAgents, Usage
 from .models.factory import VALID_FORMS
 from .session import start_point
-from .sqlite_session import SQLiteSession
+from .sqlite_session import SQLiteSession, subagent_prefix
 from .tools.base import Tool, ToolError, ToolRegistry, function_tool
 
 __all__ = [
@@ -483,7 +483,7 @@ class SubAgents:
         if not isinstance(parent.checkpoint, SQLiteSession):
             return None
         store = parent.checkpoint.store
-        prefix = f"{parent.checkpoint.name}/task:{call_id}#"
+        prefix = subagent_prefix(parent.checkpoint.name, call_id)
         numbers = [
             int(name[len(prefix) :])
             for name in store.names_under(prefix)
