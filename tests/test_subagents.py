@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tinyharness.agent import Agent, AgentConfig
 from tinyharness.errors import ConfigError
@@ -402,3 +404,66 @@ def test_a_profile_naming_a_tool_the_run_lacks_is_refused_before_the_run(workspa
     )
     with pytest.raises(ConfigError, match=r"agents\.writer\.tools: this run offers no tool 'shel'"):
         runner.check_profiles(builtin_tools(workspace).names)
+
+
+# --- what a person sees, and the budget invariant ------------------------------------------------
+
+
+def test_progress_lines_of_a_sub_agent_are_indented_under_its_parent(workspace: Path) -> None:
+    import io
+
+    from tinyharness.progress import ProgressPrinter
+
+    stream = io.StringIO()
+    model = ScriptedModel(
+        {
+            "responses": [
+                turn([task("t1", "read f0", description="read f0")]),
+                answer("0", agent="t1"),
+                answer("ok"),
+            ]
+        }
+    )
+    agent, _, _ = make(workspace, model)
+    agent.events.sinks.append(ProgressPrinter(stream, live=False))
+    assert agent.run("go").ok
+    lines = stream.getvalue().splitlines()
+    assert "[task] general: read f0" in lines
+    child = [line for line in lines if line.startswith("  [sub ")]
+    assert child and child[-1].endswith("[done] stop=end_turn model_calls=1 compactions=0")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    budget=st.integers(1, 100_000),
+    spent=st.integers(0, 100_000),
+    share=st.floats(0.01, 1.0),
+    children=st.integers(1, 8),
+)
+def test_running_children_never_hold_more_tokens_than_the_parent_has_left(
+    budget: int, spent: int, share: float, children: int
+) -> None:
+    import tempfile
+
+    from tinyharness.tools.base import ToolError
+    from tinyharness.models.base import Usage
+
+    with tempfile.TemporaryDirectory() as folder:
+        agent, _, runner = make(
+            Path(folder),
+            ScriptedModel({"responses": []}),
+            SubAgentConfig(token_share=share, concurrency=children),
+            AgentConfig(token_budget=budget),
+        )
+        agent.billed = Usage(spent, 0)
+        ledger = runner._ledger(agent)
+        held = 0
+        for _ in range(children):  # each starts while the others still run
+            try:
+                carve = runner._carve(agent, runner.config.profiles["general"], ledger)
+            except ToolError:
+                break
+            assert carve.tokens is not None and carve.tokens >= 1
+            ledger.tokens += carve.tokens
+            held += carve.tokens
+        assert held <= max(budget - spent, 0)
