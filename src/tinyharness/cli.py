@@ -504,6 +504,7 @@ async def _chat(args: argparse.Namespace) -> int:
     log = None if args.no_log else RunLog(args.log or default_path())
     sessions = SessionStore(store_path_for(log.path)) if log is not None else None
     stores: dict[int, MemoryStore] = {}
+    runners: dict[int, SubAgents] = {}
 
     def build(model_spec: str, name: str, session: SQLiteSession | None, review: WriteReview) -> Agent:
         args.model, args.base_url = model_spec, base_url_option  # /model may switch provider
@@ -520,6 +521,10 @@ async def _chat(args: argparse.Namespace) -> int:
             context_window=args.context_window,
         )
         tools = _tools(args, workspace, events, _result_cap(args))
+        runner = _subagents(args, workspace, review.attach) if _subagents_on(args) else None
+        if runner is not None:
+            tools.add(runner.tool())
+            runner.check_profiles(tools.names)
         review.attach(tools)
         memory = _memory(args, events, name)
         agent = Agent(
@@ -537,11 +542,16 @@ async def _chat(args: argparse.Namespace) -> int:
         )
         if memory is not None:
             stores[id(agent)] = memory.manager.store
+        if runner is not None:
+            runners[id(agent)] = runner
         return agent
 
     async def close(agent: Agent) -> None:
         store = stores.pop(id(agent), None)
+        runner = runners.pop(id(agent), None)
         try:
+            if runner is not None:
+                await runner.aclose()
             await agent.model.aclose()
         finally:
             if store is not None:
@@ -879,10 +889,13 @@ def _subagents_on(args: argparse.Namespace) -> bool:
     return chosen if chosen is not None else not _is_local(args.model)
 
 
-def _subagents(args: argparse.Namespace, workspace: Path) -> SubAgents:
+def _subagents(
+    args: argparse.Namespace, workspace: Path, attach: Callable[[ToolRegistry], None] | None = None
+) -> SubAgents:
     """The task tool's runner: children get this run's options (permissions, compaction,
     result cap), their own notes under .tinyharness/subagents/, and the profiles of the
-    config file (checked now: a bad profile stops the run before it starts)."""
+    config file (checked now: a bad profile stops the run before it starts). ``attach`` wraps
+    each child's tools as the parent's are (the chat's diff review of writes)."""
     config = SubAgentConfig(
         max_depth=args.subagent_depth,
         concurrency=args.subagent_concurrency,
@@ -892,7 +905,10 @@ def _subagents(args: argparse.Namespace, workspace: Path) -> SubAgents:
     result_cap = _result_cap(args)
 
     def tools(notes: Path, events: EventBus) -> ToolRegistry:
-        return _tools(args, workspace, events, result_cap, notes_path=notes)
+        registry = _tools(args, workspace, events, result_cap, notes_path=notes)
+        if attach is not None:
+            attach(registry)
+        return registry
 
     def context(model: Model, events: EventBus, registry: ToolRegistry, notes: Path) -> ContextPolicy:
         return _context(args, model, events, workspace, registry, notes)
