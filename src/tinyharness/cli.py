@@ -284,9 +284,9 @@ def build_parser() -> argparse.ArgumentParser:
     helpers.add_argument(
         "--subagent-concurrency",
         type=_positive_int,
-        default=SUBAGENTS.concurrency,
         metavar="N",
-        help=f"sub-agents of one agent that run at the same time (default {SUBAGENTS.concurrency})",
+        help=f"sub-agents of one agent that run at the same time (default {SUBAGENTS.concurrency}; "
+        "1 for local models, whose one server answers one request at a time)",
     )
     helpers.add_argument(
         "--subagent-iterations",
@@ -898,7 +898,7 @@ def _subagents(
     each child's tools as the parent's are (the chat's diff review of writes)."""
     config = SubAgentConfig(
         max_depth=args.subagent_depth,
-        concurrency=args.subagent_concurrency,
+        concurrency=args.subagent_concurrency or (1 if _is_local(args.model) else SUBAGENTS.concurrency),
         max_iterations=args.subagent_iterations,
         profiles=load_profiles(load_settings().agents),
     )
