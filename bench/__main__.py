@@ -172,7 +172,7 @@ SECTIONS: dict[str, tuple[str, str, Callable[[bool], str]]] = {
     "mcp": ("7. MCP tool call overhead", "python -m bench.mcp_overhead", _mcp),
     "tasks": ("8. Task suite and acceptance run on the local models", "python -m bench.task_suite", _tasks),
     "grep": ("9. grep: RE2 against Python's re", "python -m bench.grep_bench", _grep),
-    "subagents": ("10. Sub-agents on a long task", "python -m bench.subagent_bench", _subagents),
+    "subagents": ("11. Sub-agents on a long task", "python -m bench.subagent_bench", _subagents),
 }
 
 
