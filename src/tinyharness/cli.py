@@ -65,6 +65,7 @@ examples:
   tinyharness run "Read README.md and tell me in one sentence what this project is"
   tinyharness run --model openai:gpt-4o-mini --events run.jsonl "Summarise src/ into NOTES.md"
   tinyharness run --model scripted:script.json --workspace demo --trace --events ev.jsonl "task"
+  tinyharness run --model openai:gpt-4o-mini "Have sub-agents say what each folder under src/ does"
   tinyharness notes --workspace demo
 
 model strings:
