@@ -2,8 +2,8 @@
 
     python -m bench                 # the full suite (about 15 minutes on 2 cores)
     python -m bench --small         # the quick version of every part
-    python -m bench --only loop,e2e # some parts: loop, tokens, memory, e2e, secrets, parallel, mcp, grep,
-                                    # tasks, subagents
+    python -m bench --only loop,e2e # some parts: loop, tokens, peers, memory, e2e, secrets, parallel,
+                                    # mcp, tasks, grep, subagents
     python -m bench --output FILE   # write elsewhere (default: bench/RESULTS.md)
 
 Progress goes to stderr; each part's own tables are printed as it finishes.
@@ -22,7 +22,19 @@ from pathlib import Path
 
 from bench import HERE, load_line, machine_line, progress
 
-PARTS = ("loop", "tokens", "memory", "e2e", "secrets", "parallel", "mcp", "tasks", "grep", "subagents")
+PARTS = (
+    "loop",
+    "tokens",
+    "peers",
+    "memory",
+    "e2e",
+    "secrets",
+    "parallel",
+    "mcp",
+    "tasks",
+    "grep",
+    "subagents",
+)
 
 
 def _loop(small: bool) -> str:
@@ -71,6 +83,23 @@ def _tokens(small: bool) -> str:
         "(mean), mean repeated-prefix share of consecutive requests (prompt-cache friendliness)."
     )
     return f"{legend}\n\n```text\n{report}\n```"
+
+
+def _peers(small: bool) -> str:
+    from bench import peers_bench
+
+    report = _quiet(lambda: peers_bench.main(["--small"] if small else []))
+    legend = (
+        "The workload of section 2 (same files, tool calls, tool outputs and summarizer; usage "
+        "counted by one rule) through each harness's own loop and compaction, each with a fake "
+        "model on that harness's model interface. Columns as in section 2, except: rewrites = "
+        "agent requests whose history is not the previous request's plus new messages (a "
+        "compaction, a cleared result), counted the same way for every harness; constraints and "
+        "notes are measured in the first request after each rewrite; harness CPU = process CPU "
+        "time of the run minus the model's and the tools', per agent request. A peer that is not "
+        "installed is a row saying so (`pip install -e '.[peers]'`; `make bench` installs them)."
+    )
+    return f"{legend}\n\n{report}"
 
 
 def _memory(small: bool) -> str:
@@ -165,6 +194,7 @@ def _quiet(call: Callable[[], str]) -> str:
 SECTIONS: dict[str, tuple[str, str, Callable[[bool], str]]] = {
     "loop": ("1. Loop overhead vs. history length", "python -m bench.loop_overhead", _loop),
     "tokens": ("2. Token economy on a long task", "python bench/context_bench.py", _tokens),
+    "peers": ("2b. Compaction side by side with the peers", "python -m bench.peers_bench", _peers),
     "memory": ("3. Memory", "python bench/memory_bench.py", _memory),
     "e2e": ("4. Real model, end to end", "python -m bench.e2e_local", _e2e),
     "secrets": ("5. Secret redaction", "python -m bench.secrets_bench", _secrets),

@@ -445,8 +445,8 @@ def test_running_children_never_hold_more_tokens_than_the_parent_has_left(
 ) -> None:
     import tempfile
 
-    from tinyharness.tools.base import ToolError
     from tinyharness.models.base import Usage
+    from tinyharness.tools.base import ToolError
 
     with tempfile.TemporaryDirectory() as folder:
         agent, _, runner = make(

@@ -15,6 +15,8 @@ import functools
 import json
 import os
 import sys
+import time
+import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, cast
@@ -43,6 +45,7 @@ from .models.factory import load_model
 from .otel import OTelSink, otel_sink_from_env, provider_name
 from .paths import data_home
 from .progress import ProgressPrinter
+from .redact import redact
 from .runlog import RunLog, RunLogError, default_path
 from .session import SavedSession, StartPoint, TurnProgress, start_point
 from .settings import MODEL_ENV, load_settings, resolve_base_url, resolve_model
@@ -58,6 +61,7 @@ if TYPE_CHECKING:  # the MCP SDK is imported only when a run has MCP servers
     from .mcp.client import McpServers
 
 MEMORY_ENV = "TINYHARNESS_MEMORY"
+DEBUG_ENV = "TINYHARNESS_DEBUG"  # set: an unexpected error prints its Python trace
 CODE_CHARS_PER_TOKEN = 3  # code with line numbers, measured with the Qwen2.5 tokenizer
 READ_RESERVE_CHARS = 500  # read_file keeps this much of its cap for the header and the note
 EXAMPLES = """\
@@ -76,6 +80,11 @@ model strings:
   openai:NAME        any OpenAI-compatible server (OPENAI_API_KEY, --base-url or OPENAI_BASE_URL)
   anthropic:NAME     Anthropic Messages (ANTHROPIC_API_KEY, --base-url or ANTHROPIC_BASE_URL)
   scripted:PATH      replay a JSON script of responses (see README, "Scripted model")
+
+environment:
+  TINYHARNESS_HOME   where settings, the run log and memories live
+  TINYHARNESS_DEBUG  set to 1 to print the Python trace of an unexpected error (by default it
+                     is written to a file under TINYHARNESS_HOME/crashes, named on stderr)
 """
 
 
@@ -536,7 +545,7 @@ async def _chat(args: argparse.Namespace) -> int:
                 token_budget=args.token_budget,
                 max_output_tokens=args.max_output_tokens,
             ),
-            context=_context(args, model, events, workspace, tools),
+            context=_context(args, model, events, workspace, tools, session),
             events=events,
             checkpoint=session,
             memory=memory,
@@ -626,6 +635,7 @@ def _context(
     events: EventBus,
     workspace: Path,
     tools: ToolRegistry,
+    session: SQLiteSession | None = None,
     notes: Path | None = None,
 ) -> ContextPolicy:
     # No window here: --context-window went to the model (a local server sizes itself by it),
@@ -644,7 +654,14 @@ def _context(
         flush_notes=args.flush_notes if args.flush_notes is not None else _is_local(args.model),
     )
     run_call = functools.partial(tools.run_call, events=events)
-    return build_context(config, model=model, events=events, run_call=run_call)
+    return build_context(
+        config,
+        model=model,
+        events=events,
+        run_call=run_call,
+        flush_journal=session,
+        tool_specs=lambda: tools.specs,
+    )
 
 
 def _legacy_checkpoint(log: RunLog, name: str) -> SavedSession | None:
@@ -750,7 +767,7 @@ async def _run(args: argparse.Namespace) -> RunResult:
             tools.add(subagents.tool())
             subagents.check_profiles(tools.names)
         _check_window(args.context_window or model.context_window, tools, args.max_output_tokens)
-        context = _context(args, model, events, workspace, tools)
+        context = _context(args, model, events, workspace, tools, session)
         memory = _memory(args, events, session_name)
         # Only once the configuration has held: a refused run leaves the user's repository alone.
         keep_run_state_out_of_git(args, workspace)
@@ -912,7 +929,7 @@ def _subagents(
         return registry
 
     def context(model: Model, events: EventBus, registry: ToolRegistry, notes: Path) -> ContextPolicy:
-        return _context(args, model, events, workspace, registry, notes)
+        return _context(args, model, events, workspace, registry, notes=notes)
 
     def model(spec: str) -> Model:
         provider = spec.strip().partition(":")[0]
@@ -975,11 +992,41 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(f"{where}{exc.strerror or exc}", 2)
     except KeyboardInterrupt:
         return _fail("interrupted; continue with --resume", 1)
+    except Exception as exc:  # a bug, not the user's mistake: one line, the trace in a file
+        if os.environ.get(DEBUG_ENV):
+            raise
+        return _fail(_crash_line(exc), 1)
+
+
+def _crash_line(exc: Exception) -> str:
+    """The one line for an unexpected error, naming the file that holds its full trace (redacted:
+    the trace may quote tool arguments), or saying how to see it when no file can be written."""
+    what = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+    trace = redact("".join(traceback.format_exception(exc)))
+    folder = data_home() / "crashes"
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    path = folder / f"crash-{stamp}-{os.getpid()}.txt"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8", errors="replace") as file:
+            file.write(trace)
+    except OSError:
+        return f"unexpected error ({redact(what)}); run again with {DEBUG_ENV}=1 to see the trace"
+    return f"unexpected error ({redact(what)}); the full trace is in {path} (set {DEBUG_ENV}=1 to print it)"
 
 
 def _fail(message: str, code: int) -> int:
     print(f"tinyharness: {message}", file=sys.stderr)
     return code
+
+
+def _rerank_model(spec: str) -> Model:
+    """The model ``memory search --rerank`` names, with the base URL the settings give its
+    provider (the API key comes from the environment or the keys file, as for a run)."""
+    provider = spec.partition(":")[0]
+    base_url = resolve_base_url(provider, None) if provider in ("openai", "anthropic") else None
+    return load_model(spec, base_url=base_url)
 
 
 def _command(args: argparse.Namespace) -> int:
@@ -992,7 +1039,8 @@ def _command(args: argparse.Namespace) -> int:
         print(text if text else f"(no notes yet in {notes_path})")
         return 0
     if args.command == "memory":
-        return memory_cli.handle(args)
+        rerank = load_settings().memory_rerank if args.memory_command == "search" else None
+        return memory_cli.handle(args, load_model=_rerank_model, rerank_default=rerank)
     if args.command == "chat":
         try:
             chat_code: int = asyncio.run(_chat(args))

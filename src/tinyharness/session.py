@@ -16,6 +16,9 @@ What resume guarantees (the README's Safety section says the same):
   happened the same way.
 - Any other unanswered call in the history (a session left stuck by an older version, two
   writers, a crash anywhere) gets the same result when the session is loaded.
+- The notes flush before a compaction records each ask the same way (``context.flush.
+  FlushJournal``): a resumed run finishes a flush a kill cut off, without asking again a file
+  whose ask finished or was cut off (the latter is reported: its outcome is unknown).
 
 May import: ``errors``, ``messages``.
 """

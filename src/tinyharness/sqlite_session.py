@@ -48,6 +48,9 @@ from .session import SavedSession, SessionBusy, TurnProgress
 from .sqlitedb import Schema, open_database
 
 APPLICATION_ID = 0x74696E73  # "tins": marks a SQLite file as a tinyharness session store
+# A notes-flush ask is kept in session_calls like a tool call, under this prefix (no model's call
+# id starts with a control character): result NULL while it runs, "{}" once its notes are written.
+FLUSH_PREFIX = "\x01flush:"
 
 MIGRATIONS: list[list[str]] = [
     [
@@ -168,6 +171,7 @@ class SQLiteSession:
         self._pending_calls = False  # rows of the turn in progress may exist
         self._calls = 0
         self._lock_file: IO[bytes] | None = None
+        self._flush: dict[str, bool] = {}  # the notes flush in progress: ask -> finished
 
     # --- lock -------------------------------------------------------------------------------
 
@@ -222,9 +226,13 @@ class SQLiteSession:
         )
         messages = [message_from_dict(json.loads(m)) for (m,) in stored]
         turn = TurnProgress()
+        self._flush = {}
         for call_id, result in self.store._query(
             "SELECT call_id, result FROM session_calls WHERE session = ? ORDER BY seq", (self.name,)
         ):
+            if str(call_id).startswith(FLUSH_PREFIX):
+                self._flush[str(call_id)[len(FLUSH_PREFIX) :]] = result is not None
+                continue
             if result is None:
                 turn.started.add(str(call_id))
                 continue
@@ -232,8 +240,8 @@ class SQLiteSession:
             if isinstance(block, ToolResultBlock):
                 turn.finished[block.tool_use_id] = block
         self._stored, self._step = messages, int(step)
-        self._pending_calls = bool(turn.started or turn.finished)
-        self._calls = len(turn.started) + len(turn.finished)
+        self._pending_calls = bool(turn.started or turn.finished or self._flush)
+        self._calls = len(turn.started) + len(turn.finished) + len(self._flush)
         return SavedSession(str(run_id), messages, json.loads(state), turn)
 
     # --- Checkpointer -------------------------------------------------------------------------
@@ -257,7 +265,7 @@ class SQLiteSession:
         self._step += 1
         self._stored = list(messages)
         if turn_done:
-            self._pending_calls, self._calls = False, 0
+            self._pending_calls, self._calls, self._flush = False, 0, {}
 
     def call_started(self, call: ToolUseBlock) -> None:
         self._calls += 1
@@ -274,6 +282,28 @@ class SQLiteSession:
             db.execute(
                 "INSERT OR REPLACE INTO session_calls (session, call_id, seq, result) VALUES (?, ?, ?, ?)",
                 (self.name, result.tool_use_id, self._calls, _json(block_to_dict(result))),
+            )
+        self._pending_calls = True
+
+    # --- the notes flush's journal (context.flush.FlushJournal) ----------------------------------
+
+    def flush_progress(self) -> dict[str, bool]:
+        return dict(self._flush)
+
+    def flush_started(self, ask: str) -> None:
+        self._flush_row(ask, None)
+        self._flush[ask] = False
+
+    def flush_finished(self, ask: str) -> None:
+        self._flush_row(ask, "{}")
+        self._flush[ask] = True
+
+    def _flush_row(self, ask: str, result: str | None) -> None:
+        self._calls += 1
+        with self.store.transaction() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO session_calls (session, call_id, seq, result) VALUES (?, ?, ?, ?)",
+                (self.name, FLUSH_PREFIX + ask, self._calls, result),
             )
         self._pending_calls = True
 

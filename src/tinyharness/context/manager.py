@@ -23,7 +23,7 @@ from ..models.base import CountsTokens, Model, ModelRequest, ModelResponse, Tool
 from .accounting import Accountant
 from .base import ModelCaller
 from .config import DEFAULT_WINDOW, ContextConfig
-from .flush import NOTE_TOOL, NotesFlush, RunCall
+from .flush import NOTE_TOOL, FlushJournal, NotesFlush, RunCall
 from .pipeline import CircuitBreaker, parse_pipeline
 from .prefix import PrefixTracker
 from .restore import (
@@ -81,8 +81,12 @@ class ContextManager:
         exact_counter: Callable[[str], int] | None = None,
         file_reader: FileReader | None = None,
         run_call: RunCall | None = None,
+        flush_journal: FlushJournal | None = None,
+        tool_specs: Callable[[], Sequence[ToolSpec]] | None = None,
     ) -> None:
         config = config or ContextConfig()
+        # The agent's tools before its first request (a resumed run finishing a cut-off flush).
+        self._tool_specs = tool_specs
         self.config = config
         # The one place the window is resolved: the user's, else the model's, else the default.
         self.trigger = Trigger(config.window or model_window or DEFAULT_WINDOW, config.ratio, config.buffer)
@@ -107,7 +111,7 @@ class ContextManager:
             if run_call is None:
                 raise ConfigError("flush_notes (--flush-notes) needs a way to run the note calls (run_call)")
             notes = _reader(config.notes_path) if config.notes_path else None
-            self.flush = NotesFlush(run_call, events or EventBus(), notes_text=notes)
+            self.flush = NotesFlush(run_call, events or EventBus(), notes_text=notes, journal=flush_journal)
         self.prefix = PrefixTracker()
         self._offload = next((s for s in self.pipeline if isinstance(s, Offload)), None)
         self._compactions = 0
@@ -248,14 +252,18 @@ class ContextManager:
         """The notes flush, when there is one, the agent acted since the last compaction (so
         there is something new to save, and no flush per compaction in a storm), the newest
         message holds tool results, and the request still fits the window."""
+        if self.flush is None:
+            return
+        # A flush a kill cut off is finished first, though this run has not asked the model yet.
+        cut_off = self.flush.cut_off and self._calls_since_compaction == 0
+        tools = tuple(self._tool_specs()) if cut_off and not self._tools and self._tool_specs else self._tools
         if (
-            self.flush is not None
-            and self.flush.available(self._tools)
-            and self._calls_since_compaction > 0
+            self.flush.available(tools)
+            and (self._calls_since_compaction > 0 or cut_off)
             and messages[-1].tool_results
             and self.accountant.window_estimate < self.trigger.window
         ):
-            await self.flush(system, messages, self._tools, call_model, self._reserve)
+            await self.flush(system, messages, tools, call_model, self._reserve)
 
     async def recover(self, system: str, messages: list[Message], call_model: ModelCaller) -> list[Message]:
         """The provider refused the request as too long: the request was at least a window
@@ -490,10 +498,15 @@ def build_context(
     events: EventBus | None = None,
     run_call: RunCall | None = None,
     file_reader: FileReader | None = None,
+    flush_journal: FlushJournal | None = None,
+    tool_specs: Callable[[], Sequence[ToolSpec]] | None = None,
 ) -> ContextManager:
     """The context policy for ``config`` with ``model``: the model gives its window (used when
     the config leaves the window open, and as the summarizer's limit) and, when it has one, its
-    tokenizer for ``counter="exact"``. ``run_call`` runs the note calls of ``flush_notes``.
+    tokenizer for ``counter="exact"``. ``run_call`` runs the note calls of ``flush_notes``, and
+    ``flush_journal`` (the session) records each of its asks (see ``FlushJournal``);
+    ``tool_specs`` gives the agent's tools before its first request (to finish a flush that a
+    kill cut off).
     Raises ``ConfigError`` for bad values."""
     return ContextManager(
         config,
@@ -502,4 +515,6 @@ def build_context(
         exact_counter=model.count_tokens if isinstance(model, CountsTokens) else None,
         file_reader=file_reader,
         run_call=run_call,
+        flush_journal=flush_journal,
+        tool_specs=tool_specs,
     )

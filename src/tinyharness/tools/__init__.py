@@ -16,7 +16,10 @@ from .base import (
     ToolError,
     ToolRegistry,
     ToolResult,
+    ToolStopped,
     function_tool,
+    raise_if_stopped,
+    stop_requested,
 )
 from .builtin import BUILTIN_TOOL_NAMES, builtin_tools
 from .calculator import calculator
@@ -42,6 +45,7 @@ __all__ = [
     "ToolError",
     "ToolRegistry",
     "ToolResult",
+    "ToolStopped",
     "Workspace",
     "atomic_write_text",
     "builtin_tools",
@@ -49,5 +53,7 @@ __all__ = [
     "current_time",
     "file_tools",
     "function_tool",
+    "raise_if_stopped",
     "shell_tool",
+    "stop_requested",
 ]
