@@ -467,3 +467,29 @@ def test_running_children_never_hold_more_tokens_than_the_parent_has_left(
             ledger.tokens += carve.tokens
             held += carve.tokens
         assert held <= max(budget - spent, 0)
+
+
+def test_by_default_a_child_gets_no_tool_that_acts_on_its_parents_own_run(workspace: Path) -> None:
+    """Tools the host does not make for a child (like a plan tool bound to the parent's plan)
+    stay the parent's unless it gives them; read-only MCP tools (a server's) are shared."""
+    import dataclasses
+
+    from tinyharness.tools.base import function_tool
+
+    def plan(step: str) -> str:
+        """Rewrite the run's plan."""
+        return step
+
+    def lookup(term: str) -> str:
+        """Look a term up."""
+        return term
+
+    model = ScriptedModel(
+        {"responses": [turn([task("t1", "look")]), answer("ok", agent="t1"), answer("done")]}
+    )
+    agent, sink, _ = make(workspace, model)
+    agent.tools.add(function_tool(plan))
+    agent.tools.add(dataclasses.replace(function_tool(lookup), name="mcp__docs__lookup", server="docs"))
+    assert agent.run("go").ok
+    child_tools = run_starts(sink)[1]["tools"]
+    assert "plan" not in child_tools and "mcp__docs__lookup" in child_tools and "read_file" in child_tools

@@ -322,21 +322,21 @@ class SubAgents:
                 ledger.tokens -= carve.tokens or 0
         return self._answer(result, run_id, chosen)
 
-    def _tool_names(self, parent: Agent, profile: Profile, asked: list[str] | None, depth: int) -> list[str]:
-        """The child's tools: those asked for, else the profile's, else the parent's read-only
-        ones and the notes tools; never a tool the parent does not have."""
+    def _tool_names(
+        self, parent: Agent, profile: Profile, asked: list[str] | None, depth: int
+    ) -> list[str] | None:
+        """The child's tools: those asked for, else the profile's; never a tool the parent does
+        not have. None for the default set (see ``_registry``)."""
+        if asked is None and profile.tools is None:
+            return None
         offered = parent.tools.names
-        if asked is not None or profile.tools is not None:
-            wanted = list(asked if asked is not None else profile.tools or ())
-            missing = [n for n in wanted if n not in offered and n not in NOTES_TOOLS]
-            if missing:
-                raise ToolError(
-                    f"you cannot give a sub-agent {', '.join(missing)}: not among your tools "
-                    f"({', '.join(offered)})"
-                )
-        else:
-            wanted = [n for n in offered if _is_read_only(parent.tools.get(n)) and n != TASK_TOOL]
-            wanted += [n for n in NOTES_TOOLS if n not in wanted]
+        wanted = list(asked if asked is not None else profile.tools or ())
+        missing = [n for n in wanted if n not in offered and n not in NOTES_TOOLS]
+        if missing:
+            yours = ", ".join(offered)
+            raise ToolError(
+                f"you cannot give a sub-agent {', '.join(missing)}: not among your tools ({yours})"
+            )
         if depth >= self.config.max_depth:
             wanted = [n for n in wanted if n != TASK_TOOL]
         return list(dict.fromkeys(wanted))
@@ -387,7 +387,7 @@ class SubAgents:
         profile: Profile,
         prompt: str,
         description: str,
-        names: list[str],
+        names: list[str] | None,
         carve: _Carve,
         depth: int,
     ) -> tuple[RunResult, str]:
@@ -464,10 +464,24 @@ class SubAgents:
             )
             raise
 
-    def _registry(self, parent: Agent, names: list[str], notes: Path, events: EventBus) -> ToolRegistry:
+    def _registry(
+        self, parent: Agent, names: list[str] | None, notes: Path, events: EventBus
+    ) -> ToolRegistry:
         """The child's tools: fresh ones from the host (its notes tools write its own notes),
-        the parent's own objects for the others (MCP tools, the memory tool), and ``task``."""
+        the parent's own objects for the others (MCP tools, the memory tool), and ``task``.
+        By default (``names`` None): the host's read-only tools that the parent has too, the
+        parent's read-only MCP tools, and the notes tools; never a tool that acts on the
+        parent's own run (its plan, its pins), which only the parent's explicit choice gives."""
         fresh = self.host.tools(notes, events)
+        if names is None:
+            names = [
+                n
+                for n in parent.tools.names
+                if n != TASK_TOOL
+                and _is_read_only(parent.tools.get(n))
+                and (n in fresh.names or _server_of(parent.tools.get(n)) is not None)
+            ]
+            names += [n for n in NOTES_TOOLS if n not in names]
         registry = ToolRegistry(
             permissions=fresh.permissions, result_cap=fresh.result_cap, timeout=fresh.timeout
         )
@@ -535,6 +549,10 @@ class SubAgents:
 
 def _is_read_only(tool: Tool | None) -> bool:
     return tool is not None and tool.risk == "read"
+
+
+def _server_of(tool: Tool | None) -> str | None:
+    return tool.server if tool is not None else None
 
 
 def _folder_name(name: str) -> str:
