@@ -218,3 +218,57 @@ def test_a_profile_from_the_config_file_runs_on_its_own_model(
     assert main([*argv, "--no-memory", "go"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "agents.reader.tools" in err[0] and "'shel'" in err[0]
+
+
+def test_ctrl_c_stops_the_children_with_their_parent(tmp: Path) -> None:
+    """SIGINT (Ctrl-C) while a sub-agent's command runs: the run stops with the usual line and
+    exit code 1, and the sub-agent's run ends as cancelled (it does not go on alone)."""
+    import os
+    import signal
+    import time
+
+    responses = [
+        turn([task("t1", "wait for the build", tools=["shell"])]),
+        call("s1", "shell", {"command": "sleep 30"}, agent="t1"),
+        answer("unused", agent="t1"),
+        answer("unused"),
+    ]
+    events = tmp / "events.jsonl"
+    argv = [
+        sys.executable,
+        "-c",
+        "import sys; from tinyharness.cli import main; raise SystemExit(main(sys.argv[1:]))",
+    ]
+    argv += [
+        "run",
+        "--model",
+        f"scripted:{script(tmp, responses)}",
+        "--workspace",
+        str(tmp / "ws"),
+        "--quiet",
+    ]
+    argv += [
+        "--no-log",
+        "--no-memory",
+        "--shell",
+        "--allow",
+        "shell:sleep *",
+        "--yes",
+        "--events",
+        str(events),
+    ]
+    env = {"TINYHARNESS_HOME": str(tmp / "home"), "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    process = subprocess.Popen(
+        [*argv, "go"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and '"call_id": "s1"' not in (
+        events.read_text() if events.exists() else ""
+    ):
+        time.sleep(0.2)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 1, stderr
+    assert "interrupted; continue with --resume" in stderr
+    ends = [json.loads(line) for line in events.read_text().splitlines() if '"run_end"' in line]
+    assert [(e.get("depth"), e["stop"]) for e in ends] == [(1, "cancelled")]
