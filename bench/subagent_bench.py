@@ -186,7 +186,9 @@ def run_mode(workload: Workload, *, delegate: bool) -> Row:
         events = EventBus([sink])
         model = PolicyModel(files, count, workload.window, delegate=delegate)
 
-        def context(model_: Model, bus: EventBus, tools: ToolRegistry, notes: Path) -> Any:
+        def context(
+            model_: Model, bus: EventBus, tools: ToolRegistry, notes: Path, session: Any = None
+        ) -> Any:
             config = ContextConfig(window=workload.window, ratio=0.7, notes_path=notes, workspace=root)
             return build_context(config, events=bus)
 

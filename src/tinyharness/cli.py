@@ -928,8 +928,10 @@ def _subagents(
             attach(registry)
         return registry
 
-    def context(model: Model, events: EventBus, registry: ToolRegistry, notes: Path) -> ContextPolicy:
-        return _context(args, model, events, workspace, registry, notes=notes)
+    def context(
+        model: Model, events: EventBus, registry: ToolRegistry, notes: Path, session: SQLiteSession | None
+    ) -> ContextPolicy:
+        return _context(args, model, events, workspace, registry, session, notes=notes)
 
     def model(spec: str) -> Model:
         provider = spec.strip().partition(":")[0]

@@ -197,8 +197,9 @@ class SubAgentHost:
 
     - ``tools(notes, events)``: a fresh tool registry (the run's permissions) whose notes
       tools write ``notes``; the child gets the part of it the parent chose.
-    - ``context(model, events, tools, notes)``: the child's context policy (None: no
-      compaction, the library's default).
+    - ``context(model, events, tools, notes, session)``: the child's context policy (None: no
+      compaction, the library's default); ``session`` is the child's own (None without one),
+      where a notes flush records its progress so a resumed child does not ask twice.
     - ``load_model(spec)``: the model of a profile's model string (each string is loaded once
       per run tree and closed by ``SubAgents.aclose``).
     - ``state_dir``: where children's notes files go (``.tinyharness/subagents`` in the
@@ -207,7 +208,9 @@ class SubAgentHost:
 
     tools: Callable[[Path, EventBus], ToolRegistry]
     state_dir: Path
-    context: Callable[[Model, EventBus, ToolRegistry, Path], ContextPolicy] | None = None
+    context: Callable[[Model, EventBus, ToolRegistry, Path, SQLiteSession | None], ContextPolicy] | None = (
+        None
+    )
     load_model: Callable[[str], Model] | None = None
 
 
@@ -407,7 +410,9 @@ class SubAgents:
             notes = self.host.state_dir / folder / "NOTES.md"
             registry = self._registry(parent, names, notes, events)
             model = self._model(parent, profile, call.id)
-            context = self.host.context(model, events, registry, notes) if self.host.context else None
+            context = (
+                self.host.context(model, events, registry, notes, session) if self.host.context else None
+            )
             child = Agent(
                 model,
                 registry,
