@@ -3,7 +3,7 @@
     python -m bench                 # the full suite (about 15 minutes on 2 cores)
     python -m bench --small         # the quick version of every part
     python -m bench --only loop,e2e # some parts: loop, tokens, peers, memory, e2e, secrets, parallel,
-                                    # mcp, tasks, grep, subagents
+                                    # mcp, tasks, grep, anchors, subagents
     python -m bench --output FILE   # write elsewhere (default: bench/RESULTS.md)
 
 Progress goes to stderr; each part's own tables are printed as it finishes.
@@ -33,6 +33,7 @@ PARTS = (
     "mcp",
     "tasks",
     "grep",
+    "anchors",
     "subagents",
 )
 
@@ -60,7 +61,7 @@ def dominant(result: object) -> list[str]:
 
     assert isinstance(result, LoopResult)
     size = result.sizes[-1]
-    parts = ["prefix", "calibration", "ledger", "validate", "checkpoint"]
+    parts = ["prefix", "calibration", "ledger", "validator", "checkpoint"]
     measured = [(result.get(p, size), p) for p in parts if result.get(p, size) is not None]
     measured.sort(reverse=True)
     lines = []
@@ -170,6 +171,16 @@ def _grep(small: bool) -> str:
     return grep_bench.to_markdown(grep_bench.run(small=small))
 
 
+def _anchors(small: bool) -> str:
+    """The simulated workloads run here; the real-model drift comparison takes minutes of model
+    time on 2 cores, so it is reported from its cache (python -m bench.summary_drift)."""
+    from bench import anchors_bench, summary_drift
+
+    report = _quiet(lambda: anchors_bench.main(["--small"] if small else []))
+    drift = summary_drift.cached_report()
+    return f"{report}\n\n### Incremental against rewritten summaries on a local model\n\n{drift}"
+
+
 def _subagents(small: bool) -> str:
     from bench import subagent_bench
 
@@ -202,6 +213,11 @@ SECTIONS: dict[str, tuple[str, str, Callable[[bool], str]]] = {
     "mcp": ("7. MCP tool call overhead", "python -m bench.mcp_overhead", _mcp),
     "tasks": ("8. Task suite and acceptance run on the local models", "python -m bench.task_suite", _tasks),
     "grep": ("9. grep: RE2 against Python's re", "python -m bench.grep_bench", _grep),
+    "anchors": (
+        "10. Pins, the plan and incremental summaries",
+        "python -m bench.anchors_bench",
+        _anchors,
+    ),
     "subagents": ("11. Sub-agents on a long task", "python -m bench.subagent_bench", _subagents),
 }
 
