@@ -493,3 +493,33 @@ def test_by_default_a_child_gets_no_tool_that_acts_on_its_parents_own_run(worksp
     assert agent.run("go").ok
     child_tools = run_starts(sink)[1]["tools"]
     assert "plan" not in child_tools and "mcp__docs__lookup" in child_tools and "read_file" in child_tools
+
+
+def test_a_sub_agents_spans_nest_under_its_parents_task_call(workspace: Path) -> None:
+    """OpenTelemetry: one trace for the run tree; the child's invoke_agent span is a child of the
+    parent's execute_tool task span (not a trace of its own)."""
+    pytest.importorskip("opentelemetry.sdk.trace", reason="the otel extra is not installed")
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from tinyharness.otel import OTelSink
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    sink = OTelSink(provider)
+    model = ScriptedModel(
+        {"responses": [turn([task("t1", "look")]), answer("seen", agent="t1"), answer("ok")]}
+    )
+    agent, _, _ = make(workspace, model)
+    agent.events.sinks.append(sink)
+    assert agent.run("go").ok
+    sink.close()
+    spans = exporter.get_finished_spans()
+    runs = [s for s in spans if s.name.startswith("invoke_agent")]
+    (task_span,) = [s for s in spans if s.name == "execute_tool task"]
+    (root,) = [s for s in runs if s.parent is None]
+    (child,) = [s for s in runs if s.parent is not None]
+    assert child.parent is not None and child.parent.span_id == task_span.context.span_id
+    assert {s.context.trace_id for s in spans} == {root.context.trace_id}
