@@ -859,6 +859,14 @@ def _fail(message: str, code: int) -> int:
     return code
 
 
+def _rerank_model(spec: str) -> Model:
+    """The model ``memory search --rerank`` names, with the base URL the settings give its
+    provider (the API key comes from the environment or the keys file, as for a run)."""
+    provider = spec.partition(":")[0]
+    base_url = resolve_base_url(provider, None) if provider in ("openai", "anthropic") else None
+    return load_model(spec, base_url=base_url)
+
+
 def _command(args: argparse.Namespace) -> int:
     if args.command == "notes":
         workspace = Path(args.workspace)
@@ -869,7 +877,8 @@ def _command(args: argparse.Namespace) -> int:
         print(text if text else f"(no notes yet in {notes_path})")
         return 0
     if args.command == "memory":
-        return memory_cli.handle(args)
+        rerank = load_settings().memory_rerank if args.memory_command == "search" else None
+        return memory_cli.handle(args, load_model=_rerank_model, rerank_default=rerank)
     if args.command == "chat":
         try:
             chat_code: int = asyncio.run(_chat(args))

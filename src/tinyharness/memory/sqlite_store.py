@@ -144,6 +144,7 @@ class SQLiteStore(SQLStoreBase):
     _mark = "?"
     _order_tiebreak = "rowid"
     _table = "memories"
+    _global_text_statistics = True  # FTS5's bm25() counts terms over every scope
 
     def __init__(
         self,
