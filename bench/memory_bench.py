@@ -622,7 +622,7 @@ def bench_rerank(
             (str(sample["sample_id"]), q) for q in locomo_questions(sample, {line["id"] for line in lines})
         ]
     asked = asked[:: max(1, len(asked) // questions)][:questions]
-    rows = []
+    rows: list[tuple[str, float, float, float, int]] = []
 
     def measure(method: str, reranker: ModelReranker | None, tokens: list[int]) -> None:
         total, started = 0.0, time.perf_counter()
