@@ -608,6 +608,7 @@ def bench_rerank(
 
     from tinyharness.memory.rerank import ModelReranker
     from tinyharness.models.factory import load_model
+    from tinyharness.models.local import local_model
 
     embedder = next((e for e in embedders.values() if e is not None), None)
     cached = DiskCachedEmbedder(embedder) if embedder else None
@@ -641,7 +642,9 @@ def bench_rerank(
     try:
         measure("store", None, [0])
         for spec in models:
-            model = load_model(spec)
+            kind, _, name = spec.partition(":")
+            # A local server may load slowly on a busy machine: give it time (not timed below).
+            model = local_model(name or None, startup_timeout=900) if kind == "local" else load_model(spec)
             tokens = [0]
 
             async def counted(request: Any, model: Any = model, tokens: list[int] = tokens) -> Any:
