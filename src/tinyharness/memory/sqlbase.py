@@ -242,16 +242,7 @@ class SQLStoreBase:
     ) -> MemoryItem:
         vec = self._vector_for(content, vector)
         with self._write() as handle:
-            row = version_row(
-                memory_id=uuid.uuid4().hex,
-                content=content,
-                scope=scope,
-                kind=kind,
-                now=time.time(),
-                metadata=metadata,
-                context=context,
-                event_time=event_time,
-            )
+            row = _first_version(content, scope, kind, metadata, context, event_time)
             return self._insert_version(handle, row, vec)
 
     def add_unique(
@@ -279,16 +270,7 @@ class SQLStoreBase:
             ).fetchone()
             if row is not None:
                 return item_from_row(row), False
-            new = version_row(
-                memory_id=uuid.uuid4().hex,
-                content=content,
-                scope=scope,
-                kind=kind,
-                now=time.time(),
-                metadata=metadata,
-                context=context,
-                event_time=event_time,
-            )
+            new = _first_version(content, scope, kind, metadata, context, event_time)
             return self._insert_version(handle, new, vec), True
 
     def _serialize(self, handle: Any, key: str) -> None:
@@ -514,3 +496,24 @@ def rerank(
 
     boosted = [(key, score * factor(items[key])) for key, score in fused]
     return sorted(boosted, key=lambda kv: (-kv[1], kv[0]))
+
+
+def _first_version(
+    content: str,
+    scope: Scope,
+    kind: str,
+    metadata: dict[str, Any] | None,
+    context: str,
+    event_time: float | None,
+) -> dict[str, Any]:
+    """The row of a new memory's version 1 (a new id, written now)."""
+    return version_row(
+        memory_id=uuid.uuid4().hex,
+        content=content,
+        scope=scope,
+        kind=kind,
+        now=time.time(),
+        metadata=metadata,
+        context=context,
+        event_time=event_time,
+    )
