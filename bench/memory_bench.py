@@ -214,6 +214,38 @@ class ScaleRow:
     p50_ms: float
     p95_ms: float
     first_ms: float
+    text_ms: float = float("nan")  # p50 of the full-text ranking alone
+    vector_ms: float = float("nan")  # p50 of the vector ranking alone
+    vector_recall: float = float("nan")  # its top VECTOR_DEPTH against the exact float32 scan
+
+
+VECTOR_DEPTH = 40  # what a top-5 search asks of the vector ranking (the store's candidates)
+
+
+def exact_top(vectors: Vectors, query: Vectors, k: int) -> list[int]:
+    """Positions of the ``k`` nearest vectors by cosine, by a full float32 scan."""
+    scores = vectors @ query
+    best = np.argpartition(-scores, k - 1)[:k]
+    return [int(i) for i in best[np.argsort(-scores[best], kind="stable")]]
+
+
+def ranking_parts(
+    store: MemoryStore, query: str, scope: Scope, vector: Vectors, key_of: dict[str, int]
+) -> tuple[float, float, list[int]]:
+    """ms of the store's full-text ranking and of its vector ranking for one search (the two
+    halves ``search`` fuses), and the vector ranking as positions in the bench's vectors. Reads
+    the SQL stores' ranking steps directly: a benchmark's look inside, not public API."""
+    read = getattr(store, "_read", None)
+    if read is None:
+        return float("nan"), float("nan"), []
+    with read() as handle:
+        began = time.perf_counter()
+        store._text_ranking(handle, query, scope, VECTOR_DEPTH)  # type: ignore[attr-defined]
+        text_ms = (time.perf_counter() - began) * 1000
+        began = time.perf_counter()
+        found = store._vector_ranking(handle, vector, scope, VECTOR_DEPTH)  # type: ignore[attr-defined]
+        vector_ms = (time.perf_counter() - began) * 1000
+    return text_ms, vector_ms, [key_of[str(key)] for key, _ in found if str(key) in key_of]
 
 
 def bench_scale(openers: dict[str, Opener], sizes: Sequence[int], queries: int = 200) -> list[ScaleRow]:
@@ -229,7 +261,7 @@ def bench_scale(openers: dict[str, Opener], sizes: Sequence[int], queries: int =
             store = opener("bench-random-384")
             scope = Scope("bench-user")
             started = time.perf_counter()
-            add_many(store, texts, scope, vectors)  # one bulk load (PostgreSQL indexes after it)
+            ids = add_many(store, texts, scope, vectors)  # one bulk load (PostgreSQL indexes after it)
             ingest = n / (time.perf_counter() - started)
             timings = []
             for i in range(queries):
@@ -238,13 +270,47 @@ def bench_scale(openers: dict[str, Opener], sizes: Sequence[int], queries: int =
                 timings.append((time.perf_counter() - began) * 1000)
             first = timings[0]  # includes loading the vector index (SQLite)
             steady = sorted(timings[1:])
+            # The two halves apart, and the vector half's recall against the exact scan, on a sample.
+            key_of = ranking_keys(store, ids)
+            text_parts, vector_parts, recalls = [], [], []
+            for i in range(min(queries, 50)):
+                text_ms, vector_ms, found = ranking_parts(
+                    store, " ".join(query_words[i]), scope, query_vectors[i], key_of
+                )
+                text_parts.append(text_ms)
+                vector_parts.append(vector_ms)
+                exact = exact_top(vectors, query_vectors[i], VECTOR_DEPTH)
+                recalls.append(len(set(found) & set(exact)) / len(exact))
             rows.append(
                 ScaleRow(
-                    name, n, ingest, statistics.median(steady), steady[int(len(steady) * 0.95) - 1], first
+                    name,
+                    n,
+                    ingest,
+                    statistics.median(steady),
+                    steady[int(len(steady) * 0.95) - 1],
+                    first,
+                    statistics.median(text_parts),
+                    statistics.median(vector_parts),
+                    statistics.mean(recalls) if key_of else float("nan"),
                 )
             )
             dispose(store)
     return rows
+
+
+def ranking_keys(store: MemoryStore, ids: Sequence[str]) -> dict[str, int]:
+    """The keys the store's rankings return (SQLite: row ids; PostgreSQL: memory ids), mapped to
+    positions in the bench's list of memories."""
+    if not hasattr(store, "_rows_by_key"):
+        return {}
+    from tinyharness.memory.sqlite_store import SQLiteStore
+
+    if isinstance(store, SQLiteStore):
+        with store._read() as db:
+            rows = db.execute("SELECT rowid, id FROM memories").fetchall()
+        position = {memory_id: i for i, memory_id in enumerate(ids)}
+        return {str(rowid): position[memory_id] for rowid, memory_id in rows if memory_id in position}
+    return {memory_id: i for i, memory_id in enumerate(ids)}
 
 
 # --- embedding cache (benchmarks re-run often; the model is slow on long turns) ----------------
@@ -608,6 +674,7 @@ def bench_rerank(
 
     from tinyharness.memory.rerank import ModelReranker
     from tinyharness.models.factory import load_model
+    from tinyharness.models.local import local_model
 
     embedder = next((e for e in embedders.values() if e is not None), None)
     cached = DiskCachedEmbedder(embedder) if embedder else None
@@ -622,7 +689,7 @@ def bench_rerank(
             (str(sample["sample_id"]), q) for q in locomo_questions(sample, {line["id"] for line in lines})
         ]
     asked = asked[:: max(1, len(asked) // questions)][:questions]
-    rows = []
+    rows: list[tuple[str, float, float, float, int]] = []
 
     def measure(method: str, reranker: ModelReranker | None, tokens: list[int]) -> None:
         total, started = 0.0, time.perf_counter()
@@ -641,7 +708,9 @@ def bench_rerank(
     try:
         measure("store", None, [0])
         for spec in models:
-            model = load_model(spec)
+            kind, _, name = spec.partition(":")
+            # A local server may load slowly on a busy machine: give it time (not timed below).
+            model = local_model(name or None, startup_timeout=900) if kind == "local" else load_model(spec)
             tokens = [0]
 
             async def counted(request: Any, model: Any = model, tokens: list[int] = tokens) -> Any:
@@ -799,12 +868,20 @@ def main(argv: Sequence[str] | None = None) -> str:
         openers = {k: v for k, v in backends(Path(tmp)).items() if k in args.backends.split(",")}
         if "scale" in parts:
             say("## scale: bulk ingest, then hybrid search (text + 384-d vector, top 5)")
-            say(f"{'backend':10} {'memories':>9} {'ingest/s':>9} {'p50 ms':>8} {'p95 ms':>8} {'first ms':>9}")
+            say(
+                f"{'backend':10} {'memories':>9} {'ingest/s':>9} {'p50 ms':>8} {'p95 ms':>8} {'first ms':>9}"
+                f" {'text ms':>8} {'vector ms':>10} {'vec recall':>11}"
+            )
             for r in bench_scale(openers, sizes, queries=50 if args.small else 200):
                 say(
                     f"{r.backend:10} {r.n:9d} {r.ingest_per_s:9.0f} "
                     f"{r.p50_ms:8.2f} {r.p95_ms:8.2f} {r.first_ms:9.1f}"
+                    f" {r.text_ms:8.2f} {r.vector_ms:10.2f} {r.vector_recall:11.3f}"
                 )
+            say(
+                f"text ms, vector ms: p50 of each half of a search alone; vec recall: the vector "
+                f"half's top {VECTOR_DEPTH} against an exact float32 scan of the same vectors"
+            )
             say()
         if "locomo" in parts:
             locomo = Path(args.locomo) if args.locomo else LOCOMO

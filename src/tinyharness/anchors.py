@@ -126,7 +126,8 @@ class Anchors:
         for entry in state.get("plan", ()):
             if isinstance(entry, dict):
                 try:
-                    items.append(_checked_item(PlanItem(str(entry.get("content", "")), entry.get("status", ""))))
+                    item = PlanItem(str(entry.get("content", "")), entry.get("status", ""))
+                    items.append(_checked_item(item))
                 except AnchorError:
                     continue
         if items:

@@ -28,10 +28,26 @@ Event = dict[str, Any]
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+# Short strings come back in every event (keys, event types, tool names, stop reasons): their
+# redaction is remembered, since ``redact`` is a pure function of its text. Measured: the
+# redactor was most of a CLI turn's cost (about 50 strings per turn, nearly all repeats).
+_CACHED_CHARS = 200
+_CACHE_SIZE = 4096
+_cleaned: dict[str, str] = {}
+
+
 def _clean(text: str) -> str:
     """Redacted, and storable: a lone surrogate (legal in JSON, sent by some models) cannot be
     encoded as UTF-8 and would make a file or database write fail, so it becomes U+FFFD."""
-    return redact(_LONE_SURROGATE.sub("\ufffd", text))
+    if len(text) > _CACHED_CHARS:
+        return redact(_LONE_SURROGATE.sub("\ufffd", text))
+    hit = _cleaned.get(text)
+    if hit is None:
+        hit = redact(_LONE_SURROGATE.sub("\ufffd", text))
+        if len(_cleaned) >= _CACHE_SIZE:
+            _cleaned.clear()  # simple bound; the repeats fill it again within a turn or two
+        _cleaned[text] = hit
+    return hit
 
 
 def redact_value(value: Any) -> Any:
@@ -60,14 +76,34 @@ class EventSink(Protocol):
 
 
 class EventBus:
-    def __init__(self, sinks: list[EventSink] | None = None, run_id: str | None = None) -> None:
+    """Stamps a run's events. A sub-agent's bus also stamps every event with the run that
+    started it (``parent_run_id``) and its ``depth`` (1 for a child of the top-level run); a
+    top-level run's events carry neither."""
+
+    def __init__(
+        self,
+        sinks: list[EventSink] | None = None,
+        run_id: str | None = None,
+        *,
+        parent_run_id: str | None = None,
+        depth: int = 0,
+    ) -> None:
         self.sinks: list[EventSink] = list(sinks or [])
         self.run_id = run_id or uuid.uuid4().hex[:12]
+        self.parent_run_id = parent_run_id
+        self.depth = depth
         self._seq = 0
+
+    def child(self) -> EventBus:
+        """A bus for a sub-agent of this run: a new run id, the same sinks."""
+        return EventBus(self.sinks, parent_run_id=self.run_id, depth=self.depth + 1)
 
     def emit(self, type: str, **fields: Any) -> Event:
         self._seq += 1
         event: Event = {"type": type, "seq": self._seq, "ts": time.time(), "run_id": self.run_id}
+        if self.parent_run_id is not None:
+            event["parent_run_id"] = self.parent_run_id
+            event["depth"] = self.depth
         event.update(fields)
         for sink in self.sinks:
             sink.emit(event)

@@ -323,7 +323,7 @@ class ContextManager:
             return messages
         ctx = self._step_context(system, call_model)
         fresh_ids = {id(m) for m in fresh}
-        out = list(messages)
+        out = messages  # copied only when a message is replaced: a copy per turn is O(history)
         # Fresh messages sit at the tail; walk back only over them.
         for index in range(len(out) - 1, -1, -1):
             message = out[index]
@@ -331,6 +331,8 @@ class ContextManager:
                 break
             replaced = self._offload.message(message, ctx)
             if replaced is not message:
+                if out is messages:
+                    out = list(messages)
                 out[index] = replaced
                 self.accountant.replace(message, replaced)
                 self._emit("offload", index=index, chars_before=_chars(message), chars_after=_chars(replaced))
