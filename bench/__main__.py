@@ -3,8 +3,8 @@
     python -m bench                 # the full suite (about 15 minutes on 2 cores)
     python -m bench --small         # the quick version of every part
     python -m bench --only loop,e2e # some parts: loop, tokens, peers, memory, e2e, secrets, parallel,
-                                    # mcp, tasks, grep, anchors, durable (needs PostgreSQL:
-                                    # TINYHARNESS_BENCH_PG_URL; skipped without)
+                                    # mcp, tasks, grep, anchors, subagents, durable (needs
+                                    # PostgreSQL: TINYHARNESS_BENCH_PG_URL; skipped without)
     python -m bench --output FILE   # write elsewhere (default: bench/RESULTS.md)
 
 Progress goes to stderr; each part's own tables are printed as it finishes.
@@ -35,6 +35,7 @@ PARTS = (
     "tasks",
     "grep",
     "anchors",
+    "subagents",
     "durable",
 )
 
@@ -182,6 +183,19 @@ def _anchors(small: bool) -> str:
     return f"{report}\n\n### Incremental against rewritten summaries on a local model\n\n{drift}"
 
 
+def _subagents(small: bool) -> str:
+    from bench import subagent_bench
+
+    workload, rows = subagent_bench.run(small=small)
+    legend = (
+        "The same long task run by one agent and by an agent that hands the reading to sub-agents "
+        "(the task tool), on a simulated model: tokens billed by every request of the run "
+        "(sub-agents' included), the largest request of the parent and of one sub-agent, whether "
+        "every file got its line in NOTES.md."
+    )
+    return f"{legend}\n\n{subagent_bench.to_markdown(workload, rows)}"
+
+
 def _durable(small: bool) -> str:
     from bench import durable_bench
 
@@ -212,8 +226,9 @@ SECTIONS: dict[str, tuple[str, str, Callable[[bool], str]]] = {
         "python -m bench.anchors_bench",
         _anchors,
     ),
+    "subagents": ("11. Sub-agents on a long task", "python -m bench.subagent_bench", _subagents),
     "durable": (
-        "11. Durable runs: workers and recorded steps",
+        "12. Durable runs: workers and recorded steps",
         "python -m bench.durable_bench",
         _durable,
     ),

@@ -173,7 +173,7 @@ async def _loop(turns: int, *, log: Any = None, durable: bool = False, run_id: s
     model = ScriptedModel({"responses": _turns(turns)})
     events = EventBus([log] if log is not None else [], run_id=run_id)
     if durable:
-        events.sinks = [OnlyNew(0, events.sinks)]
+        events.sinks = [OnlyNew(events.run_id, 0, events.sinks)]
     steps = DurableSteps(model, events) if durable else None
     agent = Agent(
         model,

@@ -105,16 +105,18 @@ class DurableSteps:
 
 
 class OnlyNew:
-    """Passes on the events of a run numbered past ``floor`` (the last one stored before this
-    execution): a replay's events up to there are in the log already."""
+    """Passes on the events of run ``run_id`` numbered past ``floor`` (the last one stored
+    before this execution: a replay's events up to there are in the log already), and every
+    event of other runs (a sub-agent's bus shares these sinks; its run is new each time)."""
 
-    def __init__(self, floor: int, sinks: Sequence[EventSink]) -> None:
+    def __init__(self, run_id: str, floor: int, sinks: Sequence[EventSink]) -> None:
+        self.run_id = run_id
         self.floor = floor
         self.sinks = list(sinks)
 
     def emit(self, event: Event) -> None:
         seq = event.get("seq")
-        if isinstance(seq, int) and seq <= self.floor:
+        if event.get("run_id") == self.run_id and isinstance(seq, int) and seq <= self.floor:
             return
         for sink in self.sinks:
             sink.emit(event)

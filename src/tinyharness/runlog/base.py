@@ -35,6 +35,10 @@ class RunSummary:
     compactions: int
     tool_calls: int
     errors: int
+    parent_run_id: str | None = None  # the run whose task call started this one (a sub-agent)
+    depth: int = 0  # 0 for a top-level run, 1 for its sub-agents, ...
+    call_id: str | None = None  # the parent's task call that started it
+    usage: dict[str, int] | None = None  # billed tokens (a parent's include its sub-agents')
 
 
 class Checkpoint(NamedTuple):
@@ -57,6 +61,10 @@ class RunLogStore(Protocol):
         ...
 
     def list_runs(self, limit: int = 20) -> list[RunSummary]: ...
+
+    def children(self, run_id: str) -> list[RunSummary]: ...
+
+    def tree(self, run: RunSummary) -> list[RunSummary]: ...
 
     def resolve(self, run_id: str) -> str: ...
 

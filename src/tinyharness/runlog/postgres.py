@@ -35,6 +35,7 @@ class _Postgres:
 
     same = "{column} IS NOT DISTINCT FROM ?"
     newest_first = "r.started DESC NULLS LAST, r.id DESC"
+    oldest_first = "r.started NULLS FIRST, r.id"
 
     def __init__(self, url: str) -> None:
         try:

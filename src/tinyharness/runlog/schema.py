@@ -76,6 +76,13 @@ MIGRATIONS: list[list[str]] = [
             PRIMARY KEY (session, position)
         )""",
     ],
+    # 3: the tree of runs: a sub-agent's run names the run and the task call that started it.
+    [
+        "ALTER TABLE runs ADD COLUMN parent_run_id TEXT",
+        "ALTER TABLE runs ADD COLUMN depth INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE runs ADD COLUMN call_id TEXT",
+        "CREATE INDEX runs_parent ON runs(parent_run_id, started)",
+    ],
 ]
 
 

@@ -37,6 +37,7 @@ class _SQLite:
     errors: tuple[type[Exception], ...] = (sqlite3.Error,)
     same = "{column} IS ?"
     newest_first = "r.started DESC, r.rowid DESC"
+    oldest_first = "r.started, r.rowid"
 
     def __init__(self, db: sqlite3.Connection) -> None:
         self.db = db

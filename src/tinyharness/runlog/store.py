@@ -11,6 +11,7 @@ May import ``events``, ``redact``.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 import time
@@ -36,6 +37,7 @@ class Connection(Protocol):
     errors: tuple[type[Exception], ...]  # what its driver raises
     same: str  # "{column} IS ?": equal, or both NULL
     newest_first: str  # ORDER BY of the run list (newest first, ties in insertion order)
+    oldest_first: str  # the other way round (sub-agents' runs in the order they started)
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor: ...
 
@@ -51,9 +53,16 @@ SELECT r.id, r.task, r.model, r.session, r.started, r.ended, r.stop, r.final,
     (SELECT count(*) FROM model_calls m WHERE m.run_id = r.id),
     (SELECT count(*) FROM compactions c WHERE c.run_id = r.id),
     (SELECT count(*) FROM tool_calls t WHERE t.run_id = r.id),
-    (SELECT count(*) FROM errors e WHERE e.run_id = r.id)
+    (SELECT count(*) FROM errors e WHERE e.run_id = r.id),
+    r.parent_run_id, coalesce(r.depth, 0), r.call_id, r.usage
 FROM runs r
 """
+
+
+def _summary(row: tuple[Any, ...]) -> RunSummary:
+    usage = json.loads(row[-1]) if row[-1] else None
+    summary = RunSummary(*row[:-1])
+    return dataclasses.replace(summary, usage=usage) if isinstance(usage, dict) else summary
 
 
 class SQLRunLog:
@@ -105,21 +114,30 @@ class SQLRunLog:
 
     def _write_typed(self, run_id: str, e: dict[str, Any]) -> None:
         self._db.execute(
-            "INSERT INTO runs (id, started, session) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-            (run_id, as_num(e.get("ts")), self.session),
+            """INSERT INTO runs (id, started, session, parent_run_id, depth) VALUES (?, ?, ?, ?, ?)
+               ON CONFLICT DO NOTHING""",
+            (
+                run_id,
+                as_num(e.get("ts")),
+                self.session,
+                as_text(e.get("parent_run_id")),
+                as_int(e.get("depth")) or 0,
+            ),
         )
         kind = e.get("type")
         if kind == "run_start":
             # A resumed run may start again under its id: it is running again until its next run_end.
             self._db.execute(
                 """UPDATE runs SET task = coalesce(task, ?), model = coalesce(model, ?),
-                       session = coalesce(?, session), ended = NULL, stop = NULL, start_fields = ?
+                       session = coalesce(?, session), ended = NULL, stop = NULL, start_fields = ?,
+                       call_id = coalesce(?, call_id)
                    WHERE id = ?""",
                 (
                     as_text(e.get("task")),
                     as_text(e.get("model")),
                     as_text(e.get("session")),
                     run_start_fields(e),
+                    as_text(e.get("call_id")),
                     run_id,
                 ),
             )
@@ -244,9 +262,27 @@ class SQLRunLog:
         return int(row[0]) if row is not None and row[0] is not None else 0
 
     def list_runs(self, limit: int = 20) -> list[RunSummary]:
-        """The newest runs first."""
-        rows = self._query(_SUMMARY_SQL + f" ORDER BY {self._db.newest_first} LIMIT ?", (limit,))
-        return [RunSummary(*row) for row in rows]
+        """The newest top-level runs first, each followed by its sub-agents' runs (depth first,
+        in the order they started)."""
+        rows = self._query(
+            _SUMMARY_SQL + f" WHERE r.parent_run_id IS NULL ORDER BY {self._db.newest_first} LIMIT ?",
+            (limit,),
+        )
+        return [run for row in rows for run in self.tree(_summary(row))]
+
+    def children(self, run_id: str) -> list[RunSummary]:
+        """The runs ``run_id``'s task calls started, in the order they started."""
+        rows = self._query(
+            _SUMMARY_SQL + f" WHERE r.parent_run_id = ? ORDER BY {self._db.oldest_first}", (run_id,)
+        )
+        return [_summary(row) for row in rows]
+
+    def tree(self, run: RunSummary) -> list[RunSummary]:
+        """``run`` and every run below it, depth first."""
+        found = [run]
+        for child in self.children(run.id):
+            found += self.tree(child)
+        return found
 
     def resolve(self, run_id: str) -> str:
         """The full id of the one run whose id is ``run_id`` or starts with it."""
@@ -265,7 +301,7 @@ class SQLRunLog:
         full = self.resolve(run_id)
         row = self._query_one(_SUMMARY_SQL + " WHERE r.id = ?", (full,))
         assert row is not None
-        return RunSummary(*row)
+        return _summary(row)
 
     def event_lines(self, run_id: str) -> list[str]:
         """The run's events as stored: JSON text as ``JsonlSink`` writes it (redacted)."""
