@@ -179,6 +179,10 @@ def test_runs_show_and_report_draw_the_tree(
     shown = capsys.readouterr().out
     assert f"┌ sub-agent run {c1.id}" in shown and "│     -> read_file" in shown
 
+    assert main(["export", parent.id, "--tree", "--log", log]) == 0
+    exported = {json.loads(line)["run_id"] for line in capsys.readouterr().out.splitlines()}
+    assert exported == {parent.id, c1.id, c2.id}
+
     assert main(["report", parent.id, "--log", log, "--width", "80"]) == 0
     report = capsys.readouterr().out
     assert "sub-agents (the tree of runs):" in report and f"└ {c2.id}" in report
