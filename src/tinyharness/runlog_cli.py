@@ -60,6 +60,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     export = subparsers.add_parser("export", help="a run's events as JSON Lines (the --events format)")
     export.add_argument("run", metavar="RUN", help="run id or a unique prefix of it")
     export.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    export.add_argument(
+        "--tree", action="store_true", help="also the events of its sub-agents' runs, after its own"
+    )
     _add_log_option(export)
     export.set_defaults(handler=cmd_export)
 
@@ -292,6 +295,9 @@ cmd_show = _guarded(_show)
 
 def _export(args: argparse.Namespace, log: RunLogStore) -> int:
     lines = log.event_lines(args.run)
+    if args.tree:
+        for child in log.tree(log.get_run(args.run))[1:]:
+            lines += log.event_lines(child.id)
     text = "".join(line + "\n" for line in lines)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
