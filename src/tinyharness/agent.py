@@ -6,7 +6,7 @@ progress, the tool registry for safe execution. Early exits are ``StopRun`` exce
 carry their reason; after one, a last request that offers only the final answer gives the user
 an answer instead of nothing.
 
-May import: ``messages``, ``history``, ``errors``, ``events``, ``guards``, ``session``,
+May import: ``messages``, ``history``, ``errors``, ``events``, ``guards``, ``session``, ``anchors``,
 ``models.base``, ``tools`` and ``context``; never memory (it reaches the loop through the small ``Memory``
 protocol below), the run log or the CLI.
 """
@@ -17,10 +17,14 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import time
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from .anchors import Anchors
+from .context.audit import anchor_blocks, pins_missing
 from .context.base import ContextPolicy, ModelCaller, Unmanaged
 from .context.validator import RequestValidator
 from .errors import (
@@ -34,6 +38,7 @@ from .errors import (
     StopReason,
     StopRun,
     Stuck,
+    TimeLimit,
     TokenBudgetSpent,
 )
 from .events import EventBus
@@ -50,7 +55,16 @@ from .models.base import Model, ModelRequest, ModelResponse, Usage, stream_reply
 from .session import Checkpointer, TurnProgress, unknown_outcome
 from .tools.base import Tool, ToolRegistry, function_tool
 
-__all__ = ["DEFAULT_SYSTEM_PROMPT", "Agent", "AgentConfig", "Checkpointer", "LongTermMemory", "RunResult"]
+__all__ = [
+    "DEFAULT_SYSTEM_PROMPT",
+    "Agent",
+    "AgentConfig",
+    "Checkpointer",
+    "LongTermMemory",
+    "RunResult",
+    "ToolCallScope",
+    "current_call",
+]
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are a careful agent working in a workspace folder through tools. "
@@ -73,6 +87,8 @@ class AgentConfig:
       (``token_budget``); None for no budget.
     - ``max_output_tokens``: the output limit of each agent request.
     - ``trace``: add the exact request to every ``model_call`` event.
+    - ``time_limit``: seconds of wall time before the run stops (``time_limit``), checked
+      before each turn; None for none (sub-agents get a share of their parent's).
     """
 
     system: str = DEFAULT_SYSTEM_PROMPT
@@ -80,10 +96,16 @@ class AgentConfig:
     token_budget: int | None = None
     max_output_tokens: int = 1024
     trace: bool = False
+    time_limit: float | None = None
 
     def __post_init__(self) -> None:
         for name in _COUNTS:
             check(name, getattr(self, name))
+        limit = self.time_limit
+        if limit is not None and (
+            isinstance(limit, bool) or not isinstance(limit, int | float) or limit <= 0
+        ):
+            raise ConfigError(f"time_limit: must be a positive number of seconds, got {limit!r}")
 
 
 _COUNTS = {  # fields that must be positive integers, and the CLI option that sets each
@@ -118,6 +140,21 @@ class LongTermMemory(Protocol):
         ...
 
     async def remember(self, messages: Sequence[Message], call_model: ModelCaller) -> None: ...
+
+
+@dataclass(frozen=True)
+class ToolCallScope:
+    """The call a tool is running for, seen from inside the tool (``current_call``): the agent
+    that asked, the call, and whether a killed run had started it (a resumed call)."""
+
+    agent: Agent
+    call: ToolUseBlock
+    resumed: bool = False
+
+
+# Set while a tool runs, in the task that runs it (each parallel call has its own): tools that
+# act on behalf of the run, like ``task``, read the agent and the call from here.
+current_call: ContextVar[ToolCallScope | None] = ContextVar("tinyharness_current_call", default=None)
 
 
 def _registry(tools: Iterable[Tool | Callable[..., Any]]) -> ToolRegistry:
@@ -202,6 +239,7 @@ class Agent:
         checkpoint: Checkpointer | None = None,
         memory: LongTermMemory | None = None,
         output_type: Any = None,
+        anchors: Anchors | None = None,
     ) -> None:
         self.model = model
         self.tools = tools if isinstance(tools, ToolRegistry) else _registry(tools)
@@ -214,6 +252,9 @@ class Agent:
         self.events = events or EventBus()
         self.checkpoint = checkpoint
         self.memory = memory
+        # The plan and the pins (the todo and pin tools write them, the context manager puts
+        # them back after a compaction): saved with every checkpoint, pins in the task message.
+        self.anchors = anchors
         self.validator = RequestValidator()
         self._messages = Transcript()
         self.model_calls = 0
@@ -222,6 +263,7 @@ class Agent:
         self.repetition = RepetitionGuard()
         self._finished_results: dict[str, ToolResultBlock] = {}  # of the turn being executed
         self._interrupted: set[str] = set()  # started by a killed run, never finished
+        self.deadline: float | None = None  # time.monotonic() at which the time limit is reached
         # Called with each text delta of the agent's replies; set, the model is asked to stream.
         self.on_text: Callable[[str], None] | None = None
 
@@ -253,15 +295,18 @@ class Agent:
         ``turn`` says which calls of the history's last turn finished (their results are used)
         and which started without finishing (never run again: their outcome is unknown); the
         turn's other calls run now."""
+        self._restore(history, state or {}, turn or TurnProgress())  # first: it may bring pins
         self.events.emit(
             "run_start",
             task=task,
             model=self.model.name,
             tools=self.tools.names,
             **self._context_info(),
+            **({"pins": list(self.anchors.pins)} if self.anchors is not None and self.anchors.pins else {}),
             **run_info,
         )
-        self._restore(history, state or {}, turn or TurnProgress())
+        limit = self.config.time_limit
+        self.deadline = time.monotonic() + limit if limit is not None else None
         if self.output is not None:
             self.output.retried = False
         stop: StopReason = "end_turn"
@@ -305,9 +350,14 @@ class Agent:
         return {name: value for name, value in info.items() if value is not None}
 
     async def _task_message(self, task: str) -> Message:
-        """The task, after the block of recalled memories (the system prompt stays stable)."""
+        """The task, after the block of recalled memories (the system prompt stays stable),
+        and the pinned texts and plan after it when the conversation does not hold them yet."""
         block = await self.memory.recall(task) if self.memory is not None else ""
-        return Message("user", (TextBlock(block), TextBlock(task))) if block else Message.user(task)
+        blocks = (TextBlock(block), TextBlock(task)) if block else (TextBlock(task),)
+        pinned: list[TextBlock] = []
+        if self.anchors is not None and (not self.messages or pins_missing(self.messages, self.anchors)):
+            pinned = anchor_blocks(self.anchors)
+        return Message("user", (*blocks, *pinned))
 
     async def _remember(self) -> None:
         """Extraction failures are reported, never fatal: the task's answer is already there."""
@@ -326,6 +376,8 @@ class Agent:
         while True:
             if self.iterations >= self.config.max_iterations:
                 raise IterationLimit(f"stopped after {self.iterations} iterations (--max-iterations)")
+            if self.deadline is not None and time.monotonic() >= self.deadline:
+                raise TimeLimit(f"stopped after its time limit of {self.config.time_limit:g} s")
             self.iterations += 1
             response = await self._agent_turn()
             self._append(response.message)
@@ -349,16 +401,23 @@ class Agent:
     async def _run_tools(self, calls: list[ToolUseBlock]) -> None:
         """Run one turn's calls in parallel. Each is recorded as started before it runs and as
         finished, with its result, after; so a resumed run never repeats a finished call, and
-        never repeats one a kill cut off either (it gets ``unknown_outcome`` instead)."""
+        never repeats one a kill cut off either (it gets ``unknown_outcome`` instead), unless
+        its tool ``resumes`` (it continues its own recorded work, like ``task``)."""
 
         async def run_once(call: ToolUseBlock) -> ToolResultBlock:
             if call.id not in self._finished_results:
-                if call.id in self._interrupted:
+                resumed = call.id in self._interrupted
+                tool = self.tools.get(call.name)
+                if resumed and not (tool is not None and tool.resumes):
                     result = self._unknown_outcome(call)
                 else:
                     if self.checkpoint is not None:
                         self.checkpoint.call_started(call)  # a kill from here on: outcome unknown
-                    result = await self.tools.run_call(call, self.events)
+                    scope = current_call.set(ToolCallScope(self, call, resumed))
+                    try:
+                        result = await self.tools.run_call(call, self.events)
+                    finally:
+                        current_call.reset(scope)
                 self._finished_results[call.id] = result
                 if self.checkpoint is not None:
                     self.checkpoint.call_finished(result)
@@ -497,6 +556,8 @@ class Agent:
             "billed": [self.billed.input_tokens, self.billed.output_tokens],
             "recent_calls": list(self.repetition.recent),
         }
+        if self.anchors is not None:
+            state["anchors"] = self.anchors.to_state()
         self.checkpoint.save(self.messages, state)
 
     def _restore(self, history: Sequence[Message], state: dict[str, Any], turn: TurnProgress) -> None:
@@ -508,6 +569,8 @@ class Agent:
         billed = state.get("billed", [0, 0])
         self.billed = Usage(int(billed[0]), int(billed[1]))
         self.repetition = RepetitionGuard(state.get("recent_calls", []))
+        if self.anchors is not None and isinstance(state.get("anchors"), dict):
+            self.anchors.load_state(state["anchors"])  # a resumed run keeps its plan and pins
         self._finished_results = dict(turn.finished)
         self._interrupted = set(turn.started) - set(self._finished_results)
 

@@ -14,6 +14,7 @@ import contextlib
 import functools
 import json
 import os
+import re
 import sys
 import time
 import traceback
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, cast
 from . import __version__, runlog_cli, settings_cli
 from .agent import Agent, AgentConfig, RunResult
 from .agent import problem as agent_problem
+from .anchors import AnchorError, Anchors
 from .context.base import ContextPolicy
 from .context.config import DEFAULT_RATIO, DEFAULT_WINDOW, ContextConfig
 from .context.config import problem as context_problem
@@ -50,10 +52,13 @@ from .runlog import RunLog, RunLogError, default_path
 from .session import SavedSession, StartPoint, TurnProgress, start_point
 from .settings import MODEL_ENV, load_settings, resolve_base_url, resolve_model
 from .sqlite_session import SessionStore, SessionStoreError, SQLiteSession, store_path_for
+from .subagents import SubAgentConfig, SubAgentHost, SubAgents, load_profiles
 from .tools.base import DEFAULT_RESULT_CAP, ToolRegistry
 from .tools.builtin import builtin_tools
+from .tools.history_search import DroppedHistory
 from .tools.notes import NotesFile
 from .tools.permissions import Permissions
+from .tools.plan import plan_tools
 from .tools.shell import check_shell_options
 
 if TYPE_CHECKING:  # the MCP SDK is imported only when a run has MCP servers
@@ -68,6 +73,8 @@ examples:
   tinyharness run "Read README.md and tell me in one sentence what this project is"
   tinyharness run --model openai:gpt-4o-mini --events run.jsonl "Summarise src/ into NOTES.md"
   tinyharness run --model scripted:script.json --workspace demo --trace --events ev.jsonl "task"
+  tinyharness run --pin "Never edit anything under tests/" "Make the failing test pass"
+  tinyharness run --model openai:gpt-4o-mini "Have sub-agents say what each folder under src/ does"
   tinyharness notes --workspace demo
 
 model strings:
@@ -88,12 +95,20 @@ environment:
 
 AGENT = AgentConfig()  # the defaults, written once in the config classes
 CONTEXT = ContextConfig()
+SUBAGENTS = SubAgentConfig()
 
 
 def _seconds(text: str) -> float:
     value = float(text)
     if not value > 0:
         raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
     return value
 
 
@@ -229,6 +244,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="stop after this many billed tokens (input + output of every model call)",
     )
     limits.add_argument(
+        "--time-limit",
+        type=_seconds,
+        metavar="SECONDS",
+        help="stop after this many seconds of wall time (checked before each turn)",
+    )
+    limits.add_argument(
         "--allow-write",
         action="store_true",
         help="let write_file/edit_file run without asking (otherwise asked on a terminal, refused elsewhere)",
@@ -258,6 +279,37 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="never ask: run the shell commands --allow rules match and refuse the rest "
         "(needs --shell and an --allow rule for the shell)",
+    )
+
+    helpers = run.add_argument_group("sub-agents")
+    helpers.add_argument(
+        "--subagents",
+        action=argparse.BooleanOptionalAction,
+        help="offer the task tool: the agent can hand a self-contained piece of work (reading many "
+        "files, a search) to a sub-agent with a fresh window and get back only its answer; kinds of "
+        "sub-agent come from 'agents' in the config file (default: on, off for local models)",
+    )
+    helpers.add_argument(
+        "--subagent-depth",
+        type=_positive_int,
+        default=SUBAGENTS.max_depth,
+        metavar="N",
+        help=f"how deep sub-agents may nest (default {SUBAGENTS.max_depth}: they cannot start their own)",
+    )
+    helpers.add_argument(
+        "--subagent-concurrency",
+        type=_positive_int,
+        metavar="N",
+        help=f"sub-agents of one agent that run at the same time (default {SUBAGENTS.concurrency}; "
+        "1 for local models, whose one server answers one request at a time)",
+    )
+    helpers.add_argument(
+        "--subagent-iterations",
+        type=_positive_int,
+        default=SUBAGENTS.max_iterations,
+        metavar="N",
+        help=f"turns one sub-agent may take (default {SUBAGENTS.max_iterations}); they count against "
+        "--max-iterations, and its tokens against --token-budget",
     )
 
     memory = run.add_argument_group("long-term memory")
@@ -356,6 +408,37 @@ def build_parser() -> argparse.ArgumentParser:
         "file still in the window (default: on for local models, which do not take notes when only "
         "asked; off otherwise)",
     )
+    context.add_argument(
+        "--summary-mode",
+        choices=["update", "rewrite"],
+        default=CONTEXT.summary_mode,
+        help="update: a later summary updates the previous one, keeping what it does not change "
+        "word for word (default); rewrite: each summary is written afresh from the previous one "
+        "and the new messages",
+    )
+    structure = run.add_argument_group("plan, pins and earlier conversation")
+    structure.add_argument(
+        "--pin",
+        action="append",
+        default=[],
+        metavar="TEXT",
+        help="keep TEXT word for word in the agent's context for the whole run, through every "
+        "summary: a requirement it must not lose (repeatable; e.g. --pin 'Never edit tests/')",
+    )
+    structure.add_argument(
+        "--plan",
+        action=argparse.BooleanOptionalAction,
+        help="offer the todo tool (the agent writes its plan, shown on the progress line and kept "
+        "through compaction) and the pin tool (default: on, off for local models, which loop on "
+        "them)",
+    )
+    structure.add_argument(
+        "--search-history",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="keep what compaction takes out of the context in a searchable file of the run and "
+        "offer the search_history tool (default: on)",
+    )
 
     runlog_cli.register(commands)
     memory_cli.register(commands)
@@ -428,6 +511,13 @@ def _register_chat(commands: argparse._SubParsersAction[argparse.ArgumentParser]
     )
     chat.add_argument("--strategy", help="compaction strategy or pipeline (as for run)")
     chat.add_argument(
+        "--pin",
+        action="append",
+        default=[],
+        metavar="TEXT",
+        help="keep TEXT word for word in the agent's context through every summary (repeatable)",
+    )
+    chat.add_argument(
         "--max-iterations",
         type=_agent_option("max_iterations"),
         default=50,
@@ -467,6 +557,8 @@ async def _chat(args: argparse.Namespace) -> int:
     log = None if args.no_log else RunLog(args.log or default_path())
     sessions = SessionStore(store_path_for(log.path)) if log is not None else None
     stores: dict[int, MemoryStore] = {}
+    structures: dict[str, _Structure] = {}
+    runners: dict[int, SubAgents] = {}
 
     def build(model_spec: str, name: str, session: SQLiteSession | None, review: WriteReview) -> Agent:
         args.model, args.base_url = model_spec, base_url_option  # /model may switch provider
@@ -482,7 +574,17 @@ async def _chat(args: argparse.Namespace) -> int:
             max_retries=args.max_retries,
             context_window=args.context_window,
         )
-        tools = _tools(args, workspace, events, _result_cap(args))
+        if name not in structures:  # one plan per conversation: a /model switch keeps it
+            structures[name] = _Structure(args, workspace, name)
+            saved = session.load() if session is not None else None
+            if saved is not None and isinstance(saved.state.get("anchors"), dict):
+                structures[name].anchors.load_state(saved.state["anchors"])  # /resume keeps the plan
+        structure = structures[name]
+        tools = _tools(args, workspace, events, _result_cap(args), structure)
+        runner = _subagents(args, workspace, review.attach) if _subagents_on(args) else None
+        if runner is not None:
+            tools.add(runner.tool())
+            runner.check_profiles(tools.names)
         review.attach(tools)
         memory = _memory(args, events, name)
         agent = Agent(
@@ -493,18 +595,24 @@ async def _chat(args: argparse.Namespace) -> int:
                 token_budget=args.token_budget,
                 max_output_tokens=args.max_output_tokens,
             ),
-            context=_context(args, model, events, workspace, tools, session),
+            context=_context(args, model, events, workspace, tools, session, structure),
             events=events,
             checkpoint=session,
             memory=memory,
+            anchors=structure.anchors,
         )
         if memory is not None:
             stores[id(agent)] = memory.manager.store
+        if runner is not None:
+            runners[id(agent)] = runner
         return agent
 
     async def close(agent: Agent) -> None:
         store = stores.pop(id(agent), None)
+        runner = runners.pop(id(agent), None)
         try:
+            if runner is not None:
+                await runner.aclose()
             await agent.model.aclose()
         finally:
             if store is not None:
@@ -528,7 +636,7 @@ async def _chat(args: argparse.Namespace) -> int:
             )
         )
     finally:
-        for closable in (sessions, log):
+        for closable in (sessions, log, *structures.values()):
             if closable is not None:
                 closable.close()
 
@@ -572,6 +680,35 @@ def _confirm_on_terminal(question: str) -> bool:
     return sys.stdin.readline().strip().lower() in ("y", "yes")
 
 
+class _Structure:
+    """What a run keeps beside its history: the plan and the pins (``--pin``, the todo and pin
+    tools), and the searchable file of what compaction takes out of the window, one per
+    session, so a resumed run searches what the killed one dropped."""
+
+    def __init__(self, args: argparse.Namespace, workspace: Path, session: str) -> None:
+        try:
+            self.anchors = Anchors(pins=getattr(args, "pin", None) or ())
+        except AnchorError as exc:
+            raise ConfigError(f"--pin: {exc}") from None
+        self.history: DroppedHistory | None = None
+        if getattr(args, "search_history", True):
+            name = re.sub(r"[^\w.-]", "_", session)[:100] or "run"
+            self.history = DroppedHistory(workspace / ".tinyharness" / "history" / f"{name}.db")
+        self.plan = _plan_tools_on(args)
+
+    def close(self) -> None:
+        if self.history is not None:
+            self.history.close()
+
+
+def _plan_tools_on(args: argparse.Namespace) -> bool:
+    """--plan / --no-plan, else on, except for local models: asked to plan, Qwen2.5-Coder-0.5B
+    in JSON mode wrote the todo tool's own description as its one step and sent the same todo
+    call until the iterations ran out (measured; bench/RESULTS.md section 10)."""
+    chosen = getattr(args, "plan", None)
+    return not _is_local(args.model) if chosen is None else bool(chosen)
+
+
 def _context(
     args: argparse.Namespace,
     model: Model,
@@ -579,6 +716,8 @@ def _context(
     workspace: Path,
     tools: ToolRegistry,
     session: SQLiteSession | None = None,
+    structure: _Structure | None = None,
+    notes: Path | None = None,
 ) -> ContextPolicy:
     # No window here: --context-window went to the model (a local server sizes itself by it),
     # and the context takes the model's, so the window is resolved in one place.
@@ -590,10 +729,11 @@ def _context(
         accounting=args.accounting,
         counter=args.counter,
         instructions=args.compact_instructions,
-        notes_path=_notes_path(args, workspace),
+        notes_path=notes or _notes_path(args, workspace),
         workspace=workspace,
         # Local models do not take notes when only asked (measured), so they must by default.
         flush_notes=args.flush_notes if args.flush_notes is not None else _is_local(args.model),
+        summary_mode=getattr(args, "summary_mode", CONTEXT.summary_mode),
     )
     run_call = functools.partial(tools.run_call, events=events)
     return build_context(
@@ -603,6 +743,8 @@ def _context(
         run_call=run_call,
         flush_journal=session,
         tool_specs=lambda: tools.specs,
+        anchors=structure.anchors if structure is not None else None,
+        dropped=structure.history if structure is not None else None,
     )
 
 
@@ -676,6 +818,8 @@ async def _run(args: argparse.Namespace) -> RunResult:
     opened: list[MemoryStore] = []
     otel: OTelSink | None = None
     mcp_servers: McpServers | None = None
+    structure: _Structure | None = None
+    subagents: SubAgents | None = None
     try:
         if log is not None:
             store = SessionStore(store_path_for(log.path))
@@ -689,7 +833,8 @@ async def _run(args: argparse.Namespace) -> RunResult:
         if not args.quiet:
             events.sinks.append(ProgressPrinter())
         session_name = session.name if session is not None else events.run_id
-        tools = _tools(args, workspace, events, _result_cap(args))
+        structure = _Structure(args, workspace, session_name)
+        tools = _tools(args, workspace, events, _result_cap(args), structure)
         mcp_servers = await _mcp_servers(mcp_configs, events, workspace, tools)  # before the model: fail fast
         model = load_model(
             args.model,
@@ -703,8 +848,12 @@ async def _run(args: argparse.Namespace) -> RunResult:
 
         if isinstance(model, LocalModel) and model.notice:  # another local model stands in
             print(f"tinyharness: {model.notice}", file=sys.stderr)
+        if _subagents_on(args):
+            subagents = _subagents(args, workspace)
+            tools.add(subagents.tool())
+            subagents.check_profiles(tools.names)
         _check_window(args.context_window or model.context_window, tools, args.max_output_tokens)
-        context = _context(args, model, events, workspace, tools, session)
+        context = _context(args, model, events, workspace, tools, session, structure)
         memory = _memory(args, events, session_name)
         # Only once the configuration has held: a refused run leaves the user's repository alone.
         keep_run_state_out_of_git(args, workspace)
@@ -718,11 +867,13 @@ async def _run(args: argparse.Namespace) -> RunResult:
                 token_budget=args.token_budget,
                 max_output_tokens=args.max_output_tokens,
                 trace=args.trace,
+                time_limit=args.time_limit,
             ),
             context=context,
             events=events,
             checkpoint=session,
             memory=memory,
+            anchors=structure.anchors,
         )
         task = None if args.resume else args.task
         return await agent.arun(
@@ -740,10 +891,12 @@ async def _run(args: argparse.Namespace) -> RunResult:
         try:
             if mcp_servers is not None:
                 await mcp_servers.aclose()
+            if subagents is not None:
+                await subagents.aclose()
             if model is not None:
                 await model.aclose()
         finally:
-            for closable in (otel, jsonl, session, store, log, *opened):
+            for closable in (otel, jsonl, session, store, log, structure, *opened):
                 if closable is not None:
                     closable.close()
 
@@ -787,9 +940,16 @@ def _result_cap(args: argparse.Namespace) -> int:
     return min(DEFAULT_RESULT_CAP, tokens * CODE_CHARS_PER_TOKEN + READ_RESERVE_CHARS)
 
 
-def _tools(args: argparse.Namespace, workspace: Path, events: EventBus, result_cap: int) -> ToolRegistry:
+def _tools(
+    args: argparse.Namespace,
+    workspace: Path,
+    events: EventBus,
+    result_cap: int,
+    structure: _Structure | None = None,
+    notes_path: Path | None = None,
+) -> ToolRegistry:
     notes = NotesFile(
-        _notes_path(args, workspace),
+        notes_path or _notes_path(args, workspace),
         on_write=lambda op, chars: events.emit("notes_write", op=op, chars=chars),
         root=workspace,
     )
@@ -805,6 +965,12 @@ def _tools(args: argparse.Namespace, workspace: Path, events: EventBus, result_c
     if args.memory_dir:
         for tool in memory_tools(Path(args.memory_dir)):
             registry.add(tool)
+    if structure is not None:
+        if structure.plan:
+            for tool in plan_tools(structure.anchors, events):
+                registry.add(tool)
+        if structure.history is not None:
+            registry.add(structure.history.tool())
     for name in registry.names:
         offered = registry.get(name)
         if offered is not None and permissions.always_refuses(offered):
@@ -827,6 +993,55 @@ async def _mcp_servers(
     for tool in servers.tools:
         tools.add(tool)
     return servers
+
+
+def _subagents_on(args: argparse.Namespace) -> bool:
+    """--subagents, else on for every model but local ones (see the README, "Sub-agents")."""
+    chosen: bool | None = args.subagents
+    return chosen if chosen is not None else not _is_local(args.model)
+
+
+def _subagents(
+    args: argparse.Namespace, workspace: Path, attach: Callable[[ToolRegistry], None] | None = None
+) -> SubAgents:
+    """The task tool's runner: children get this run's options (permissions, compaction,
+    result cap), their own notes under .tinyharness/subagents/, and the profiles of the
+    config file (checked now: a bad profile stops the run before it starts). ``attach`` wraps
+    each child's tools as the parent's are (the chat's diff review of writes)."""
+    config = SubAgentConfig(
+        max_depth=args.subagent_depth,
+        concurrency=args.subagent_concurrency or (1 if _is_local(args.model) else SUBAGENTS.concurrency),
+        max_iterations=args.subagent_iterations,
+        profiles=load_profiles(load_settings().agents),
+    )
+    result_cap = _result_cap(args)
+
+    def tools(notes: Path, events: EventBus) -> ToolRegistry:
+        registry = _tools(args, workspace, events, result_cap, notes_path=notes)
+        if attach is not None:
+            attach(registry)
+        return registry
+
+    def context(
+        model: Model, events: EventBus, registry: ToolRegistry, notes: Path, session: SQLiteSession | None
+    ) -> ContextPolicy:
+        return _context(args, model, events, workspace, registry, session, notes=notes)
+
+    def model(spec: str) -> Model:
+        provider = spec.strip().partition(":")[0]
+        base_url = resolve_base_url(provider, None) if provider in ("openai", "anthropic") else None
+        return load_model(
+            spec,
+            base_url=base_url,
+            timeout=args.timeout,
+            max_retries=args.max_retries,
+            context_window=args.context_window,
+        )
+
+    host = SubAgentHost(
+        tools=tools, state_dir=workspace / ".tinyharness" / "subagents", context=context, load_model=model
+    )
+    return SubAgents(config, host)
 
 
 def _memory(args: argparse.Namespace, events: EventBus, session: str) -> ScopedMemory | None:

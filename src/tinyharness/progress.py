@@ -17,7 +17,17 @@ from .redact import redact
 
 _ARG_PREVIEW = 60
 _REDACT_SCAN = 4000  # characters of an argument preview scanned for secrets before cutting
-_PERMANENT = ("compaction", "compaction_fallback", "context_warning", "error", "run_end", "mcp_server")
+_PERMANENT = (
+    "compaction",
+    "compaction_fallback",
+    "context_warning",
+    "error",
+    "run_end",
+    "mcp_server",
+    "plan",
+    "pin",
+    "audit",
+)
 
 
 def _clipped(value: object) -> object:
@@ -50,6 +60,9 @@ class ProgressPrinter:
         line = self._describe(event)
         if line is None:
             return
+        depth = event.get("depth")
+        if isinstance(depth, int) and depth > 0:  # a sub-agent's step, under its parent's
+            line = f"{'  ' * depth}[sub {str(event.get('run_id', ''))[:6]}] {line}"
         line = redact(line)  # stderr is often a CI log: no secrets in clear there either
         permanent = event["type"] in _PERMANENT or not self.live
         if self.live:
@@ -67,6 +80,10 @@ class ProgressPrinter:
                 f"[call {event['call']}] {event['purpose']} stop={event['stop_reason']} "
                 f"in={usage['input_tokens']} out={usage['output_tokens']} tokens={event['tokens']}"
             )
+        if kind == "tool_call" and event["name"] == "task" and isinstance(event.get("args"), dict):
+            args = event["args"]
+            what = args.get("description") or args.get("prompt") or ""
+            return f"[task] {args.get('agent') or 'general'}: {_short(what)}"
         if kind == "tool_call":
             return f"[tool] {event['name']} {_short(event['args'])}"
         if kind == "mcp_server":
@@ -80,6 +97,14 @@ class ProgressPrinter:
                 f"[compact] #{event['n']} {event['strategy']}: tokens {event['tokens_before']} -> "
                 f"{event['tokens_after']}, messages {event['messages_before']} -> {event['messages_after']}"
             )
+        if kind == "plan":
+            return _describe_plan(event)
+        if kind == "pin":
+            return f"[pin] {_short(event.get('text', ''))}"
+        if kind == "audit" and not event.get("ok", True):
+            missing = event.get("missing", [])
+            lost = ", ".join(f"{m.get('kind')} {_short(m.get('text', ''))!r}" for m in missing)
+            return f"[audit] compaction #{event.get('n')} lost {lost}; put back"
         if kind in ("compaction_fallback", "context_warning"):
             return f"[context] {event.get('message') or event.get('reason', '')}"
         if kind == "error":
@@ -90,6 +115,15 @@ class ProgressPrinter:
                 f"compactions={event['compactions']}"
             )
         return None
+
+
+def _describe_plan(event: Event) -> str:
+    total, done = event.get("total", 0), event.get("done", 0)
+    if not total:
+        return "[plan] (empty)"
+    current = event.get("current")
+    now = f" · now: {_short(current)}" if current else " · all done"
+    return f"[plan] {done}/{total} done{now}"
 
 
 def _describe_mcp(event: Event) -> str:
