@@ -30,6 +30,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -73,6 +74,16 @@ MIGRATIONS: list[list[str]] = [
 SESSION_STORE = Schema("session store", APPLICATION_ID, MIGRATIONS)
 
 
+@dataclass(frozen=True)
+class SessionInfo:
+    """A saved session as a list shows it."""
+
+    name: str
+    saved: float  # Unix time of its last commit
+    messages: int
+    opening: str  # the text of its first message (the task), spaces collapsed
+
+
 class SessionStoreError(HarnessError):
     """The session store cannot be used (not a database, someone else's, newer, unwritable)."""
 
@@ -104,6 +115,25 @@ class SessionStore:
         """The session saved most recently (what ``--resume`` without ``--session`` continues)."""
         row = self._query("SELECT name FROM sessions ORDER BY saved DESC LIMIT 1")
         return str(row[0][0]) if row else None
+
+    def recent(self, limit: int = 20) -> list[SessionInfo]:
+        """The sessions saved most recently, newest first, with what each began with."""
+        rows = self._query(
+            """SELECT s.name, s.saved,
+                      (SELECT COUNT(*) FROM session_messages m WHERE m.session = s.name),
+                      (SELECT m.message FROM session_messages m WHERE m.session = s.name
+                       ORDER BY m.position LIMIT 1)
+               FROM sessions s ORDER BY s.saved DESC LIMIT ?""",
+            (limit,),
+        )
+        found = []
+        for name, saved, count, first in rows:
+            try:
+                opening = message_from_dict(json.loads(first)).text if first else ""
+            except (ValueError, KeyError, TypeError):
+                opening = ""
+            found.append(SessionInfo(str(name), float(saved), int(count), " ".join(opening.split())))
+        return found
 
     def close(self) -> None:
         with self._lock:
