@@ -2,8 +2,9 @@
 permissions.
 
 May import ``messages``, ``history`` (which files were read, for read_file's path choices),
-``models.base`` (for ToolSpec), ``events``, ``errors``, ``redact`` and ``safefs`` (files
-opened beneath the workspace); never context, memory or
+``models.base`` (for ToolSpec), ``events``, ``errors``, ``redact``, ``safefs`` (files
+opened beneath the workspace), ``anchors`` (the plan and pins the todo and pin tools write) and
+``sqlitedb`` (the index search_history reads); never context, memory or
 the loop."""
 
 from .base import (
