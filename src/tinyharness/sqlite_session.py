@@ -73,6 +73,13 @@ MIGRATIONS: list[list[str]] = [
     ],
 ]
 SESSION_STORE = Schema("session store", APPLICATION_ID, MIGRATIONS)
+SUBAGENT_MARK = "/task:"  # in a session's name: a sub-agent's own session, never resumed alone
+
+
+def subagent_prefix(parent: str, call_id: str) -> str:
+    """The name of the sessions of the sub-agents the task call ``call_id`` of session
+    ``parent`` started, up to their number: ``PARENT/task:CALL_ID#``."""
+    return f"{parent}{SUBAGENT_MARK}{call_id}#"
 
 
 @dataclass(frozen=True)
@@ -113,19 +120,23 @@ class SessionStore:
         return SQLiteSession(self, name)
 
     def latest(self) -> str | None:
-        """The session saved most recently (what ``--resume`` without ``--session`` continues)."""
-        row = self._query("SELECT name FROM sessions ORDER BY saved DESC LIMIT 1")
+        """The session saved most recently (what ``--resume`` without ``--session`` continues),
+        a sub-agent's aside: it is resumed by its parent's run."""
+        row = self._query(
+            "SELECT name FROM sessions WHERE instr(name, ?) = 0 ORDER BY saved DESC LIMIT 1", (SUBAGENT_MARK,)
+        )
         return str(row[0][0]) if row else None
 
     def recent(self, limit: int = 20) -> list[SessionInfo]:
-        """The sessions saved most recently, newest first, with what each began with."""
+        """The sessions saved most recently, newest first, with what each began with (not the
+        sub-agents' asides, which their parent's run resumes)."""
         rows = self._query(
             """SELECT s.name, s.saved,
                       (SELECT COUNT(*) FROM session_messages m WHERE m.session = s.name),
                       (SELECT m.message FROM session_messages m WHERE m.session = s.name
                        ORDER BY m.position LIMIT 1)
-               FROM sessions s ORDER BY s.saved DESC LIMIT ?""",
-            (limit,),
+               FROM sessions s WHERE instr(s.name, ?) = 0 ORDER BY s.saved DESC LIMIT ?""",
+            (SUBAGENT_MARK, limit),
         )
         found = []
         for name, saved, count, first in rows:
@@ -135,6 +146,14 @@ class SessionStore:
                 opening = ""
             found.append(SessionInfo(str(name), float(saved), int(count), " ".join(opening.split())))
         return found
+
+    def names_under(self, prefix: str) -> list[str]:
+        """The sessions whose name starts with ``prefix``, oldest first (a run's sub-agents)."""
+        escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        rows = self._query(
+            "SELECT name FROM sessions WHERE name LIKE ? ESCAPE '\\' ORDER BY saved, rowid", (escaped + "%",)
+        )
+        return [str(name) for (name,) in rows]
 
     def close(self) -> None:
         with self._lock:
