@@ -513,6 +513,14 @@ def _register_chat(commands: argparse._SubParsersAction[argparse.ArgumentParser]
     chat.add_argument("--allow", action="append", default=[], metavar="RULE", help="allow rule (repeatable)")
     chat.add_argument("--deny", action="append", default=[], metavar="RULE", help="deny rule (repeatable)")
     chat.add_argument("--shell", action="store_true", help="offer the shell tool (each command asked)")
+    chat.add_argument(
+        "--mcp",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="offer the tools of the MCP servers in FILE (as for run; repeatable; "
+        "$TINYHARNESS_HOME/mcp.json is read too when it exists)",
+    )
     chat.add_argument("--memory", metavar="URL", default=os.environ.get(MEMORY_ENV), help="memory store")
     chat.add_argument("--no-memory", action="store_true", help="no long-term memory")
     chat.add_argument(
@@ -560,6 +568,7 @@ async def _chat(args: argparse.Namespace) -> int:
     if not workspace.is_dir():
         raise ConfigError(f"workspace {args.workspace} is not a folder")
     check_shell_options(shell=args.shell, yes=False, allow=args.allow)
+    mcp_configs = load_config(args.mcp, timeout=args.mcp_timeout)  # a bad file fails before anything starts
     keep_run_state_out_of_git(args, workspace)
     base_url_option = args.base_url
     apply_settings(args)
@@ -590,6 +599,8 @@ async def _chat(args: argparse.Namespace) -> int:
                 structures[name].anchors.load_state(saved.state["anchors"])  # /resume keeps the plan
         structure = structures[name]
         tools = _tools(args, workspace, events, _result_cap(args), structure)
+        for tool in mcp_servers.tools if mcp_servers is not None else ():
+            tools.add(tool)  # the servers started once for the chat; every agent offers their tools
         runner = _subagents(args, workspace, review.attach) if _subagents_on(args) else None
         if runner is not None:
             tools.add(runner.tool())
@@ -630,7 +641,13 @@ async def _chat(args: argparse.Namespace) -> int:
     search = None
     if not args.no_memory and (args.memory or "").lower() != "off" and args.memory is not None:
         search = functools.partial(_search_memory, args)
+    mcp_servers: McpServers | None = None
     try:
+        if mcp_configs:
+            print(f"tinyharness: starting {len(mcp_configs)} MCP server(s)…", file=sys.stderr, flush=True)
+            server_events = EventBus([log] if log is not None else [])
+            capped = ToolRegistry(result_cap=_result_cap(args))
+            mcp_servers = await _mcp_servers(mcp_configs, server_events, workspace, capped)
         return await run_chat(
             ChatSetup(
                 workspace=workspace,
@@ -645,9 +662,13 @@ async def _chat(args: argparse.Namespace) -> int:
             )
         )
     finally:
-        for closable in (sessions, log, *structures.values()):
-            if closable is not None:
-                closable.close()
+        try:
+            if mcp_servers is not None:
+                await mcp_servers.aclose()
+        finally:
+            for closable in (sessions, log, *structures.values()):
+                if closable is not None:
+                    closable.close()
 
 
 def _search_memory(args: argparse.Namespace, query: str) -> list[str]:

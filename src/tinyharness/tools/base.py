@@ -444,6 +444,9 @@ class ToolRegistry:
         self.permissions: PermissionPolicy = permissions or AllowAll()
         self.result_cap = result_cap
         self.timeout = timeout
+        # Called with each call and its result block before the tool_result event (a UI that
+        # keeps whole outputs, as the chat's /show does; events carry only their size).
+        self.on_result: Callable[[ToolUseBlock, ToolResultBlock], None] | None = None
         for tool in tools:
             self.add(tool)
 
@@ -489,6 +492,9 @@ class ToolRegistry:
         origin = {"server": tool.server} if tool is not None and tool.server else {}
         events.emit("tool_call", call_id=call.id, name=call.name, args=call.input, **origin)
         result = await self.execute(call.name, call.input)
+        block = ToolResultBlock(call.id, result.content, is_error=not result.ok)
+        if self.on_result is not None:
+            self.on_result(call, block)
         events.emit(
             "tool_result",
             call_id=call.id,
@@ -498,7 +504,7 @@ class ToolRegistry:
             chars=len(result.content),
             truncated=result.truncated,
         )
-        return ToolResultBlock(call.id, result.content, is_error=not result.ok)
+        return block
 
     async def execute(self, name: str, raw_args: Any) -> ToolResult:
         """Run one call; every failure comes back as ``ok=False`` text, never as an exception."""
