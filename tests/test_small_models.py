@@ -204,3 +204,40 @@ def test_reading_a_paged_file_again_without_start_line_goes_on(project: Path) ->
     )
     explicit = read(registry, "r3", path="a.py", start_line=1, end_line=2)  # asked for: given
     assert explicit[1].content[0].content.startswith("a.py (lines 1-2 of 31)")  # type: ignore[union-attr]
+
+
+def test_a_file_read_in_part_stays_on_offer_when_the_notes_name_it(project: Path) -> None:
+    """A note naming a file must not end its reading: the 0.5B model, with README.md named in
+    NOTES.md after two of its pages, asked for start_line=213 and the path grammar sent it to
+    another file."""
+    notes = NotesFile(project / "NOTES.md")
+    registry = builtin_tools(project, notes=notes)
+    first = read(registry, "r1", path="a.py", start_line=1, end_line=10)
+    notes.append("a.py: module a, a constant x")
+    notes.append("b.py: module b")
+    choices = offered(registry, first)
+    assert "a.py" in choices and "b.py" not in choices
+    rest = read(registry, "r2", path="a.py", start_line=11)
+    assert "a.py" not in offered(registry, [*first, *rest])  # read to the end: done
+
+
+def test_a_page_just_over_the_offload_cap_keeps_what_fits_not_a_quarter(project: Path) -> None:
+    """read_file sizes its pages in characters and the offload cap counts tokens; a page a few
+    tokens over the cap came back as a 358-character preview at window 3000 (a quarter of it)."""
+    (project / "long.py").write_text("".join(f"value_{n} = {n}\n" for n in range(120)), encoding="utf-8")
+    registry = builtin_tools(project)
+    window = read(registry, "r1", path="long.py")
+    text = window[1].content[0].content  # type: ignore[union-attr]
+    cap = int(len(text) / 3 * 0.95)  # the page is ~5% over the cap
+    ctx = StepContext(
+        system="",
+        call_model=None,  # type: ignore[arg-type]
+        count=lambda _m: 0,
+        count_text=lambda t: len(t) // 3,
+        keep_recent=4,
+        target=0,
+        offload_cap=cap,
+    )
+    cut = Offload().message(window[1], ctx).content[0].content  # type: ignore[union-attr]
+    assert OFFLOADED_MARK in cut
+    assert cap * 0.75 <= len(cut) // 3 <= cap

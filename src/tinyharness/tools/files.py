@@ -110,6 +110,10 @@ class ReadState:
         reached = self.covered.get(path, 0)
         return reached + 1 if reached and path not in self.done else None
 
+    def partial(self) -> set[str]:
+        """Files read from line 1 but not to the end."""
+        return {path for path in self.covered if path not in self.done}
+
     def forget(self, path: str) -> None:
         """The read's text did not reach the model whole (cut to a preview later)."""
         path = os.path.normpath(path)
@@ -301,7 +305,11 @@ def path_choices(
     if state is not None:
         seen |= state.done
     if notes_text is not None:
-        seen |= _named_in(notes_text(), files)
+        # A file read in part stays on offer even when the notes name it: its note is about
+        # the lines read so far (measured: with README.md named in a note after its first
+        # pages, the 0.5B model went on at start_line=213 in another file).
+        partial = state.partial() if state is not None else set()
+        seen |= _named_in(notes_text(), files) - partial
     left = [name for name in files if name not in seen]
     return {"path": left or files}
 
