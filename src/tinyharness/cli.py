@@ -49,9 +49,12 @@ from .settings import MODEL_ENV, load_settings, resolve_base_url, resolve_model
 from .sqlite_session import SessionStore, SessionStoreError, SQLiteSession, store_path_for
 from .tools.base import DEFAULT_RESULT_CAP, ToolRegistry
 from .tools.builtin import builtin_tools
+from .tools.files import ReadState, text_files
+from .tools.focus import TaskFocus
 from .tools.notes import NotesFile
 from .tools.permissions import Permissions
 from .tools.shell import check_shell_options
+from .tools.workspace import Workspace
 
 if TYPE_CHECKING:  # the MCP SDK is imported only when a run has MCP servers
     from .mcp.client import McpServers
@@ -340,6 +343,13 @@ def build_parser() -> argparse.ArgumentParser:
         f"a,b,c (default: {CONTEXT.strategy})",
     )
     context.add_argument("--compact-instructions", help="extra instructions for the summarizer")
+    context.add_argument(
+        "--task-focus",
+        action=argparse.BooleanOptionalAction,
+        help="when the task names files: read_file offers only those until they are read, then a "
+        "question is answered (default: on for local models, which cannot tell when they have the "
+        "answer; off otherwise)",
+    )
     context.add_argument(
         "--flush-notes",
         action=argparse.BooleanOptionalAction,
@@ -668,7 +678,10 @@ async def _run(args: argparse.Namespace) -> RunResult:
         if not args.quiet:
             events.sinks.append(ProgressPrinter())
         session_name = session.name if session is not None else events.run_id
-        tools = _tools(args, workspace, events, _result_cap(args))
+        read_state, focus = _task_focus(args, workspace)
+        tools = _tools(args, workspace, events, _result_cap(args), read_state=read_state, focus=focus)
+        if focus is not None:  # a run that may write files needs more than reads: no forced answer
+            focus.answer = not any(tools.get(name) for name in ("write_file", "edit_file"))
         mcp_servers = await _mcp_servers(mcp_configs, events, workspace, tools)  # before the model: fail fast
         model = load_model(
             args.model,
@@ -702,6 +715,7 @@ async def _run(args: argparse.Namespace) -> RunResult:
             events=events,
             checkpoint=session,
             memory=memory,
+            answer_when=focus,
         )
         task = None if args.resume else args.task
         return await agent.arun(
@@ -766,7 +780,26 @@ def _result_cap(args: argparse.Namespace) -> int:
     return min(DEFAULT_RESULT_CAP, tokens * CODE_CHARS_PER_TOKEN + READ_RESERVE_CHARS)
 
 
-def _tools(args: argparse.Namespace, workspace: Path, events: EventBus, result_cap: int) -> ToolRegistry:
+def _task_focus(args: argparse.Namespace, workspace: Path) -> tuple[ReadState, TaskFocus | None]:
+    """The run's read state, and the plan from the files the task names (on for local models
+    unless --no-task-focus; see tools.focus)."""
+    state = ReadState()
+    wanted = args.task_focus if args.task_focus is not None else _is_local(args.model)
+    if not wanted:
+        return state, None
+    space = Workspace(workspace)
+    return state, TaskFocus(lambda: text_files(space), state.lines_read)
+
+
+def _tools(
+    args: argparse.Namespace,
+    workspace: Path,
+    events: EventBus,
+    result_cap: int,
+    *,
+    read_state: ReadState | None = None,
+    focus: TaskFocus | None = None,
+) -> ToolRegistry:
     notes = NotesFile(
         _notes_path(args, workspace),
         on_write=lambda op, chars: events.emit("notes_write", op=op, chars=chars),
@@ -779,7 +812,13 @@ def _tools(args: argparse.Namespace, workspace: Path, events: EventBus, result_c
         confirm=_confirm_on_terminal if sys.stdin.isatty() and not args.yes else None,
     )
     registry = builtin_tools(
-        workspace, notes=notes, permissions=permissions, shell=args.shell, result_cap=result_cap
+        workspace,
+        notes=notes,
+        permissions=permissions,
+        shell=args.shell,
+        result_cap=result_cap,
+        read_state=read_state,
+        focus=focus,
     )
     if args.memory_dir:
         for tool in memory_tools(Path(args.memory_dir)):
