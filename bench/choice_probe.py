@@ -170,7 +170,8 @@ def matrix(model: str) -> None:
         tokens, _text, _usage = top_tokens(server, plan.system, plan.messages, plan.schema)
         alts = {a.token: math.exp(a.logprob) for a in tokens[name_position(tokens)].top_logprobs}
         row = [
-            f"{task[:40]!r} reads={reads} expect={expected} final={alts.get('final', 0):.2f} top={max(alts, key=alts.__getitem__)}"
+            f"{task[:40]!r} reads={reads} expect={expected} final={alts.get('final', 0):.2f} "
+            f"top={max(alts, key=alts.__getitem__)}"
         ]
         for label, wording in CHECKS.items():
             *earlier, last = plan.messages

@@ -38,6 +38,9 @@ VARIANTS: dict[str, list[str]] = {
     "base": [],
     "no-flush": ["--no-flush-notes"],
     "no-compaction": ["--strategy", "none"],
+    "no-restore": ["--restore-files", "0"],
+    "no-path-choices": ["--no-path-choices"],
+    "no-focus": ["--no-task-focus"],
 }
 
 

@@ -241,3 +241,24 @@ def test_a_page_just_over_the_offload_cap_keeps_what_fits_not_a_quarter(project:
     cut = Offload().message(window[1], ctx).content[0].content  # type: ignore[union-attr]
     assert OFFLOADED_MARK in cut
     assert cap * 0.75 <= len(cut) // 3 <= cap
+
+
+@pytest.mark.parametrize("tool_mode", ["json", "native"])
+def test_the_counter_counts_the_tool_list_the_adapter_sends(tmp_path: Path, tool_mode: str) -> None:
+    """JSON tool mode sends a short protocol text, not the schemas: counted as schemas, the
+    local tool list was 860 tokens where 309 were sent, and a compaction's counter jumped from
+    452 to 973 tokens with nothing added."""
+    from tinyharness.context.config import ContextConfig
+    from tinyharness.context.manager import build_context
+    from tinyharness.context.tokens import Chars4Counter, count_tools
+    from tinyharness.models.json_mode import protocol_prompt
+
+    model = OpenAIChatModel("m", base_url="http://127.0.0.1:9/v1", api_key="x", tool_mode=tool_mode)  # type: ignore[arg-type]
+    context = build_context(ContextConfig(window=8000, counter="chars4"), model=model)
+    specs = builtin_tools(tmp_path).specs
+    context.accountant.set_fixed("sys", specs)
+    chars4 = Chars4Counter()
+    sent = chars4.count_text(protocol_prompt(specs)) if tool_mode == "json" else count_tools(chars4, specs)
+    assert context.accountant.fixed_tokens == chars4.count_text("sys") + sent
+    if tool_mode == "json":
+        assert sent < count_tools(chars4, specs) / 2

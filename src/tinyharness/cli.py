@@ -344,6 +344,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     context.add_argument("--compact-instructions", help="extra instructions for the summarizer")
     context.add_argument(
+        "--restore-files",
+        type=_context_option("restore_files"),
+        metavar="N",
+        help=f"files re-read into the window after a compaction that lost content (default "
+        f"{CONTEXT.restore_files}; 0: none)",
+    )
+    context.add_argument(
+        "--path-choices",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="read_file's path limited to the workspace's files not read yet (default: on; the "
+        "JSON tool mode's grammar enforces it)",
+    )
+    context.add_argument(
         "--task-focus",
         action=argparse.BooleanOptionalAction,
         help="when the task names files: read_file offers only those until they are read, then a "
@@ -590,6 +604,7 @@ def _context(
         workspace=workspace,
         # Local models do not take notes when only asked (measured), so they must by default.
         flush_notes=args.flush_notes if args.flush_notes is not None else _is_local(args.model),
+        **({"restore_files": args.restore_files} if args.restore_files is not None else {}),
     )
     run_call = functools.partial(tools.run_call, events=events)
     return build_context(config, model=model, events=events, run_call=run_call)
@@ -819,6 +834,7 @@ def _tools(
         result_cap=result_cap,
         read_state=read_state,
         focus=focus,
+        path_choices=args.path_choices,
     )
     if args.memory_dir:
         for tool in memory_tools(Path(args.memory_dir)):

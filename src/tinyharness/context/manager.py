@@ -19,7 +19,7 @@ from ..errors import ConfigError
 from ..events import EventBus
 from ..history import paths_still_visible, recent_file_paths
 from ..messages import Message, TextBlock, ToolResultBlock
-from ..models.base import CountsTokens, Model, ModelRequest, ModelResponse, ToolSpec
+from ..models.base import CountsTokens, Model, ModelRequest, ModelResponse, SendsToolsAsText, ToolSpec
 from .accounting import Accountant
 from .base import ModelCaller
 from .config import DEFAULT_WINDOW, ContextConfig
@@ -81,6 +81,7 @@ class ContextManager:
         exact_counter: Callable[[str], int] | None = None,
         file_reader: FileReader | None = None,
         run_call: RunCall | None = None,
+        tools_text: Callable[[Sequence[ToolSpec]], str | None] | None = None,
     ) -> None:
         config = config or ContextConfig()
         self.config = config
@@ -90,7 +91,9 @@ class ContextManager:
             raw = make_counter(config.counter, exact=exact_counter)
         except (ValueError, LookupError) as exc:
             raise ConfigError(f"--counter {config.counter}: {exc}") from None
-        self.accountant = Accountant(raw, config.accounting, calibrate=config.counter != "chars4")
+        self.accountant = Accountant(
+            raw, config.accounting, calibrate=config.counter != "chars4", tools_text=tools_text
+        )
         self.pipeline: list[Strategy] = parse_pipeline(config.strategy)
         self.events = events
         self.file_reader = file_reader or (workspace_reader(config.workspace) if config.workspace else None)
@@ -502,4 +505,5 @@ def build_context(
         exact_counter=model.count_tokens if isinstance(model, CountsTokens) else None,
         file_reader=file_reader,
         run_call=run_call,
+        tools_text=model.tools_text if isinstance(model, SendsToolsAsText) else None,
     )

@@ -50,6 +50,7 @@ def builtin_tools(
     shell: bool = False,
     read_state: ReadState | None = None,
     focus: TaskFocus | None = None,
+    path_choices: bool = True,
 ) -> ToolRegistry:
     """A registry with every built-in tool.
 
@@ -57,8 +58,8 @@ def builtin_tools(
     ``Permissions()``: reading is allowed, writing is refused until the caller allows it; the
     policy is bound to the workspace so path rules also see real paths. ``shell=True`` adds the
     ``shell`` tool (risk "execute", so still refused unless the permissions let it run), with a
-    time limit below the registry's so the command is killed, not abandoned. ``read_state`` and
-    ``focus`` go to the file tools (see ``file_tools``).
+    time limit below the registry's so the command is killed, not abandoned. ``read_state``,
+    ``focus`` and ``path_choices`` go to the file tools (see ``file_tools``).
     """
     space = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
     notes_file = notes if notes is not None else NotesFile(space.root / DEFAULT_NOTES_NAME)
@@ -71,6 +72,7 @@ def builtin_tools(
             read_state=read_state,
             notes_text=_notes_since(notes_file),
             focus=focus,
+            path_choices=path_choices,
         ),
         function_tool(calculator),
         function_tool(current_time),

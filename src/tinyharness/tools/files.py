@@ -135,12 +135,14 @@ def file_tools(
     read_state: ReadState | None = None,
     notes_text: Callable[[], str] | None = None,
     focus: TaskFocus | None = None,
+    path_choices: bool = True,
 ) -> list[Tool]:
     """The five file tools, confined to ``workspace``. ``output_cap`` bounds read_file and
     list_dir output so the registry's own cap never has to cut a listing in the middle.
-    ``read_state`` records the files read (see ``path_choices``); ``notes_text`` gives the
+    ``read_state`` records the files read (see ``narrowed_paths``); ``notes_text`` gives the
     current notes, whose named files read_file no longer offers; ``focus`` (built on the same
-    read state), the task's named files, which read_file offers alone until they are read."""
+    read state), the task's named files, which read_file offers alone until they are read.
+    ``path_choices`` False leaves read_file's path free (no choices at all)."""
     read_budget = max(200, output_cap - 500)  # room for the header and the continuation note
     state = read_state if read_state is not None else ReadState()
 
@@ -280,8 +282,10 @@ def file_tools(
         replace(
             function_tool(read_file),
             choices=functools.partial(
-                path_choices, workspace, state=state, notes_text=notes_text, focus=focus
-            ),
+                narrowed_paths, workspace, state=state, notes_text=notes_text, focus=focus
+            )
+            if path_choices
+            else None,
         ),
         function_tool(list_dir),
         function_tool(grep),
@@ -290,7 +294,7 @@ def file_tools(
     ]
 
 
-def path_choices(
+def narrowed_paths(
     workspace: Workspace,
     messages: Sequence[Message],
     state: ReadState | None = None,
