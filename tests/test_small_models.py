@@ -262,3 +262,21 @@ def test_the_counter_counts_the_tool_list_the_adapter_sends(tmp_path: Path, tool
     assert context.accountant.fixed_tokens == chars4.count_text("sys") + sent
     if tool_mode == "json":
         assert sent < count_tools(chars4, specs) / 2
+
+
+def test_the_ablation_options_switch_their_feature_off(tmp_path: Path) -> None:
+    """The task suite switches features off one at a time through options users have too."""
+    from tinyharness.cli import _task_focus
+
+    def args(*argv: str) -> Any:
+        return build_parser().parse_args(["run", "Read a.py", "--model", "local", *argv])
+
+    def read_spec(*argv: str) -> Any:
+        tools = _tools(args(*argv), tmp_path, EventBus(), 20_000)
+        return next(s for s in tools.specs if s.name == "read_file")
+
+    assert read_spec().choices is not None and read_spec("--no-path-choices").choices is None
+    assert _task_focus(args(), tmp_path)[1] is not None
+    assert _task_focus(args("--no-task-focus"), tmp_path)[1] is None
+    assert _task_focus(build_parser().parse_args(["run", "x", "--model", "openai:m"]), tmp_path)[1] is None
+    assert args("--restore-files", "0").restore_files == 0
