@@ -42,7 +42,14 @@ unit: $(STAMP) $(NODE_STAMP)
 
 test: lint typecheck unit
 
-bench: $(STAMP) $(NODE_STAMP)
+# The peer harnesses (LangChain, Pydantic AI, OpenAI Agents SDK) are only for the bench: CI and
+# `make test` never install them, and the bench skips a peer that is missing.
+PEERS_STAMP := $(VENV)/.peers-stamp
+$(PEERS_STAMP): $(STAMP) pyproject.toml
+	$(BIN)/pip install -q -e '.[peers]'
+	touch $(PEERS_STAMP)
+
+bench: $(STAMP) $(NODE_STAMP) $(PEERS_STAMP)
 	$(BIN)/python -m bench
 
 # The task suite and the acceptance run on the local models: hours of model time on 2 cores, so

@@ -2,7 +2,8 @@
 
     python -m bench                 # the full suite (about 15 minutes on 2 cores)
     python -m bench --small         # the quick version of every part
-    python -m bench --only loop,e2e # some parts: loop, tokens, memory, e2e, secrets, parallel, mcp, grep
+    python -m bench --only loop,e2e # some parts: loop, tokens, peers, memory, e2e, secrets, parallel,
+                                    # mcp, tasks, grep, anchors
     python -m bench --output FILE   # write elsewhere (default: bench/RESULTS.md)
 
 Progress goes to stderr; each part's own tables are printed as it finishes.
@@ -21,7 +22,7 @@ from pathlib import Path
 
 from bench import HERE, load_line, machine_line, progress
 
-PARTS = ("loop", "tokens", "memory", "e2e", "secrets", "parallel", "mcp", "tasks", "grep")
+PARTS = ("loop", "tokens", "peers", "memory", "e2e", "secrets", "parallel", "mcp", "tasks", "grep", "anchors")
 
 
 def _loop(small: bool) -> str:
@@ -47,7 +48,7 @@ def dominant(result: object) -> list[str]:
 
     assert isinstance(result, LoopResult)
     size = result.sizes[-1]
-    parts = ["prefix", "calibration", "ledger", "validate", "checkpoint"]
+    parts = ["prefix", "calibration", "ledger", "validator", "checkpoint"]
     measured = [(result.get(p, size), p) for p in parts if result.get(p, size) is not None]
     measured.sort(reverse=True)
     lines = []
@@ -70,6 +71,23 @@ def _tokens(small: bool) -> str:
         "(mean), mean repeated-prefix share of consecutive requests (prompt-cache friendliness)."
     )
     return f"{legend}\n\n```text\n{report}\n```"
+
+
+def _peers(small: bool) -> str:
+    from bench import peers_bench
+
+    report = _quiet(lambda: peers_bench.main(["--small"] if small else []))
+    legend = (
+        "The workload of section 2 (same files, tool calls, tool outputs and summarizer; usage "
+        "counted by one rule) through each harness's own loop and compaction, each with a fake "
+        "model on that harness's model interface. Columns as in section 2, except: rewrites = "
+        "agent requests whose history is not the previous request's plus new messages (a "
+        "compaction, a cleared result), counted the same way for every harness; constraints and "
+        "notes are measured in the first request after each rewrite; harness CPU = process CPU "
+        "time of the run minus the model's and the tools', per agent request. A peer that is not "
+        "installed is a row saying so (`pip install -e '.[peers]'`; `make bench` installs them)."
+    )
+    return f"{legend}\n\n{report}"
 
 
 def _memory(small: bool) -> str:
@@ -140,6 +158,16 @@ def _grep(small: bool) -> str:
     return grep_bench.to_markdown(grep_bench.run(small=small))
 
 
+def _anchors(small: bool) -> str:
+    """The simulated workloads run here; the real-model drift comparison takes minutes of model
+    time on 2 cores, so it is reported from its cache (python -m bench.summary_drift)."""
+    from bench import anchors_bench, summary_drift
+
+    report = _quiet(lambda: anchors_bench.main(["--small"] if small else []))
+    drift = summary_drift.cached_report()
+    return f"{report}\n\n### Incremental against rewritten summaries on a local model\n\n{drift}"
+
+
 def _quiet(call: Callable[[], str]) -> str:
     """Run a part that prints its own report; keep stdout for the summary, return the report."""
     buffer = io.StringIO()
@@ -151,6 +179,7 @@ def _quiet(call: Callable[[], str]) -> str:
 SECTIONS: dict[str, tuple[str, str, Callable[[bool], str]]] = {
     "loop": ("1. Loop overhead vs. history length", "python -m bench.loop_overhead", _loop),
     "tokens": ("2. Token economy on a long task", "python bench/context_bench.py", _tokens),
+    "peers": ("2b. Compaction side by side with the peers", "python -m bench.peers_bench", _peers),
     "memory": ("3. Memory", "python bench/memory_bench.py", _memory),
     "e2e": ("4. Real model, end to end", "python -m bench.e2e_local", _e2e),
     "secrets": ("5. Secret redaction", "python -m bench.secrets_bench", _secrets),
@@ -158,6 +187,11 @@ SECTIONS: dict[str, tuple[str, str, Callable[[bool], str]]] = {
     "mcp": ("7. MCP tool call overhead", "python -m bench.mcp_overhead", _mcp),
     "tasks": ("8. Task suite and acceptance run on the local models", "python -m bench.task_suite", _tasks),
     "grep": ("9. grep: RE2 against Python's re", "python -m bench.grep_bench", _grep),
+    "anchors": (
+        "10. Pins, the plan and incremental summaries",
+        "python -m bench.anchors_bench",
+        _anchors,
+    ),
 }
 
 

@@ -166,7 +166,9 @@ class BenchModel:
 
     @staticmethod
     def _summary(prompt: str) -> str:
-        keep = sorted(set(re.findall(r"Constraint [TF]\d: [^\n]+|fact \d+: [^\"\n]+", prompt)))
+        # Each statement ends at a line break, a JSON quote or XML markup (some harnesses render
+        # the transcript as XML), so a kept line never drags markup into the next summary.
+        keep = sorted(set(re.findall(r"Constraint [TF]\d: [^\n<&]+|fact \d+: [^\"\n<&]+", prompt)))
         return "Summary. Pending: read the remaining files.\n" + "\n".join(keep)
 
     async def aclose(self) -> None:

@@ -4,10 +4,13 @@ The same synthetic history (a task, then rounds of ``read_file`` calls whose res
 2.5k characters of code, then a final answer) is given, at 100, 1,000 and 10,000 messages, to:
 
 - tinyharness's context path, as the agent drives it on every turn under the compaction trigger
-  (``ContextManager.prepare``, ``record_response``, ``record_appended``), split into its parts:
-  the prefix-share tracker, the usage calibration's estimate of the whole request, the rest
-  (the incremental ledger and the trigger check);
-- ``validate_messages``, which every request passes;
+  (``ContextManager.prepare``, ``record_response``, ``record_appended``) on the agent's
+  ``Transcript`` (a list that knows it only grew), split into its parts: the prefix-share
+  tracker, the usage calibration's estimate of the whole request, the rest (the incremental
+  ledger and the trigger check); and the same on a plain list, where each check walks the
+  history to find what is new (how it ran before the Transcript);
+- ``RequestValidator.check``, which every request passes (incremental), beside
+  ``validate_messages``, the same check from scratch;
 - the whole agent turn (``Agent`` with an instant model and a no-op tool), as the library runs it
   (no run log) and as the CLI runs it (run log with a checkpoint after every step);
 - seed 000's naive way: ``estimate_tokens`` (chars/4 over ``json.dumps`` of every message) on the
@@ -42,13 +45,14 @@ from tinyharness.agent import Agent, AgentConfig
 from tinyharness.context.config import ContextConfig
 from tinyharness.context.manager import ContextManager, build_context
 from tinyharness.context.prefix import PrefixTracker
-from tinyharness.context.validator import validate_messages
+from tinyharness.context.validator import RequestValidator, validate_messages
 from tinyharness.events import EventBus, EventSink, redacted_json
 from tinyharness.messages import (
     Message,
     TextBlock,
     ToolResultBlock,
     ToolUseBlock,
+    Transcript,
     block_to_dict,
     messages_to_dicts,
 )
@@ -70,10 +74,12 @@ ROWS: dict[str, str] = {
     "prefix": "- of which PrefixTracker.observe (prefix-share metric)",
     "calibration": "- of which usage calibration (Accountant counts what changed since the last request)",
     "ledger": "- of which the rest: incremental ledger + trigger check",
-    "validate": "validate_messages (every request)",
+    "context_list": "- the same on a plain list: each check walks the history to find what is new (before)",
+    "validator": "RequestValidator.check (every request; incremental)",
+    "validate": "- naive: validate_messages, the same check from scratch every request",
     "agent": "tinyharness whole agent turn, library (no run log)",
     "agent_cli": "tinyharness whole agent turn, CLI default (run log + checkpoint every step)",
-    "checkpoint": "- one checkpoint step (SQLiteSession.save of one new message; ~5 per turn)",
+    "checkpoint": "- one checkpoint step (SQLiteSession.save of one appended message; 2 per turn)",
     "redact": "- naive: redacted_json of the whole history at every step (the old checkpoint)",
     "naive": "naive: chars/4 of every message, re-estimated every turn",
     "langchain": "LangChain trim_messages + count_tokens_approximately every turn",
@@ -167,17 +173,23 @@ class _Timed:
             self.spent += time.process_time() - start
 
 
-def measure_context(history: list[Message], turns: int, warmup: int = 3) -> dict[str, list[float]]:
-    """Per-turn CPU seconds of the context path and its parts, and of ``validate_messages``."""
+def measure_context(
+    history: list[Message], turns: int, warmup: int = 3, *, transcript: bool = True
+) -> dict[str, list[float]]:
+    """Per-turn CPU seconds of the context path and its parts, of the request validator and of
+    ``validate_messages``. ``transcript``: the history is a ``Transcript`` and each request its
+    snapshot, as the agent sends them; else a plain list and a fresh tuple per request."""
     context = build_context(ContextConfig("default", window=HUGE_WINDOW))
     prefix = _TimedPrefix()
     context.prefix = prefix
     calibration = _Timed(context.accountant.raw.count_messages)
     context.accountant.raw.count_messages = calibration
-    messages = [*history, Message.user("Go on with the next files.")]
+    validator = RequestValidator()
+    start_list = [*history, Message.user("Go on with the next files.")]
+    messages: list[Message] = Transcript(start_list) if transcript else start_list
     context.record_appended(messages)
     samples: dict[str, list[float]] = {
-        k: [] for k in ("context", "prefix", "calibration", "ledger", "validate")
+        k: [] for k in ("context", "prefix", "calibration", "ledger", "validator", "validate")
     }
     for turn in range(warmup + turns):
         reply, result = turn_messages(turn)
@@ -185,13 +197,17 @@ def measure_context(history: list[Message], turns: int, warmup: int = 3) -> dict
         prefix.spent = calibration.spent = 0.0
         start = time.process_time()
         messages = _drive(context.prepare(SYSTEM, messages, _never_called))
-        request = ModelRequest(tuple(messages), SYSTEM, purpose="agent")
+        sent = messages.snapshot() if isinstance(messages, Transcript) else tuple(messages)
+        request = ModelRequest(sent, SYSTEM, purpose="agent")
         context.record_response(request, response)
         messages.append(reply)
         context.record_appended([reply])
         messages.append(result)
         context.record_appended([result])
         spent = time.process_time() - start
+        start = time.process_time()
+        validator.check(request.messages, purpose="agent")
+        checked = time.process_time() - start
         start = time.process_time()
         validate_messages(request.messages)
         validated = time.process_time() - start
@@ -200,6 +216,7 @@ def measure_context(history: list[Message], turns: int, warmup: int = 3) -> dict
             samples["prefix"].append(prefix.spent)
             samples["calibration"].append(calibration.spent)
             samples["ledger"].append(spent - prefix.spent - calibration.spent)
+            samples["validator"].append(checked)
             samples["validate"].append(validated)
     if context.compactions:
         raise RuntimeError("a compaction ran; the benchmark measures the steady per-turn cost")
@@ -287,17 +304,20 @@ def measure_agent(history: list[Message], turns: int, *, run_log: bool, warmup: 
 
 
 def measure_checkpoint(history: list[Message], reps: int) -> tuple[list[float], list[float]]:
-    """CPU seconds of one checkpoint step (the last message is new), and of redacting the
-    whole history, which is what every step cost before checkpoints became incremental."""
+    """CPU seconds of one checkpoint step (one message appended to the agent's Transcript since
+    the last save), and of redacting the whole history, which is what every step cost before
+    checkpoints became incremental."""
     saves, redactions = [], []
     with tempfile.TemporaryDirectory() as folder:
         store = SessionStore(Path(folder) / "runs.sessions.db")
         session = store.open("bench")
+        transcript = Transcript(history)
         try:
-            for _ in range(reps):
-                session.save(history[:-1], {})
+            session.save(transcript, {})
+            for rep in range(reps):
+                transcript.append(turn_messages(rep)[rep % 2])
                 start = time.process_time()
-                session.save(history, {"model_calls": 1})
+                session.save(transcript, {"model_calls": rep})
                 saves.append(time.process_time() - start)
                 data = messages_to_dicts(history)
                 start = time.process_time()
@@ -420,6 +440,7 @@ def run(sizes: Sequence[int] = SIZES, *, small: bool = False) -> LoopResult:
         progress(f"loop overhead: {size:,} messages, {turns} turns per row")
         for row, samples in measure_context(history, turns).items():
             result.put(row, size, samples)
+        result.put("context_list", size, measure_context(history, turns, transcript=False)["context"])
         result.put("agent", size, measure_agent(history, turns, run_log=False))
         heavy = heavy_turns_for(size, small)
         if heavy:
@@ -461,6 +482,16 @@ def headlines(result: LoopResult) -> list[str]:
     size = result.sizes[-1]
     ours = result.get("context", size)
     out = []
+    before, growth = result.get("context_list", size), result.growth("context")
+    if ours and before is not None and growth is not None:
+        out.append(
+            f"at {size:,} messages, tinyharness's context path costs {_us(ours)} µs per turn "
+            f"({growth:,.1f}x its cost at {result.sizes[0]:,} messages); on a plain list, where each "
+            f"check walks the history, {_us(before)} µs"
+        )
+    cli = result.get("agent_cli", size)
+    if cli is not None:
+        out.append(f"a whole CLI turn (run log and session store) costs {_us(cli)} µs at {size:,} messages")
     for key, name in (("naive", "the naive chars/4 re-estimate"), ("langchain", "LangChain trim_messages")):
         other = result.get(key, size)
         if ours and other is not None:

@@ -214,6 +214,38 @@ class ScaleRow:
     p50_ms: float
     p95_ms: float
     first_ms: float
+    text_ms: float = float("nan")  # p50 of the full-text ranking alone
+    vector_ms: float = float("nan")  # p50 of the vector ranking alone
+    vector_recall: float = float("nan")  # its top VECTOR_DEPTH against the exact float32 scan
+
+
+VECTOR_DEPTH = 40  # what a top-5 search asks of the vector ranking (the store's candidates)
+
+
+def exact_top(vectors: Vectors, query: Vectors, k: int) -> list[int]:
+    """Positions of the ``k`` nearest vectors by cosine, by a full float32 scan."""
+    scores = vectors @ query
+    best = np.argpartition(-scores, k - 1)[:k]
+    return [int(i) for i in best[np.argsort(-scores[best], kind="stable")]]
+
+
+def ranking_parts(
+    store: MemoryStore, query: str, scope: Scope, vector: Vectors, key_of: dict[str, int]
+) -> tuple[float, float, list[int]]:
+    """ms of the store's full-text ranking and of its vector ranking for one search (the two
+    halves ``search`` fuses), and the vector ranking as positions in the bench's vectors. Reads
+    the SQL stores' ranking steps directly: a benchmark's look inside, not public API."""
+    read = getattr(store, "_read", None)
+    if read is None:
+        return float("nan"), float("nan"), []
+    with read() as handle:
+        began = time.perf_counter()
+        store._text_ranking(handle, query, scope, VECTOR_DEPTH)  # type: ignore[attr-defined]
+        text_ms = (time.perf_counter() - began) * 1000
+        began = time.perf_counter()
+        found = store._vector_ranking(handle, vector, scope, VECTOR_DEPTH)  # type: ignore[attr-defined]
+        vector_ms = (time.perf_counter() - began) * 1000
+    return text_ms, vector_ms, [key_of[str(key)] for key, _ in found if str(key) in key_of]
 
 
 def bench_scale(openers: dict[str, Opener], sizes: Sequence[int], queries: int = 200) -> list[ScaleRow]:
@@ -229,7 +261,7 @@ def bench_scale(openers: dict[str, Opener], sizes: Sequence[int], queries: int =
             store = opener("bench-random-384")
             scope = Scope("bench-user")
             started = time.perf_counter()
-            add_many(store, texts, scope, vectors)  # one bulk load (PostgreSQL indexes after it)
+            ids = add_many(store, texts, scope, vectors)  # one bulk load (PostgreSQL indexes after it)
             ingest = n / (time.perf_counter() - started)
             timings = []
             for i in range(queries):
@@ -238,13 +270,47 @@ def bench_scale(openers: dict[str, Opener], sizes: Sequence[int], queries: int =
                 timings.append((time.perf_counter() - began) * 1000)
             first = timings[0]  # includes loading the vector index (SQLite)
             steady = sorted(timings[1:])
+            # The two halves apart, and the vector half's recall against the exact scan, on a sample.
+            key_of = ranking_keys(store, ids)
+            text_parts, vector_parts, recalls = [], [], []
+            for i in range(min(queries, 50)):
+                text_ms, vector_ms, found = ranking_parts(
+                    store, " ".join(query_words[i]), scope, query_vectors[i], key_of
+                )
+                text_parts.append(text_ms)
+                vector_parts.append(vector_ms)
+                exact = exact_top(vectors, query_vectors[i], VECTOR_DEPTH)
+                recalls.append(len(set(found) & set(exact)) / len(exact))
             rows.append(
                 ScaleRow(
-                    name, n, ingest, statistics.median(steady), steady[int(len(steady) * 0.95) - 1], first
+                    name,
+                    n,
+                    ingest,
+                    statistics.median(steady),
+                    steady[int(len(steady) * 0.95) - 1],
+                    first,
+                    statistics.median(text_parts),
+                    statistics.median(vector_parts),
+                    statistics.mean(recalls) if key_of else float("nan"),
                 )
             )
             dispose(store)
     return rows
+
+
+def ranking_keys(store: MemoryStore, ids: Sequence[str]) -> dict[str, int]:
+    """The keys the store's rankings return (SQLite: row ids; PostgreSQL: memory ids), mapped to
+    positions in the bench's list of memories."""
+    if not hasattr(store, "_rows_by_key"):
+        return {}
+    from tinyharness.memory.sqlite_store import SQLiteStore
+
+    if isinstance(store, SQLiteStore):
+        with store._read() as db:
+            rows = db.execute("SELECT rowid, id FROM memories").fetchall()
+        position = {memory_id: i for i, memory_id in enumerate(ids)}
+        return {str(rowid): position[memory_id] for rowid, memory_id in rows if memory_id in position}
+    return {memory_id: i for i, memory_id in enumerate(ids)}
 
 
 # --- embedding cache (benchmarks re-run often; the model is slow on long turns) ----------------
@@ -449,10 +515,11 @@ def bench_locomo(
     path: Path,
     tmp: Path,
 ) -> list[Recall]:
-    """One ``Recall`` per (variant, embedder, backend). Each dialogue is written as JSON Lines,
-    imported with ``import_file`` (what ``tinyharness memory import`` runs) and searched with the
-    store's ``search`` (what ``tinyharness memory search`` runs); a hit counts the evidence turns
-    among the ``source_ids`` of the top 5."""
+    """One ``Recall`` per (variant, embedder, backend). Each dialogue is written as JSON Lines and
+    imported with ``import_file`` (what ``tinyharness memory import`` runs), all of them into one
+    store, then every question is searched with the store's ``search`` (what ``tinyharness memory
+    search`` runs) in its dialogue's scope; a hit counts the evidence turns among the
+    ``source_ids`` of the top 5."""
     samples = load_locomo(path, limit)
     rows = []
     for variant in variants:
@@ -469,8 +536,11 @@ def bench_locomo(
             for backend, opener in openers.items():
                 store = opener(f"locomo-{embedder_name}", cached)
                 recall = Recall(backend, embedder_name, variant)
-                for sample_id, half, file, questions in files:
+                # Every dialogue is imported before any is searched, as an outside check does
+                # (one store, a scope per dialogue): full-text statistics span all of them.
+                for _, _, file, _ in files:
                     import_file(store, file)
+                for sample_id, half, _, questions in files:
                     for question in questions:
                         hits = store.search(question.text, Scope(sample_id), limit=5)
                         got = {source for hit in hits for source in hit.item.source_ids}
@@ -489,17 +559,18 @@ def bench_locomo(
     return rows
 
 
-def locomo_cli_check(path: Path, tmp: Path, limit: int | None) -> Recall:
-    """The same measure through the command line: ``tinyharness memory import`` of each dialogue's
-    file, then one ``tinyharness memory search --queries FILE --json`` (SQLite, full-text only, so
-    it runs in seconds and must equal the library's fts-only row): what an outside check runs."""
+def locomo_cli_check(path: Path, tmp: Path, limit: int | None, embedder: str = "auto") -> Recall:
+    """The same measure through the command line, as an outside check runs it: ``tinyharness
+    memory import`` of each dialogue's file into one store, then one ``tinyharness memory search
+    --queries FILE --json``. ``embedder`` is the ``--embedder`` both get (``auto``: what a user
+    gets, the real model when installed; it embeds every turn again, no cache)."""
     import subprocess
 
     samples = load_locomo(path, limit)
-    store = tmp / "cli-check.db"
+    store = tmp / f"cli-check-{embedder}.db"
     command = [sys.executable, "-m", "tinyharness", "memory"]
-    options = ["--memory", str(store), "--embedder", "none"]
-    recall = Recall("sqlite", "cli fts-only", "text")
+    options = ["--memory", str(store), "--embedder", embedder]
+    recall = Recall("sqlite", f"cli {embedder}", "text")
     asked: list[tuple[str, str, Question]] = []
     for number, sample in enumerate(samples):
         lines = chat_lines(sample, photos=False)
@@ -588,15 +659,21 @@ def bench_chinese(
 
 
 def bench_rerank(
-    embedders: dict[str, Embedder | None], path: Path, tmp: Path, questions: int
+    embedders: dict[str, Embedder | None],
+    path: Path,
+    tmp: Path,
+    questions: int,
+    models: Sequence[str],
+    depth: int = 20,
 ) -> list[tuple[str, float, float, float, int]]:
-    """Recall@5 of the first ``questions`` questions of the tuning half, without and with the
-    local chat model (the packaged SmolLM2-135M) reordering the top 20 (``ModelReranker``), and
-    the wall time per question; rows (method, recall@5, ms per query, model tokens per query, n)."""
+    """Recall@5 of a sample of ``questions`` questions of the tuning half, the store alone and
+    then each of ``models`` (model strings, e.g. ``local:qwen2.5-coder-0.5b``) reordering the
+    store's top ``depth`` (``ModelReranker``, what ``memory search --rerank`` runs), with the wall
+    time per question; rows (method, recall@5, ms per query, model tokens per query, n)."""
     import asyncio
 
     from tinyharness.memory.rerank import ModelReranker
-    from tinyharness.models.local import local_model
+    from tinyharness.models.factory import load_model
 
     embedder = next((e for e in embedders.values() if e is not None), None)
     cached = DiskCachedEmbedder(embedder) if embedder else None
@@ -611,33 +688,52 @@ def bench_rerank(
             (str(sample["sample_id"]), q) for q in locomo_questions(sample, {line["id"] for line in lines})
         ]
     asked = asked[:: max(1, len(asked) // questions)][:questions]
-    model = local_model()
-    tokens = [0]
-
-    async def counted(request: Any) -> Any:
-        response = await model.complete(request)
-        tokens[0] += response.usage.total
-        return response
-
-    reranker = ModelReranker(counted, depth=20)
     rows = []
+
+    def measure(method: str, reranker: ModelReranker | None, tokens: list[int]) -> None:
+        total, started = 0.0, time.perf_counter()
+        for number, (sample_id, question) in enumerate(asked, 1):
+            hits = store.search(question.text, Scope(sample_id), limit=depth if reranker else 5)
+            if reranker is not None:
+                hits = loop.run_until_complete(reranker.rerank(question.text, hits, 5))
+            got = {source for hit in hits[:5] for source in hit.item.source_ids}
+            total += len(got & question.gold) / len(question.gold)
+            print(f"\r  ... {method}: {number}/{len(asked)}", end="", file=sys.stderr, flush=True)
+        print(file=sys.stderr)
+        elapsed = (time.perf_counter() - started) * 1000 / len(asked)
+        rows.append((method, total / len(asked), elapsed, tokens[0] / len(asked), len(asked)))
+
+    loop = asyncio.new_event_loop()
     try:
-        for method in ("store", "store + SmolLM2-135M top 20"):
-            total, started, tokens[0] = 0.0, time.perf_counter(), 0
-            for sample_id, question in asked:
-                hits = store.search(question.text, Scope(sample_id), limit=20 if method != "store" else 5)
-                if method != "store":
-                    hits = asyncio.run(reranker.rerank(question.text, hits, 5))
-                got = {source for hit in hits[:5] for source in hit.item.source_ids}
-                total += len(got & question.gold) / len(question.gold)
-            elapsed = (time.perf_counter() - started) * 1000 / len(asked)
-            rows.append((method, total / len(asked), elapsed, tokens[0] / len(asked), len(asked)))
+        measure("store", None, [0])
+        for spec in models:
+            model = load_model(spec)
+            tokens = [0]
+
+            async def counted(request: Any, model: Any = model, tokens: list[int] = tokens) -> Any:
+                response = await model.complete(request)
+                tokens[0] += response.usage.total
+                return response
+
+            try:
+                loop.run_until_complete(counted_warmup(model))
+                measure(f"store + {spec} top {depth}", ModelReranker(counted, depth=depth), tokens)
+            finally:
+                loop.run_until_complete(model.aclose())
     finally:
-        asyncio.run(model.aclose())
+        loop.close()
         store.close()
         if cached:
             cached.save()
     return rows
+
+
+async def counted_warmup(model: Any) -> None:
+    """One tiny request first, so a local server's start and first load are not timed."""
+    from tinyharness.messages import Message
+    from tinyharness.models.base import ModelRequest
+
+    await model.complete(ModelRequest(messages=(Message.user("Say OK."),), max_tokens=2, purpose="memory"))
 
 
 # --- 4. what an agent remembers while working on code ----------------------------------------------
@@ -745,7 +841,15 @@ def main(argv: Sequence[str] | None = None) -> str:
     parser.add_argument("--variants", default="text,photos", help="comma list of text, photos")
     parser.add_argument("--locomo", help=f"the LoCoMo file (default ${LOCOMO_ENV}, else {LOCOMO})")
     parser.add_argument("--cli", action="store_true", help="LoCoMo also through the command line")
+    parser.add_argument(
+        "--cli-embedders", default="auto", help="comma list of --embedder values for --cli (default auto)"
+    )
     parser.add_argument("--rerank-questions", type=int, default=60, help="questions the rerank part asks")
+    parser.add_argument(
+        "--rerank-models",
+        default="local:qwen2.5-coder-0.5b",
+        help="comma list of model strings the rerank part measures (default local:qwen2.5-coder-0.5b)",
+    )
     parser.add_argument("--backends", default="sqlite,postgres", help="comma list of sqlite, postgres")
     args = parser.parse_args(argv)
     parts = set(args.parts.split(","))
@@ -761,12 +865,20 @@ def main(argv: Sequence[str] | None = None) -> str:
         openers = {k: v for k, v in backends(Path(tmp)).items() if k in args.backends.split(",")}
         if "scale" in parts:
             say("## scale: bulk ingest, then hybrid search (text + 384-d vector, top 5)")
-            say(f"{'backend':10} {'memories':>9} {'ingest/s':>9} {'p50 ms':>8} {'p95 ms':>8} {'first ms':>9}")
+            say(
+                f"{'backend':10} {'memories':>9} {'ingest/s':>9} {'p50 ms':>8} {'p95 ms':>8} {'first ms':>9}"
+                f" {'text ms':>8} {'vector ms':>10} {'vec recall':>11}"
+            )
             for r in bench_scale(openers, sizes, queries=50 if args.small else 200):
                 say(
                     f"{r.backend:10} {r.n:9d} {r.ingest_per_s:9.0f} "
                     f"{r.p50_ms:8.2f} {r.p95_ms:8.2f} {r.first_ms:9.1f}"
+                    f" {r.text_ms:8.2f} {r.vector_ms:10.2f} {r.vector_recall:11.3f}"
                 )
+            say(
+                f"text ms, vector ms: p50 of each half of a search alone; vec recall: the vector "
+                f"half's top {VECTOR_DEPTH} against an exact float32 scan of the same vectors"
+            )
             say()
         if "locomo" in parts:
             locomo = Path(args.locomo) if args.locomo else LOCOMO
@@ -779,21 +891,22 @@ def main(argv: Sequence[str] | None = None) -> str:
                 limit = 1 if args.small else None
                 rows = bench_locomo(openers, embedders, args.variants.split(","), limit, locomo, Path(tmp))
                 if args.cli:
-                    rows.append(locomo_cli_check(locomo, Path(tmp), limit))
+                    for name in args.cli_embedders.split(","):
+                        rows.append(locomo_cli_check(locomo, Path(tmp), limit, name))
                 for line in locomo_table(rows):
                     say(line)
             say()
         if "rerank" in parts:
             locomo = Path(args.locomo) if args.locomo else LOCOMO
-            say("## reranking the top 20 with the local chat model (LoCoMo tuning half, a sample)")
+            say("## reranking the top 20 with a chat model (LoCoMo tuning half, a sample of questions)")
             if not locomo.exists():
                 say("skipped: no LoCoMo file")
             else:
-                say(f"{'method':34} {'recall@5':>9} {'ms/query':>9} {'tokens/query':>13} {'questions':>10}")
+                say(f"{'method':44} {'recall@5':>9} {'ms/query':>9} {'tokens/query':>13} {'questions':>10}")
                 for method, value, ms, tokens, count in bench_rerank(
-                    embedders, locomo, Path(tmp), args.rerank_questions
+                    embedders, locomo, Path(tmp), args.rerank_questions, args.rerank_models.split(",")
                 ):
-                    say(f"{method:34} {value:9.3f} {ms:9.0f} {tokens:13.0f} {count:10d}")
+                    say(f"{method:44} {value:9.3f} {ms:9.0f} {tokens:13.0f} {count:10d}")
             say()
         if "code" in parts:
             say("## code history (bench/data_code): an agent's memories of this repository's commits")

@@ -538,6 +538,32 @@ def _build_secrets() -> list[tuple[str, str, str]]:
     add("visa_card", "card 4111 1111 1111 1111 exp 12/29", "4111 1111 1111 1111")
     add("unionpay_card", f"card {luhn('621700123456789012')}", luhn("621700123456789012"))
     add("cn_resident_id", f"身份证 {cn_id('11010519491231002')}", cn_id("11010519491231002"))
+    # Added with the markup, registry-auth and other-language classes: each pair is a tuning row
+    # (the form the rules were written from) and a held-out row (a form not tried while writing).
+    auth = _b64(f"deploy:{_mixed(14)}")
+    add("docker_config_auth", _json.dumps({"auths": {"registry.example.com": {"auth": auth}}}), auth)
+    auth = _b64(f"ci-bot:{_mixed(18)}")
+    add("dockercfg_legacy_auth", f'{{"quay.io": {{"auth": "{auth}", "email": ""}}}}', auth)
+    pw = _mixed(14)
+    add("xml_element_namespaced", f"<db:password>{pw}</db:password>", pw)
+    pw = _mixed(20)
+    add("xml_element_api_key", f"<settings>\n  <ApiKey>{pw}</ApiKey>\n</settings>", pw)
+    pw = _mixed(16)
+    add("xml_add_key_value", f'<add key="DbPassword" value="{pw}" />', pw)
+    pw = _mixed(16)
+    add("xml_param_name_value", f"<param name='smtp.secret' value='{pw}'/>", pw)
+    pw = _mixed(12)
+    add("russian_password", f"пароль: {pw}", pw)
+    pw = _mixed(12)
+    add("german_password", f"Passwort = {pw}", pw)
+    pw = _mixed(12)
+    add("spanish_password_assign", f"contraseña={pw}", pw)
+    pw = _mixed(12)
+    add("portuguese_password", f'"senha": "{pw}"', pw)
+    pw = _mixed(12)
+    add("japanese_password", f"パスワード：{pw}", pw)
+    pw = _mixed(12)
+    add("korean_password", f"비밀번호 = {pw}", pw)
     return rows
 
 
@@ -670,6 +696,17 @@ def _build_look_alikes() -> list[tuple[str, str]]:
     add("html_form", '<input type="password" name="password" autocomplete="current-password">')
     add("sql_query", "SELECT id, email_verified FROM users WHERE created_at > now() - interval '7 days';")
     add("phone_like_version", "build 2026.12.01 on node 18.17.1")
+    # Pairs added with the classes above (tuning, then held-out).
+    add("ssh_url_with_port", "git clone ssh://git@gitlab.example.com:2222/group/project.git")
+    add("svn_ssh_url", "svn checkout svn+ssh://svn@svn.example.org/repos/trunk")
+    add("author_field", 'author = "Jane Doe"')
+    add("author_element", "<author>Ada Lovelace</author>")
+    add("auth_method_json", '{"auth": "oauth2", "scopes": ["read"]}')
+    add("auth_none_yaml", "proxy:\n  auth: none\n  host: proxy.internal")
+    add("password_policy_element", "<passwordPolicy>strict</passwordPolicy>")
+    add("secret_name_element", "<secretName>web-tls</secretName>")
+    add("russian_password_prompt", "Введите пароль:")
+    add("german_password_placeholder", "Passwort: ********")
     return rows
 
 

@@ -41,7 +41,17 @@ def test_small_run_rows_and_growth(bench: ModuleType) -> None:
     result = bench.run(small=True)
     sizes = result.sizes
     assert sizes == (100, 1_000, 10_000)
-    expected = ["context", "prefix", "calibration", "ledger", "validate", "agent", "naive"]
+    expected = [
+        "context",
+        "prefix",
+        "calibration",
+        "ledger",
+        "context_list",
+        "validator",
+        "validate",
+        "agent",
+        "naive",
+    ]
     if bench.langchain_available():
         expected.append("langchain")
     else:
@@ -57,6 +67,9 @@ def test_small_run_rows_and_growth(bench: ModuleType) -> None:
     # ...while the incremental ledger (the context path without its two O(history) parts) stays
     # roughly flat (~4x from 100 to 10,000 messages here, against ~100x for the O(n) rows).
     assert result.growth("ledger") < 20
+    # The incremental validator never walks the history; the full check does, every request.
+    assert result.growth("validate") > 10
+    assert result.growth("validator") < 20
     # The parts sum to the whole, per turn.
     for size in sizes:
         parts = sum(result.get(row, size) for row in ("prefix", "calibration", "ledger"))

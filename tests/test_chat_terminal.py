@@ -214,6 +214,32 @@ def test_slash_commands_compact_model_clear_and_resume(tmp_path: Path) -> None:
     ]
 
 
+def test_plan_shows_the_plan_and_pins_and_the_status_line_its_current_step(tmp_path: Path) -> None:
+    items = [
+        {"content": "Read the code", "status": "done"},
+        {"content": "Write the fix", "status": "in_progress"},
+        {"content": "Run the tests", "status": "pending"},
+    ]
+    todo = {"type": "tool_use", "id": "t1", "name": "todo", "input": {"items": items}}
+    plan = {"stop_reason": "tool_use", "content": [todo], "usage": {}}
+    child = spawn(
+        tmp_path,
+        [plan, text("working on it now, one word at a time")],
+        delay=0.3,
+        extra=["--pin", "Never edit tests/"],
+    )
+    child.sendline("fix the bug")
+    child.expect("plan: 1/3 Write the fix")  # the live status line while the reply streams
+    child.expect(PROMPT)
+    child.sendline("/plan")
+    child.expect(r"plan: 1/3 done · now: Write the fix")
+    child.expect(r"\[x\] Read the code")
+    child.expect(r"\[>\] Write the fix")
+    child.expect("Never edit tests/")
+    child.expect(PROMPT)
+    leave(child)
+
+
 @pytest.mark.local_model
 def test_chat_on_the_local_model_streams_a_reply(tmp_path: Path) -> None:
     """The packaged model through the embedded llama.cpp server: a turn streams its answer

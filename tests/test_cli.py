@@ -258,6 +258,17 @@ def test_memories_of_one_run_are_recalled_in_a_later_session(tmp_path: Path, wor
     calls = [e for e in read_events(events_one) if e["type"] == "model_call"]
     assert [c["purpose"] for c in calls] == ["agent", "memory"]
     assert any(e["type"] == "memory_write" for e in read_events(events_one))
+    # The run's extraction writes what an import writes: subject, event time, the conversation.
+    import time
+
+    from tinyharness.memory import Scope, SQLiteStore
+
+    written = SQLiteStore(store)
+    (item,) = written.list_items(Scope())
+    written.close()
+    assert item.subject and item.subject == item.scope.user
+    assert item.event_time is not None and abs(item.event_time - time.time()) < 600
+    assert "user asked: I like tabs." in item.context and "assistant answered: Noted: tabs." in item.context
 
     second = write_script(
         tmp_path / "two.json",

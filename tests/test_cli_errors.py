@@ -60,3 +60,41 @@ def test_a_closed_stdout_ends_the_listing_quietly(tmp_path: Path) -> None:
     err = listing.stderr.read().decode()
     listing.stderr.close()
     assert listing.wait(timeout=60) == 0 and err == ""
+
+
+# A bug inside the harness (here: the loop raising an error no one expects, patched in because no
+# input reaches such a bug on purpose) must not print a Python traceback at the user.
+CRASHING = """
+import sys
+from tinyharness import agent
+async def arun(self, *args, **kwargs):
+    raise RuntimeError("the loop broke on purpose (token=ghp_" + "a" * 36 + ")")
+agent.Agent.arun = arun
+from tinyharness.cli import main
+raise SystemExit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_an_unexpected_error_is_one_line_naming_the_file_with_its_trace(tmp_path: Path, debug: bool) -> None:
+    (tmp_path / "ws").mkdir()
+    script = write_script(tmp_path / "script.json", [answer("done", None)])
+    argv = [sys.executable, "-c", CRASHING, "run", "--model", f"scripted:{script}", "--quiet", "--no-memory"]
+    argv += ["--workspace", str(tmp_path / "ws"), "--log", str(tmp_path / "runs.db"), "the task"]
+    env = {**os.environ, "TINYHARNESS_HOME": str(tmp_path / "home")}
+    env.pop("TINYHARNESS_DEBUG", None)
+    if debug:
+        env["TINYHARNESS_DEBUG"] = "1"
+    run = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120)
+    assert run.returncode == 1, run.stderr
+    if debug:  # asked for: the trace itself
+        assert "Traceback (most recent call last)" in run.stderr and "on purpose" in run.stderr
+        return
+    assert run.stderr.count("\n") == 1 and "Traceback" not in run.stderr, run.stderr
+    assert "RuntimeError: the loop broke on purpose" in run.stderr and "ghp_aaaa" not in run.stderr
+    crashes = list((tmp_path / "home" / "crashes").iterdir())
+    assert len(crashes) == 1 and str(crashes[0]) in run.stderr
+    trace = crashes[0].read_text()
+    assert "Traceback (most recent call last)" in trace and "in arun" in trace
+    assert "ghp_aaaa" not in trace  # the trace file is redacted like every log
+    assert crashes[0].stat().st_mode & 0o777 == 0o600

@@ -202,6 +202,55 @@ def test_a_folder_swapped_for_a_link_by_another_process_never_lets_a_read_or_wri
     assert len(list(workspace.glob("d*/w*.txt"))) > 0  # writes did happen, inside
 
 
+def test_a_folder_moved_out_while_a_tool_holds_it_is_detected_and_nothing_lands_outside(
+    layout: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process moves the folder a tool is working in out of the workspace while the
+    tool holds it open (here: edit_file between its read and its write, patched in because the
+    window is microseconds wide for a real process). The write must not land in the moved
+    folder, and the tool must say what happened instead of reporting success."""
+    import tinyharness.tools.files as files_module
+
+    workspace, outside = layout
+    (workspace / "d").mkdir()
+    (workspace / "d" / "notes.txt").write_text("first line\n")
+    tools = builtin_tools(workspace, permissions=Permissions(allow_write=True))
+    original = files_module._read_text_strict
+
+    def read_then_moved(*args: Any, **kwargs: Any) -> Any:
+        text = original(*args, **kwargs)
+        os.rename(workspace / "d", outside / "d")  # the other process's move
+        return text
+
+    monkeypatch.setattr(files_module, "_read_text_strict", read_then_moved)
+    result = run(tools, "edit_file", path="d/notes.txt", old="first line", new="edited line")
+    assert not result.ok and "moved or renamed" in result.content, result.content
+    assert (outside / "d" / "notes.txt").read_text() == "first line\n"  # nothing written out there
+    assert sorted(p.name for p in (outside / "d").iterdir()) == ["notes.txt"]  # no temp file left
+
+
+def test_a_folder_moved_while_held_is_detected_by_the_safe_opens(layout: tuple[Path, Path]) -> None:
+    """The same at the level every harness-owned path goes through: a write through a held
+    folder that was renamed, a listing of one, and a write after the workspace itself moved."""
+    from tinyharness.safefs import Folder, FolderMoved
+
+    workspace, outside = layout
+    (workspace / "a" / "b").mkdir(parents=True)
+    folder = Folder(workspace)
+    with pytest.raises(FolderMoved), folder.at("a/b/new.txt", create_dirs=True) as spot:
+        os.rename(workspace / "a", outside / "a")
+        spot.write(b"must not land outside")
+    assert list((outside / "a" / "b").iterdir()) == []
+    os.rename(outside / "a", workspace / "a")
+    with pytest.raises(FolderMoved), folder.open_dir("a/b") as (fd, _parts):
+        os.rename(workspace / "a" / "b", workspace / "a" / "c")  # renamed inside: still not "a/b"
+        os.listdir(fd)
+    os.rename(workspace, outside / "ws")
+    with pytest.raises(OSError):
+        folder.write("a/c/x.txt", b"the workspace itself is gone")
+    assert not (outside / "ws" / "a" / "c" / "x.txt").exists()
+
+
 # --- 6. a relative --notes is relative to the workspace -------------------------------------------
 
 

@@ -6,6 +6,7 @@ keep some of the same objects, resumed histories of equal copies, and invalid hi
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 from collections.abc import Callable, Sequence
 from functools import partial
@@ -21,12 +22,15 @@ from tinyharness.context.prefix import PrefixTracker, _common, identical_prefix
 from tinyharness.context.tokens import HeuristicCounter
 from tinyharness.context.validator import InvalidRequest, RequestValidator, validate_messages
 from tinyharness.messages import (
+    MAX_SNAPSHOTS,
     Block,
     Message,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
+    Transcript,
+    known_prefix,
     message_to_dict,
     messages_from_dicts,
     messages_to_dicts,
@@ -489,3 +493,138 @@ def test_context_path_with_compactions_and_resume_matches_full_checks() -> None:
     assert context.prefix.shares == [reference.observe(r.system, r.messages) for r in requests]
     counter = context.accountant.raw.counter
     assert estimates == [sum(counter.count_message(m) for m in r.messages) for r in requests]
+
+
+# --- the agent's Transcript: a list that knows it only grew -----------------------------------
+
+IN_PLACE = st.one_of(
+    GROW,
+    GROW,
+    GROW,
+    st.tuples(st.just("extend"), st.integers(1, 3)),
+    st.tuples(st.just("setitem"), st.integers(0, 40), random_messages()),
+    st.tuples(st.just("delete"), st.integers(0, 40)),
+    st.tuples(st.just("insert"), st.integers(0, 40), random_messages()),
+    st.tuples(st.just("pop"), st.just(0)),
+    st.tuples(st.just("pop_append"), st.just(0)),  # same length again, last message another
+    st.tuples(st.just("clear_extend"), st.just(0)),  # the same objects back, a rewrite all the same
+    st.tuples(st.just("reverse"), st.just(0)),
+    st.tuples(st.just("slice"), st.integers(0, 40)),  # t[i:] = [...]
+    st.tuples(st.just("times"), st.just(2)),  # t *= 2
+    st.tuples(st.just("compact"), st.integers(0, 6)),  # the agent assigns a new list
+    st.tuples(st.just("snapshot"), st.just(0)),  # a snapshot with no change in between
+)
+
+
+def edit_in_place(transcript: Transcript, edit: tuple[Any, ...], counter: list[int]) -> Transcript:
+    """``edit`` done on ``transcript`` itself with a list method (or, for a compaction, a new
+    Transcript, as the agent's setter makes one)."""
+    kind, size = edit[0], len(transcript)
+    if kind == "grow":
+        for _ in range(edit[1]):
+            counter[0] += 1
+            transcript.append(valid_next(transcript, counter[0]))
+    elif kind == "extend":
+        counter[0] += 1
+        transcript += [Message.user(f"more {counter[0]}") for _ in range(edit[1])]
+    elif kind == "setitem" and size:
+        transcript[edit[1] % size] = edit[2]
+    elif kind == "delete" and size:
+        del transcript[edit[1] % size]
+    elif kind == "insert":
+        transcript.insert(edit[1] % (size + 1), edit[2])
+    elif kind == "pop" and size:
+        transcript.pop()
+    elif kind == "pop_append" and size:
+        transcript.pop()
+        counter[0] += 1
+        transcript.append(Message.user(f"instead {counter[0]}"))
+    elif kind == "clear_extend":
+        kept = list(transcript)
+        transcript.clear()
+        transcript.extend(kept)
+    elif kind == "reverse":
+        transcript.reverse()
+    elif kind == "slice":
+        counter[0] += 1
+        transcript[edit[1] % (size + 1) :] = [Message.user(f"cut {counter[0]}")]
+    elif kind == "times":
+        transcript *= edit[1]
+    elif kind == "compact":
+        counter[0] += 1
+        tail = list(transcript[size - edit[1] :]) if edit[1] else []
+        transcript = Transcript([Message.user(f"task, summary {counter[0]}"), *tail])
+    return transcript
+
+
+def walk(old: Sequence[object], new: Sequence[object]) -> int:
+    """The identity prefix the slow way."""
+    keep = 0
+    while keep < min(len(old), len(new)) and old[keep] is new[keep]:
+        keep += 1
+    return keep
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(steps=st.lists(IN_PLACE, min_size=1, max_size=40))
+def test_transcript_snapshots_share_exactly_the_identity_prefix(steps: list[tuple[Any, ...]]) -> None:
+    """Whatever list methods change a Transcript, the prefix known without a walk between any
+    two of its snapshots (and those of the Transcripts that replace it) is the walked one, and
+    the per-turn checks fed with the snapshots give what a full recheck gives."""
+    transcript = Transcript([Message.user("task")])
+    counter = [0]
+    snapshots = [transcript.snapshot()]
+    validator, tracker, reference = RequestValidator(), PrefixTracker(), FullPrefixTracker()
+    for edit in steps:
+        transcript = edit_in_place(transcript, edit, counter)
+        snapshot = transcript.snapshot()
+        assert snapshot == tuple(transcript)
+        for old in snapshots[-(MAX_SNAPSHOTS - 1) :]:
+            assert identical_prefix(old, snapshot) == walk(old, snapshot), edit
+            known = known_prefix(old, snapshot)
+            assert known is None or known == walk(old, snapshot), edit
+        assert verdict(partial(validator.check, snapshot)) == verdict(partial(validate_messages, snapshot))
+        assert tracker.observe("sys", snapshot) == reference.observe("sys", snapshot)
+        snapshots.append(snapshot)
+
+
+def test_transcript_growth_is_known_without_a_walk() -> None:
+    transcript = Transcript([Message.user("task")])
+    first = transcript.snapshot()
+    assert transcript.snapshot() is first  # nothing changed: the same tuple
+    transcript.append(Message.assistant("a"))
+    transcript.extend([Message.user("b")])
+    second = transcript.snapshot()
+    assert known_prefix(first, second) == 1 and known_prefix(second, first) == 1
+    epoch = transcript.epoch
+    transcript[-1] = Message.user("c")  # a rewrite: a new epoch, nothing known
+    assert transcript.epoch != epoch
+    assert known_prefix(second, transcript.snapshot()) is None
+    copied = copy.copy(transcript)
+    assert isinstance(copied, Transcript) and copied.epoch != transcript.epoch
+    assert known_prefix(copied.snapshot(), transcript.snapshot()) is None
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(steps=st.lists(st.tuples(IN_PLACE, st.sampled_from([0, 0, 1, 2])), min_size=1, max_size=25))
+def test_session_saves_of_a_transcript_load_back_exactly(
+    tmp_path_factory: pytest.TempPathFactory, steps: list[tuple[tuple[Any, ...], int]]
+) -> None:
+    """A session saved after any edits of the agent's Transcript (saved once, several times or
+    not at all between edits) loads back as exactly the last saved history."""
+    from tinyharness.sqlite_session import SessionStore
+
+    with SessionStore(tmp_path_factory.mktemp("s") / "runs.sessions.db") as store:
+        session = store.open("s")
+        transcript = Transcript([Message.user("task")])
+        counter = [0]
+        saved: list[Message] = []
+        for edit, saves in steps:
+            transcript = edit_in_place(transcript, edit, counter)
+            for n in range(saves):
+                session.save(transcript, {"n": n})
+                saved = list(transcript)
+        if saved:
+            loaded = SessionStore(store.path).open("s").load()
+            assert loaded is not None
+            assert messages_to_dicts(loaded.messages) == messages_to_dicts(saved)

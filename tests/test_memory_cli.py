@@ -69,3 +69,70 @@ def test_default_store_follows_tinyharness_home(tmp_path: Path, monkeypatch: pyt
         == 0
     )
     assert (tmp_path / "memory.db").exists()
+
+
+def _scripted_file(path: Path, *texts: str) -> Path:
+    responses = [
+        {"stop_reason": "end_turn", "content": [{"type": "text", "text": t}], "usage": {"input_tokens": 1, "output_tokens": 1}}
+        for t in texts
+    ]
+    path.write_text(json.dumps({"responses": responses}), encoding="utf-8")
+    return path
+
+
+def _tea_store(tmp_path: Path) -> tuple[str, list[str]]:
+    db = str(tmp_path / "m.db")
+    store = SQLiteStore(db)
+    for text in ("tea note one", "tea note two", "tea note three"):
+        store.add(text, Scope("alice"))
+    order = [h.item.id for h in store.search("tea note", Scope("alice"), limit=3)]
+    store.close()
+    return db, order
+
+
+def test_search_rerank_puts_the_models_choice_first(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--rerank MODEL``: the model reads the top --rerank-depth hits and its choice comes first."""
+    from tinyharness.cli import main
+
+    db, order = _tea_store(tmp_path)
+    model = _scripted_file(tmp_path / "rerank.json", json.dumps({"best": [3]}))
+    argv = ["memory", "search", "tea note", "--memory", db, "--embedder", "none", "--limit", "2", "--json"]
+    assert main([*argv, "--rerank", f"scripted:{model}", "--rerank-depth", "3"]) == 0
+    assert [hit["id"] for hit in json.loads(capsys.readouterr().out)] == [order[2], order[0]]
+
+
+def test_search_rerank_comes_from_the_config_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``memory_rerank`` in the config file turns reranking on; ``--rerank none`` turns it off."""
+    from tinyharness.cli import main
+
+    db, order = _tea_store(tmp_path)
+    model = _scripted_file(tmp_path / "rerank.json", json.dumps({"best": [2]}))
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.json").write_text(json.dumps({"memory_rerank": f"scripted:{model}"}), encoding="utf-8")
+    monkeypatch.setenv("TINYHARNESS_HOME", str(home))
+    argv = ["memory", "search", "tea note", "--memory", db, "--embedder", "none", "--limit", "1", "--json"]
+    assert main(argv) == 0
+    assert [hit["id"] for hit in json.loads(capsys.readouterr().out)] == [order[1]]
+    assert main([*argv, "--rerank", "none"]) == 0
+    assert [hit["id"] for hit in json.loads(capsys.readouterr().out)] == [order[0]]
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--rerank", "nonsense:x"], "--rerank: unknown model"),
+        (["--rerank", "scripted:x.json", "--rerank-depth", "1"], "--rerank-depth must be at least 2"),
+    ],
+)
+def test_search_rerank_bad_option_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], options: list[str], message: str
+) -> None:
+    from tinyharness.cli import main
+
+    db, _ = _tea_store(tmp_path)
+    assert main(["memory", "search", "tea", "--memory", db, "--embedder", "none", *options]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1

@@ -132,16 +132,12 @@ def test_parallel_notes_in_one_turn_are_all_kept(tmp_path: Path) -> None:
     assert sorted(notes.read().splitlines()) == sorted(f"n{i}" for i in range(40))
 
 
-def test_a_note_about_a_file_starts_with_its_path_and_is_recognised_after_a_kill(tmp_path: Path) -> None:
-    """``note(text, path)`` writes ``path: text``; a resumed run that finds that line already
-    at the end of the file does not append it again (and does not take a plain note for it)."""
+def test_a_note_about_a_file_starts_with_its_path(tmp_path: Path) -> None:
+    """``note(text, path)`` writes ``path: text``."""
     notes = NotesFile(tmp_path / "NOTES.md")
     registry = ToolRegistry(notes.tools())
     result = asyncio.run(registry.execute("note", {"text": "parses the input", "path": "src/a.py"}))
     assert result.ok and notes.read() == "src/a.py: parses the input\n"
-    same = {"text": "parses the input", "path": "src/a.py"}
-    assert asyncio.run(registry.recover("note", same)) is not None
-    assert asyncio.run(registry.recover("note", {"text": "parses the input", "path": "src/b.py"})) is None
 
 
 def test_update_notes_refuses_to_erase_most_notes(tmp_path: Path) -> None:

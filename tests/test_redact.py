@@ -306,3 +306,98 @@ def test_five_million_characters_of_adversarial_input_finish(tmp_path: Path) -> 
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert len(done.stdout.splitlines()) == len(_ADVERSARIAL_UNITS)
+
+
+# --- classes added after the second outside check ---------------------------------------------
+# Each list mixes forms beyond the corpus rows, so a rule written for one spelling fails here.
+KEYS_IN_ANY_FORM = [
+    '{"auths": {"ghcr.io": {"auth": "' + base64.b64encode(b"bot:Zq8xTb3LmW5n").decode() + '"}}}',
+    "auth: " + base64.b64encode(b"admin:Hx7pQ2rV9sKd").decode(),
+    "<password>Zq8xTb3LmW5n</password>",
+    "<jdbc:password>Zq8xTb3LmW5n</jdbc:password>",
+    '<Secret encrypted="false">Zq8xTb3LmW5n</Secret>',
+    '<add key="Smtp.Password" value="Zq8xTb3LmW5n"/>',
+    '<property name="api_token" value="Zq8xTb3LmW5n"/>',
+    "contraseña=Zq8xTb3LmW5n",
+    "пароль: Zq8xTb3LmW5n",
+    "ПАРОЛЬ=Zq8xTb3LmW5n",
+    "Kennwort: Zq8xTb3LmW5n",
+    "mot_de_passe = 'Zq8xTb3LmW5n'",
+    "hasło: Zq8xTb3LmW5n",
+    "şifre=Zq8xTb3LmW5n",
+    "密碼：Zq8xTb3LmW5n",
+    "암호 = Zq8xTb3LmW5n",
+]
+
+
+@pytest.mark.parametrize("text", KEYS_IN_ANY_FORM)
+def test_a_key_that_names_a_secret_hides_its_value_in_any_format_and_script(text: str) -> None:
+    out = redact(text)
+    assert "Zq8xTb3LmW5n" not in out and "Hx7pQ2rV9sKd" not in out, out
+    assert "b3LmW5n" not in out and base64.b64encode(b"bot:Zq8xTb3LmW5n").decode() not in out
+
+
+NOT_SECRETS = [
+    "ssh://git@github.com/org/repo.git",
+    "git+ssh://git@bitbucket.org/team/repo.git",
+    "ssh://deploy@10.0.0.5:2222/srv/app.git",
+    "https://deploy@git.example.com/repo.git",
+    'author = "Jane Doe"',
+    "<author>Ada Lovelace</author>",
+    '"auth": "basic"',
+    "authority: example.com",
+    "<passwordPolicy>strict</passwordPolicy>",
+    "<secretName>web-tls</secretName>",
+    '<property name="password.length" value="12"/>',
+    "Введите пароль:",
+]
+
+
+@pytest.mark.parametrize("text", NOT_SECRETS)
+def test_look_alikes_of_the_new_classes_are_left_alone(text: str) -> None:
+    assert redact(text) == text
+
+
+def test_an_email_address_after_mailto_is_still_an_address() -> None:
+    assert redact("write to mailto:jane.doe@example.com") == "write to mailto:[REDACTED:email]"
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "4111 1111 1111 1111",
+                "078-05-1120",
+                "13912345678",
+                "110105194912310021",
+                " ",
+                "\n",
+                "é",
+                "密码",
+                "１２３",
+                "x",
+                "0",
+                "-",
+                "(415) 555-0132",
+                "415.555.0132",
+                "0755-12345678",
+                "4" * 13,
+                "E12345678",
+                "AB123456(7)",
+                "?key=abcdefgh&",
+                "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            ]
+        ),
+        max_size=40,
+    )
+)
+def test_the_prefilters_find_what_the_rules_find_over_the_whole_text(parts: list[str]) -> None:
+    """A rule with an RE2 prefilter reads only windows around its hits: it must find exactly
+    what its own regex finds over the whole text, non-ASCII characters before it included."""
+    from tinyharness.redact_rules import CONTEXT_RULES, PII_RULES, Scan
+
+    text = "".join(parts)
+    for rule in (*TOKEN_RULES, *CONTEXT_RULES, *PII_RULES):
+        if rule.prefilter is not None:
+            assert list(rule.find(text, text.lower(), Scan(text))) == list(rule._find_in(text, 0, len(text)))

@@ -176,3 +176,53 @@ def test_the_session_file_is_private_and_the_run_log_stays_redacted(tmp: Path) -
     )
     for path in tmp.glob("runs.db*"):
         assert b"jane@example.com" not in path.read_bytes(), path
+
+
+# --- the notes flush before a compaction --------------------------------------------------------
+
+
+def flush_note(call_id: str, path: str, text: str) -> dict[str, Any]:
+    return tool_turn((call_id, "note", {"text": text, "path": path}), purpose="flush")
+
+
+FLUSH_ARGS = (
+    "--flush-notes",
+    "--context-window",
+    "8000",
+    "--compact-ratio",
+    "0.2",
+    "--strategy",
+    "summarize",
+)
+# Enough files (each read is capped by the window) that the resumed run, which counts its restored
+# history, is over the trigger too.
+FILES = {f"{letter}.py": f"defines {letter}" for letter in "abcdefghij"}
+
+
+@pytest.mark.parametrize("point", ["tool_call", "tool_result"])
+def test_a_flush_cut_off_by_a_kill_is_finished_on_resume_without_repeating_a_note(
+    tmp: Path, point: str
+) -> None:
+    """Killed while the notes flush before a compaction writes its first note (as it starts, or
+    right after it was written). The resumed run finishes the flush: the first file's ask is
+    never repeated (its note is in NOTES.md once, or, cut off before it ran, its outcome is
+    reported unknown), and the other files still get their notes (the old code skipped the
+    rest of the flush on resume, silently)."""
+    for name in FILES:
+        (tmp / "ws" / name).write_text(f"def {name[0]}(): ...\n" * 400, encoding="utf-8")
+    reads = tool_turn(*((f"r{i}", "read_file", {"path": name}) for i, name in enumerate(FILES)))
+    notes = [flush_note(f"fn{i}", name, text) for i, (name, text) in enumerate(FILES.items())]
+    end = [answer("done", "agent")]  # one round only: the compaction has nothing to summarize
+    first = run(tmp, [reads, *notes, *end], "read the files", *FLUSH_ARGS, crash_at=f"{point}:fn0")
+    assert first.returncode == -9, first.stderr
+    second = run(tmp, [*notes[1:], *end], "--resume", *FLUSH_ARGS)
+    assert second.returncode == 0, second.stderr
+    written = (tmp / "ws" / "NOTES.md").read_text(encoding="utf-8")
+    for name, text in list(FILES.items())[1:]:
+        assert written.count(f"{name}: {text}") == 1, written
+    if point == "tool_result":  # written before the kill: there once, not twice
+        assert written.count("a.py: defines a") == 1
+    else:  # cut off before it ran: not asked again, and the run says so
+        assert "a.py" not in written
+        warnings = [e["message"] for e in read_events(tmp / "events.jsonl") if e["type"] == "context_warning"]
+        assert any("cut off by a crash" in w and "a.py" in w for w in warnings), warnings

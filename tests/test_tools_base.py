@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import threading
+import time
+from pathlib import Path
 from typing import Any, Literal
 
 import pytest
@@ -293,3 +296,64 @@ def test_decode_arguments_accepts_dicts_and_json_objects() -> None:
     with pytest.raises(ToolError, match="got int"):
         decode_arguments(7)
     assert json.loads(json.dumps(decode_arguments(None))) == {}
+
+
+def test_a_tool_thread_is_told_to_stop_when_its_caller_gives_up() -> None:
+    """A plain function runs in a thread, which cannot be cancelled: when the call's task is
+    cancelled (Ctrl-C in the chat) or times out, the tool is told through ``stop_requested``
+    and a long loop ends instead of running on unseen."""
+    from tinyharness.tools import raise_if_stopped, stop_requested
+
+    ended = threading.Event()
+    seen: list[bool] = []
+
+    def crawl(rounds: int) -> str:
+        """Walk for a long time.
+
+        Args:
+            rounds: how many steps.
+        """
+        try:
+            for _ in range(rounds):
+                raise_if_stopped()
+                time.sleep(0.01)
+            return "walked"
+        finally:
+            seen.append(stop_requested())
+            ended.set()
+
+    registry = ToolRegistry([function_tool(crawl)], timeout=600)
+
+    async def cancel_soon() -> None:
+        task = asyncio.ensure_future(registry.execute("crawl", {"rounds": 100_000}))
+        await asyncio.sleep(0.2)
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    asyncio.run(cancel_soon())
+    assert ended.wait(10) and seen == [True]  # it stopped on its own, seeing the request
+    ended.clear()
+    seen.clear()
+    quick = ToolRegistry([function_tool(crawl)], timeout=0.2)
+    result = asyncio.run(quick.execute("crawl", {"rounds": 100_000}))
+    assert not result.ok and "timed out" in result.content
+    assert ended.wait(10) and seen == [True]  # a timeout tells it too
+
+
+def test_grep_stops_walking_when_told(tmp_path: Path) -> None:
+    from tinyharness.tools import builtin_tools
+    from tinyharness.tools.base import _STOP
+
+    for i in range(50):
+        (tmp_path / f"f{i}.txt").write_text("needle\n")
+    grep = builtin_tools(tmp_path).get("grep")
+    assert grep is not None
+    stop = threading.Event()
+    stop.set()
+    _STOP.set(stop)
+    try:
+        with pytest.raises(ToolError, match="stopped"):
+            grep.function(pattern="needle", path=".")
+    finally:
+        _STOP.set(None)

@@ -10,6 +10,7 @@ may import, and ``tests/test_import_rules.py`` holds them to it.
 """
 
 from .agent import Agent, AgentConfig, RunResult
+from .anchors import Anchors, PlanItem
 from .context.base import ContextPolicy
 from .context.config import ContextConfig
 from .context.manager import ContextManager, build_context
@@ -27,6 +28,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Agent",
     "AgentConfig",
+    "Anchors",
     "ConfigError",
     "ContextConfig",
     "ContextLengthExceeded",
@@ -42,6 +44,7 @@ __all__ = [
     "ModelError",
     "ModelRequest",
     "ModelResponse",
+    "PlanItem",
     "RunResult",
     "ScriptedModel",
     "StopRun",

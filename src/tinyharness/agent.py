@@ -6,7 +6,7 @@ progress, the tool registry for safe execution. Early exits are ``StopRun`` exce
 carry their reason; after one, a last request that offers only the final answer gives the user
 an answer instead of nothing.
 
-May import: ``messages``, ``history``, ``errors``, ``events``, ``guards``, ``session``,
+May import: ``messages``, ``history``, ``errors``, ``events``, ``guards``, ``session``, ``anchors``,
 ``models.base``, ``tools`` and ``context``; never memory (it reaches the loop through the small ``Memory``
 protocol below), the run log or the CLI.
 """
@@ -21,6 +21,8 @@ from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from .anchors import Anchors
+from .context.audit import anchor_blocks, pins_missing
 from .context.base import ContextPolicy, ModelCaller, Unmanaged
 from .context.validator import RequestValidator
 from .errors import (
@@ -43,6 +45,7 @@ from .messages import (
     TextBlock,
     ToolResultBlock,
     ToolUseBlock,
+    Transcript,
     messages_to_dicts,
 )
 from .models.base import Model, ModelRequest, ModelResponse, Usage, stream_reply
@@ -209,6 +212,7 @@ class Agent:
         memory: LongTermMemory | None = None,
         output_type: Any = None,
         answer_when: AnswerRule | None = None,
+        anchors: Anchors | None = None,
     ) -> None:
         self.model = model
         self.answer_when = answer_when
@@ -222,8 +226,11 @@ class Agent:
         self.events = events or EventBus()
         self.checkpoint = checkpoint
         self.memory = memory
+        # The plan and the pins (the todo and pin tools write them, the context manager puts
+        # them back after a compaction): saved with every checkpoint, pins in the task message.
+        self.anchors = anchors
         self.validator = RequestValidator()
-        self.messages: list[Message] = []
+        self._messages = Transcript()
         self.model_calls = 0
         self.iterations = 0
         self.billed = Usage()
@@ -232,6 +239,16 @@ class Agent:
         self._interrupted: set[str] = set()  # started by a killed run, never finished
         # Called with each text delta of the agent's replies; set, the model is asked to stream.
         self.on_text: Callable[[str], None] | None = None
+
+    @property
+    def messages(self) -> list[Message]:
+        """The history, as a ``Transcript``: a list that knows when it only grew, so the checks
+        of every request cost what was appended, not the whole history. Assign any list."""
+        return self._messages
+
+    @messages.setter
+    def messages(self, messages: list[Message]) -> None:
+        self._messages = messages if isinstance(messages, Transcript) else Transcript(messages)
 
     def run(self, task: str | None, **kwargs: Any) -> RunResult:
         """Synchronous facade over ``arun``."""
@@ -251,15 +268,16 @@ class Agent:
         ``turn`` says which calls of the history's last turn finished (their results are used)
         and which started without finishing (never run again: their outcome is unknown); the
         turn's other calls run now."""
+        self._restore(history, state or {}, turn or TurnProgress())  # first: it may bring pins
         self.events.emit(
             "run_start",
             task=task,
             model=self.model.name,
             tools=self.tools.names,
             **self._context_info(),
+            **({"pins": list(self.anchors.pins)} if self.anchors is not None and self.anchors.pins else {}),
             **run_info,
         )
-        self._restore(history, state or {}, turn or TurnProgress())
         if self.output is not None:
             self.output.retried = False
         stop: StopReason = "end_turn"
@@ -303,9 +321,14 @@ class Agent:
         return {name: value for name, value in info.items() if value is not None}
 
     async def _task_message(self, task: str) -> Message:
-        """The task, after the block of recalled memories (the system prompt stays stable)."""
+        """The task, after the block of recalled memories (the system prompt stays stable),
+        and the pinned texts and plan after it when the conversation does not hold them yet."""
         block = await self.memory.recall(task) if self.memory is not None else ""
-        return Message("user", (TextBlock(block), TextBlock(task))) if block else Message.user(task)
+        blocks = (TextBlock(block), TextBlock(task)) if block else (TextBlock(task),)
+        pinned: list[TextBlock] = []
+        if self.anchors is not None and (not self.messages or pins_missing(self.messages, self.anchors)):
+            pinned = anchor_blocks(self.anchors)
+        return Message("user", (*blocks, *pinned))
 
     async def _remember(self) -> None:
         """Extraction failures are reported, never fatal: the task's answer is already there."""
@@ -398,7 +421,7 @@ class Agent:
 
     def _request(self, *, final_only: bool = False) -> ModelRequest:
         return ModelRequest(
-            messages=tuple(self.messages),
+            messages=self._messages.snapshot(),
             system=self.config.system,
             tools=self.tools.specs,  # also when final_only: the adapters forbid calls, the prefix stays
             purpose="agent",
@@ -507,6 +530,8 @@ class Agent:
             "billed": [self.billed.input_tokens, self.billed.output_tokens],
             "recent_calls": list(self.repetition.recent),
         }
+        if self.anchors is not None:
+            state["anchors"] = self.anchors.to_state()
         self.checkpoint.save(self.messages, state)
 
     def _restore(self, history: Sequence[Message], state: dict[str, Any], turn: TurnProgress) -> None:
@@ -518,6 +543,8 @@ class Agent:
         billed = state.get("billed", [0, 0])
         self.billed = Usage(int(billed[0]), int(billed[1]))
         self.repetition = RepetitionGuard(state.get("recent_calls", []))
+        if self.anchors is not None and isinstance(state.get("anchors"), dict):
+            self.anchors.load_state(state["anchors"])  # a resumed run keeps its plan and pins
         self._finished_results = dict(turn.finished)
         self._interrupted = set(turn.started) - set(self._finished_results)
 

@@ -14,7 +14,10 @@ import contextlib
 import functools
 import json
 import os
+import re
 import sys
+import time
+import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, cast
@@ -22,6 +25,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, cast
 from . import __version__, runlog_cli, settings_cli
 from .agent import Agent, AgentConfig, RunResult
 from .agent import problem as agent_problem
+from .anchors import AnchorError, Anchors
 from .context.base import ContextPolicy
 from .context.config import DEFAULT_RATIO, DEFAULT_WINDOW, ContextConfig
 from .context.config import problem as context_problem
@@ -43,6 +47,7 @@ from .models.factory import load_model
 from .otel import OTelSink, otel_sink_from_env, provider_name
 from .paths import data_home
 from .progress import ProgressPrinter
+from .redact import redact
 from .runlog import RunLog, RunLogError, default_path
 from .session import SavedSession, StartPoint, TurnProgress, start_point
 from .settings import MODEL_ENV, load_settings, resolve_base_url, resolve_model
@@ -51,8 +56,10 @@ from .tools.base import DEFAULT_RESULT_CAP, ToolRegistry
 from .tools.builtin import builtin_tools
 from .tools.files import ReadState, text_files
 from .tools.focus import TaskFocus
+from .tools.history_search import DroppedHistory
 from .tools.notes import NotesFile
 from .tools.permissions import Permissions
+from .tools.plan import plan_tools
 from .tools.shell import check_shell_options
 from .tools.workspace import Workspace
 
@@ -60,6 +67,7 @@ if TYPE_CHECKING:  # the MCP SDK is imported only when a run has MCP servers
     from .mcp.client import McpServers
 
 MEMORY_ENV = "TINYHARNESS_MEMORY"
+DEBUG_ENV = "TINYHARNESS_DEBUG"  # set: an unexpected error prints its Python trace
 CODE_CHARS_PER_TOKEN = 3  # code with line numbers, measured with the Qwen2.5 tokenizer
 READ_RESERVE_CHARS = 500  # read_file keeps this much of its cap for the header and the note
 EXAMPLES = """\
@@ -67,6 +75,7 @@ examples:
   tinyharness run "Read README.md and tell me in one sentence what this project is"
   tinyharness run --model openai:gpt-4o-mini --events run.jsonl "Summarise src/ into NOTES.md"
   tinyharness run --model scripted:script.json --workspace demo --trace --events ev.jsonl "task"
+  tinyharness run --pin "Never edit anything under tests/" "Make the failing test pass"
   tinyharness notes --workspace demo
 
 model strings:
@@ -77,6 +86,11 @@ model strings:
   openai:NAME        any OpenAI-compatible server (OPENAI_API_KEY, --base-url or OPENAI_BASE_URL)
   anthropic:NAME     Anthropic Messages (ANTHROPIC_API_KEY, --base-url or ANTHROPIC_BASE_URL)
   scripted:PATH      replay a JSON script of responses (see README, "Scripted model")
+
+environment:
+  TINYHARNESS_HOME   where settings, the run log and memories live
+  TINYHARNESS_DEBUG  set to 1 to print the Python trace of an unexpected error (by default it
+                     is written to a file under TINYHARNESS_HOME/crashes, named on stderr)
 """
 
 
@@ -371,6 +385,37 @@ def build_parser() -> argparse.ArgumentParser:
         "file still in the window (default: on for local models, which do not take notes when only "
         "asked; off otherwise)",
     )
+    context.add_argument(
+        "--summary-mode",
+        choices=["update", "rewrite"],
+        default=CONTEXT.summary_mode,
+        help="update: a later summary updates the previous one, keeping what it does not change "
+        "word for word (default); rewrite: each summary is written afresh from the previous one "
+        "and the new messages",
+    )
+    structure = run.add_argument_group("plan, pins and earlier conversation")
+    structure.add_argument(
+        "--pin",
+        action="append",
+        default=[],
+        metavar="TEXT",
+        help="keep TEXT word for word in the agent's context for the whole run, through every "
+        "summary: a requirement it must not lose (repeatable; e.g. --pin 'Never edit tests/')",
+    )
+    structure.add_argument(
+        "--plan",
+        action=argparse.BooleanOptionalAction,
+        help="offer the todo tool (the agent writes its plan, shown on the progress line and kept "
+        "through compaction) and the pin tool (default: on, off for local models, which loop on "
+        "them)",
+    )
+    structure.add_argument(
+        "--search-history",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="keep what compaction takes out of the context in a searchable file of the run and "
+        "offer the search_history tool (default: on)",
+    )
 
     runlog_cli.register(commands)
     memory_cli.register(commands)
@@ -443,6 +488,13 @@ def _register_chat(commands: argparse._SubParsersAction[argparse.ArgumentParser]
     )
     chat.add_argument("--strategy", help="compaction strategy or pipeline (as for run)")
     chat.add_argument(
+        "--pin",
+        action="append",
+        default=[],
+        metavar="TEXT",
+        help="keep TEXT word for word in the agent's context through every summary (repeatable)",
+    )
+    chat.add_argument(
         "--max-iterations",
         type=_agent_option("max_iterations"),
         default=50,
@@ -482,6 +534,7 @@ async def _chat(args: argparse.Namespace) -> int:
     log = None if args.no_log else RunLog(args.log or default_path())
     sessions = SessionStore(store_path_for(log.path)) if log is not None else None
     stores: dict[int, MemoryStore] = {}
+    structures: dict[str, _Structure] = {}
 
     def build(model_spec: str, name: str, session: SQLiteSession | None, review: WriteReview) -> Agent:
         args.model, args.base_url = model_spec, base_url_option  # /model may switch provider
@@ -497,7 +550,13 @@ async def _chat(args: argparse.Namespace) -> int:
             max_retries=args.max_retries,
             context_window=args.context_window,
         )
-        tools = _tools(args, workspace, events, _result_cap(args))
+        if name not in structures:  # one plan per conversation: a /model switch keeps it
+            structures[name] = _Structure(args, workspace, name)
+            saved = session.load() if session is not None else None
+            if saved is not None and isinstance(saved.state.get("anchors"), dict):
+                structures[name].anchors.load_state(saved.state["anchors"])  # /resume keeps the plan
+        structure = structures[name]
+        tools = _tools(args, workspace, events, _result_cap(args), structure)
         review.attach(tools)
         memory = _memory(args, events, name)
         agent = Agent(
@@ -508,10 +567,11 @@ async def _chat(args: argparse.Namespace) -> int:
                 token_budget=args.token_budget,
                 max_output_tokens=args.max_output_tokens,
             ),
-            context=_context(args, model, events, workspace, tools),
+            context=_context(args, model, events, workspace, tools, session, structure),
             events=events,
             checkpoint=session,
             memory=memory,
+            anchors=structure.anchors,
         )
         if memory is not None:
             stores[id(agent)] = memory.manager.store
@@ -543,7 +603,7 @@ async def _chat(args: argparse.Namespace) -> int:
             )
         )
     finally:
-        for closable in (sessions, log):
+        for closable in (sessions, log, *structures.values()):
             if closable is not None:
                 closable.close()
 
@@ -587,8 +647,43 @@ def _confirm_on_terminal(question: str) -> bool:
     return sys.stdin.readline().strip().lower() in ("y", "yes")
 
 
+class _Structure:
+    """What a run keeps beside its history: the plan and the pins (``--pin``, the todo and pin
+    tools), and the searchable file of what compaction takes out of the window, one per
+    session, so a resumed run searches what the killed one dropped."""
+
+    def __init__(self, args: argparse.Namespace, workspace: Path, session: str) -> None:
+        try:
+            self.anchors = Anchors(pins=getattr(args, "pin", None) or ())
+        except AnchorError as exc:
+            raise ConfigError(f"--pin: {exc}") from None
+        self.history: DroppedHistory | None = None
+        if getattr(args, "search_history", True):
+            name = re.sub(r"[^\w.-]", "_", session)[:100] or "run"
+            self.history = DroppedHistory(workspace / ".tinyharness" / "history" / f"{name}.db")
+        self.plan = _plan_tools_on(args)
+
+    def close(self) -> None:
+        if self.history is not None:
+            self.history.close()
+
+
+def _plan_tools_on(args: argparse.Namespace) -> bool:
+    """--plan / --no-plan, else on, except for local models: asked to plan, Qwen2.5-Coder-0.5B
+    in JSON mode wrote the todo tool's own description as its one step and sent the same todo
+    call until the iterations ran out (measured; bench/RESULTS.md section 10)."""
+    chosen = getattr(args, "plan", None)
+    return not _is_local(args.model) if chosen is None else bool(chosen)
+
+
 def _context(
-    args: argparse.Namespace, model: Model, events: EventBus, workspace: Path, tools: ToolRegistry
+    args: argparse.Namespace,
+    model: Model,
+    events: EventBus,
+    workspace: Path,
+    tools: ToolRegistry,
+    session: SQLiteSession | None = None,
+    structure: _Structure | None = None,
 ) -> ContextPolicy:
     # No window here: --context-window went to the model (a local server sizes itself by it),
     # and the context takes the model's, so the window is resolved in one place.
@@ -605,9 +700,19 @@ def _context(
         # Local models do not take notes when only asked (measured), so they must by default.
         flush_notes=args.flush_notes if args.flush_notes is not None else _is_local(args.model),
         **({"restore_files": args.restore_files} if args.restore_files is not None else {}),
+        summary_mode=getattr(args, "summary_mode", CONTEXT.summary_mode),
     )
     run_call = functools.partial(tools.run_call, events=events)
-    return build_context(config, model=model, events=events, run_call=run_call)
+    return build_context(
+        config,
+        model=model,
+        events=events,
+        run_call=run_call,
+        flush_journal=session,
+        tool_specs=lambda: tools.specs,
+        anchors=structure.anchors if structure is not None else None,
+        dropped=structure.history if structure is not None else None,
+    )
 
 
 def _legacy_checkpoint(log: RunLog, name: str) -> SavedSession | None:
@@ -680,6 +785,7 @@ async def _run(args: argparse.Namespace) -> RunResult:
     opened: list[MemoryStore] = []
     otel: OTelSink | None = None
     mcp_servers: McpServers | None = None
+    structure: _Structure | None = None
     try:
         if log is not None:
             store = SessionStore(store_path_for(log.path))
@@ -693,8 +799,11 @@ async def _run(args: argparse.Namespace) -> RunResult:
         if not args.quiet:
             events.sinks.append(ProgressPrinter())
         session_name = session.name if session is not None else events.run_id
+        structure = _Structure(args, workspace, session_name)
         read_state, focus = _task_focus(args, workspace)
-        tools = _tools(args, workspace, events, _result_cap(args), read_state=read_state, focus=focus)
+        tools = _tools(
+            args, workspace, events, _result_cap(args), structure, read_state=read_state, focus=focus
+        )
         if focus is not None:  # a run that may write files needs more than reads: no forced answer
             focus.answer = not any(tools.get(name) for name in ("write_file", "edit_file"))
         mcp_servers = await _mcp_servers(mcp_configs, events, workspace, tools)  # before the model: fail fast
@@ -711,7 +820,7 @@ async def _run(args: argparse.Namespace) -> RunResult:
         if isinstance(model, LocalModel) and model.notice:  # another local model stands in
             print(f"tinyharness: {model.notice}", file=sys.stderr)
         _check_window(args.context_window or model.context_window, tools, args.max_output_tokens)
-        context = _context(args, model, events, workspace, tools)
+        context = _context(args, model, events, workspace, tools, session, structure)
         memory = _memory(args, events, session_name)
         # Only once the configuration has held: a refused run leaves the user's repository alone.
         keep_run_state_out_of_git(args, workspace)
@@ -731,6 +840,7 @@ async def _run(args: argparse.Namespace) -> RunResult:
             checkpoint=session,
             memory=memory,
             answer_when=focus,
+            anchors=structure.anchors,
         )
         task = None if args.resume else args.task
         return await agent.arun(
@@ -751,7 +861,7 @@ async def _run(args: argparse.Namespace) -> RunResult:
             if model is not None:
                 await model.aclose()
         finally:
-            for closable in (otel, jsonl, session, store, log, *opened):
+            for closable in (otel, jsonl, session, store, log, structure, *opened):
                 if closable is not None:
                     closable.close()
 
@@ -811,6 +921,7 @@ def _tools(
     workspace: Path,
     events: EventBus,
     result_cap: int,
+    structure: _Structure | None = None,
     *,
     read_state: ReadState | None = None,
     focus: TaskFocus | None = None,
@@ -839,6 +950,12 @@ def _tools(
     if args.memory_dir:
         for tool in memory_tools(Path(args.memory_dir)):
             registry.add(tool)
+    if structure is not None:
+        if structure.plan:
+            for tool in plan_tools(structure.anchors, events):
+                registry.add(tool)
+        if structure.history is not None:
+            registry.add(structure.history.tool())
     for name in registry.names:
         offered = registry.get(name)
         if offered is not None and permissions.always_refuses(offered):
@@ -907,11 +1024,41 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(f"{where}{exc.strerror or exc}", 2)
     except KeyboardInterrupt:
         return _fail("interrupted; continue with --resume", 1)
+    except Exception as exc:  # a bug, not the user's mistake: one line, the trace in a file
+        if os.environ.get(DEBUG_ENV):
+            raise
+        return _fail(_crash_line(exc), 1)
+
+
+def _crash_line(exc: Exception) -> str:
+    """The one line for an unexpected error, naming the file that holds its full trace (redacted:
+    the trace may quote tool arguments), or saying how to see it when no file can be written."""
+    what = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+    trace = redact("".join(traceback.format_exception(exc)))
+    folder = data_home() / "crashes"
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    path = folder / f"crash-{stamp}-{os.getpid()}.txt"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8", errors="replace") as file:
+            file.write(trace)
+    except OSError:
+        return f"unexpected error ({redact(what)}); run again with {DEBUG_ENV}=1 to see the trace"
+    return f"unexpected error ({redact(what)}); the full trace is in {path} (set {DEBUG_ENV}=1 to print it)"
 
 
 def _fail(message: str, code: int) -> int:
     print(f"tinyharness: {message}", file=sys.stderr)
     return code
+
+
+def _rerank_model(spec: str) -> Model:
+    """The model ``memory search --rerank`` names, with the base URL the settings give its
+    provider (the API key comes from the environment or the keys file, as for a run)."""
+    provider = spec.partition(":")[0]
+    base_url = resolve_base_url(provider, None) if provider in ("openai", "anthropic") else None
+    return load_model(spec, base_url=base_url)
 
 
 def _command(args: argparse.Namespace) -> int:
@@ -924,7 +1071,8 @@ def _command(args: argparse.Namespace) -> int:
         print(text if text else f"(no notes yet in {notes_path})")
         return 0
     if args.command == "memory":
-        return memory_cli.handle(args)
+        rerank = load_settings().memory_rerank if args.memory_command == "search" else None
+        return memory_cli.handle(args, load_model=_rerank_model, rerank_default=rerank)
     if args.command == "chat":
         try:
             chat_code: int = asyncio.run(_chat(args))

@@ -28,10 +28,26 @@ Event = dict[str, Any]
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+# Short strings come back in every event (keys, event types, tool names, stop reasons): their
+# redaction is remembered, since ``redact`` is a pure function of its text. Measured: the
+# redactor was most of a CLI turn's cost (about 50 strings per turn, nearly all repeats).
+_CACHED_CHARS = 200
+_CACHE_SIZE = 4096
+_cleaned: dict[str, str] = {}
+
+
 def _clean(text: str) -> str:
     """Redacted, and storable: a lone surrogate (legal in JSON, sent by some models) cannot be
     encoded as UTF-8 and would make a file or database write fail, so it becomes U+FFFD."""
-    return redact(_LONE_SURROGATE.sub("\ufffd", text))
+    if len(text) > _CACHED_CHARS:
+        return redact(_LONE_SURROGATE.sub("\ufffd", text))
+    hit = _cleaned.get(text)
+    if hit is None:
+        hit = redact(_LONE_SURROGATE.sub("\ufffd", text))
+        if len(_cleaned) >= _CACHE_SIZE:
+            _cleaned.clear()  # simple bound; the repeats fill it again within a turn or two
+        _cleaned[text] = hit
+    return hit
 
 
 def redact_value(value: Any) -> Any:

@@ -17,7 +17,17 @@ from .redact import redact
 
 _ARG_PREVIEW = 60
 _REDACT_SCAN = 4000  # characters of an argument preview scanned for secrets before cutting
-_PERMANENT = ("compaction", "compaction_fallback", "context_warning", "error", "run_end", "mcp_server")
+_PERMANENT = (
+    "compaction",
+    "compaction_fallback",
+    "context_warning",
+    "error",
+    "run_end",
+    "mcp_server",
+    "plan",
+    "pin",
+    "audit",
+)
 
 
 def _clipped(value: object) -> object:
@@ -80,6 +90,14 @@ class ProgressPrinter:
                 f"[compact] #{event['n']} {event['strategy']}: tokens {event['tokens_before']} -> "
                 f"{event['tokens_after']}, messages {event['messages_before']} -> {event['messages_after']}"
             )
+        if kind == "plan":
+            return _describe_plan(event)
+        if kind == "pin":
+            return f"[pin] {_short(event.get('text', ''))}"
+        if kind == "audit" and not event.get("ok", True):
+            missing = event.get("missing", [])
+            lost = ", ".join(f"{m.get('kind')} {_short(m.get('text', ''))!r}" for m in missing)
+            return f"[audit] compaction #{event.get('n')} lost {lost}; put back"
         if kind in ("compaction_fallback", "context_warning"):
             return f"[context] {event.get('message') or event.get('reason', '')}"
         if kind == "error":
@@ -90,6 +108,15 @@ class ProgressPrinter:
                 f"compactions={event['compactions']}"
             )
         return None
+
+
+def _describe_plan(event: Event) -> str:
+    total, done = event.get("total", 0), event.get("done", 0)
+    if not total:
+        return "[plan] (empty)"
+    current = event.get("current")
+    now = f" · now: {_short(current)}" if current else " · all done"
+    return f"[plan] {done}/{total} done{now}"
 
 
 def _describe_mcp(event: Event) -> str:

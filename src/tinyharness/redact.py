@@ -28,7 +28,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from .redact_detect import DetectorHit, scan_with_detect_secrets
+from .redact_detect import DetectorHit, Scan, scan_with_detect_secrets
 from .redact_rules import (
     CONTEXT_RULES,
     PII_RULES,
@@ -113,23 +113,26 @@ def _find(text: str, *, decode_base64: bool) -> list[Finding]:
 def _candidates(text: str, *, decode_base64: bool) -> Iterator[Candidate]:
     """All candidates, the most specific sources first."""
     lowered = text.lower()  # for the rules' substring pre-checks only (lower() may shift positions)
+    scan = Scan(text)  # the UTF-8 bytes the RE2 prefilters read, encoded once
     yield from pem_blocks(text)
     yield from putty_private_lines(text)
     for rule in TOKEN_RULES:
-        yield from rule.find(text, lowered)
-    hits = list(scan_with_detect_secrets(text))
+        yield from rule.find(text, lowered, scan)
+    hits = list(scan_with_detect_secrets(text, scan))
     yield from _plugin_hits(text, hits, keyword=False)
     yield from url_passwords(text)
     for rule in CONTEXT_RULES:
-        yield from rule.find(text, lowered)
-    yield from keyword_values(text)
+        yield from rule.find(text, lowered, scan)
+    yield from keyword_values(text, scan)
     yield from _plugin_hits(text, hits, keyword=True)
     if decode_base64:
-        yield from base64_wrapped_secrets(text, lambda decoded: bool(_find(decoded, decode_base64=False)))
-    yield from base64_runs(text)
+        yield from base64_wrapped_secrets(
+            text, lambda decoded: bool(_find(decoded, decode_base64=False)), scan
+        )
+    yield from base64_runs(text, scan)
     yield from emails(text)
     for rule in PII_RULES:
-        yield from rule.find(text, lowered)
+        yield from rule.find(text, lowered, scan)
 
 
 def _plugin_hits(text: str, hits: Iterable[DetectorHit], *, keyword: bool) -> Iterator[Candidate]:

@@ -23,7 +23,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
+import re2
 from detect_secrets.plugins.artifactory import ArtifactoryDetector
 from detect_secrets.plugins.aws import AWSKeyDetector
 from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
@@ -44,12 +46,64 @@ from detect_secrets.plugins.stripe import StripeDetector
 from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 from detect_secrets.plugins.twilio import TwilioKeyDetector
 
-__all__ = ["WINDOW", "DetectorHit", "entropy", "scan_with_detect_secrets"]
+__all__ = ["WINDOW", "DetectorHit", "Scan", "entropy", "re2_pattern", "scan_with_detect_secrets"]
 
 WINDOW = 1024  # characters a plugin sees around a trigger
 _KEYWORD_WINDOW = 240  # the keyword detector's regexes are the slow ones: shorter windows
 _KEYWORD_BUDGET_BASE = 16  # keyword-detector calls allowed per input, plus one per ...
 _KEYWORD_BUDGET_CHARS = 8192  # ... this many characters of input
+
+
+class Scan:
+    """One text as the prefilters read it: its UTF-8 bytes (encoded once, on first use) and
+    the character positions of byte offsets."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._data: bytes | None = None
+
+    @property
+    def data(self) -> bytes:
+        if self._data is None:
+            self._data = self.text.encode("utf-8", "surrogatepass")
+        return self._data
+
+    def hits(self, prefilter: Any) -> Iterator[tuple[int, int]]:
+        """The character spans of the prefilter's matches, in order."""
+        data = self.data
+        if len(data) == len(self.text):  # ASCII: byte offsets are character offsets
+            for hit in prefilter.finditer(data):
+                yield hit.span()
+            return
+        byte_at = char_at = 0
+        for hit in prefilter.finditer(data):  # each byte is decoded once, in order
+            start, end = hit.span()
+            char_at += len(data[byte_at:start].decode("utf-8", "surrogatepass"))
+            length = len(data[start:end].decode("utf-8", "surrogatepass"))
+            byte_at = start
+            yield char_at, char_at + length
+
+    def windows(self, prefilter: Any, reach: int) -> list[tuple[int, int]]:
+        """Character spans around the prefilter's hits, widened by ``reach`` on both sides (so a
+        rule match that overlaps a hit, and what its look-arounds read, lies inside), merged."""
+        spans: list[tuple[int, int]] = []
+        for start, end in self.hits(prefilter):
+            low, high = max(0, start - reach), min(len(self.text), end + reach + 1)
+            if spans and low <= spans[-1][1]:
+                spans[-1] = (spans[-1][0], max(spans[-1][1], high))
+            else:
+                spans.append((low, high))
+        return spans
+
+
+def re2_pattern(pattern: str) -> Any:
+    """An RE2 program over UTF-8 bytes: linear time, and a DFA where Python's engine would try
+    a character class at every position."""
+    return re2.compile(pattern.encode("utf-8"), _RE2_OPTIONS)
+
+
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.max_mem = 64 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,11 +118,12 @@ class DetectorHit:
 class _Plugin:
     kind: str
     plugin: BasePlugin
-    trigger: re.Pattern[str]  # where the plugin can possibly find something
+    trigger: Any  # where the plugin can possibly find something (RE2, see re2_pattern)
 
 
-def _trigger(*literals: str, flags: int = 0) -> re.Pattern[str]:
-    return re.compile("|".join(re.escape(literal) for literal in literals), flags)
+def _trigger(*literals: str, flags: int = 0) -> Any:
+    case = "(?i)" if flags & re.IGNORECASE else ""
+    return re2_pattern(case + "|".join(re.escape(literal) for literal in literals))
 
 
 _PLUGINS: tuple[_Plugin, ...] = (
@@ -83,24 +138,29 @@ _PLUGINS: tuple[_Plugin, ...] = (
     _Plugin("gitlab_token", GitLabTokenDetector(), _trigger("gl", "GR1348941")),
     # Triggers that are the token's own distinctive middle or its start with the length it needs:
     # a bare "." or "AC" would open a window almost everywhere in source code.
-    _Plugin("discord_token", DiscordBotTokenDetector(), re.compile(r"\.[a-zA-Z0-9_-]{6}\.[a-zA-Z0-9_-]{27}")),
-    _Plugin("twilio_key", TwilioKeyDetector(), re.compile(r"(?:AC|SK)[a-z0-9]{32}")),
     _Plugin(
-        "artifactory_token", ArtifactoryDetector(), re.compile(r"AKC[a-zA-Z0-9]{10}|AP[0-9A-F][a-zA-Z0-9]{8}")
+        "discord_token", DiscordBotTokenDetector(), re2_pattern(r"\.[a-zA-Z0-9_-]{6}\.[a-zA-Z0-9_-]{27}")
+    ),
+    _Plugin("twilio_key", TwilioKeyDetector(), re2_pattern(r"(?:AC|SK)[a-z0-9]{32}")),
+    _Plugin(
+        "artifactory_token",
+        ArtifactoryDetector(),
+        re2_pattern(r"AKC[a-zA-Z0-9]{10}|AP[0-9A-F][a-zA-Z0-9]{8}"),
     ),
     _Plugin("mailchimp_key", MailchimpDetector(), _trigger("-us")),
     _Plugin("openai_key", OpenAIDetector(), _trigger("T3BlbkFJ")),
     _Plugin("pypi_token", PypiTokenDetector(), _trigger("pypi-")),
     _Plugin("sendgrid_key", SendGridDetector(), _trigger("SG.")),
     _Plugin("square_token", SquareOAuthDetector(), _trigger("sq0csp-")),
-    _Plugin("telegram_bot_token", TelegramBotTokenDetector(), re.compile(r":[0-9A-Za-z_-]{35}")),
-    # Quoted strings of the base64 alphabet above the entropy limit.
-    _Plugin("high_entropy_string", Base64HighEntropyString(), _trigger('"', "'")),
+    _Plugin("telegram_bot_token", TelegramBotTokenDetector(), re2_pattern(r":[0-9A-Za-z_-]{35}")),
+    # Quoted strings of the base64 alphabet above the entropy limit; only those of 20 characters
+    # or more are kept (_random_looking), so only their openings are triggers.
+    _Plugin("high_entropy_string", Base64HighEntropyString(), re2_pattern(r"[\"'][A-Za-z0-9+/=]{20}")),
 )
 _BASE64_ENTROPY = Base64HighEntropyString()
 _KEYWORD = KeywordDetector()
 # The keyword detector's own word list (lower case; "_?" between parts).
-_KEYWORD_TRIGGER = re.compile(r"(?i)pass|pwd|secret|key|contrase")
+_KEYWORD_TRIGGER = re2_pattern(r"(?i)pass|pwd|secret|key|contrase")
 
 
 _QUOTE = re.compile("[\"'`]")
@@ -120,14 +180,16 @@ def entropy(value: str) -> float:
     return float(_BASE64_ENTROPY.calculate_shannon_entropy(value))
 
 
-def _windows(text: str, trigger: re.Pattern[str], width: int) -> Iterator[tuple[int, int]]:
+def _windows(scan: Scan, trigger: Any, width: int) -> Iterator[tuple[int, int]]:
     """Windows of at most ``width`` characters around the triggers, within their line: each
     starts up to width/4 before a trigger, and the next trigger looked for is the first one that
     this window does not reach width/4 past, so no part of the text is scanned more than twice."""
+    text = scan.text
     before = width // 4
     position = 0
-    while (match := trigger.search(text, position)) is not None:
-        found = match.start()
+    for found, _ in scan.hits(trigger):
+        if found < position:
+            continue
         start = text.rfind("\n", max(0, found - before), found) + 1 or max(0, found - before)
         line_end = text.find("\n", found, start + width)
         end = min(len(text), start + width if line_end == -1 else line_end)
@@ -148,10 +210,12 @@ def _locate(text: str, start: int, end: int, value: str) -> Iterator[tuple[int, 
         position = text.find(value, after, end)
 
 
-def scan_with_detect_secrets(text: str) -> Iterator[DetectorHit]:
-    """Every value a detect-secrets plugin reports in ``text``, with its position."""
+def scan_with_detect_secrets(text: str, scan: Scan | None = None) -> Iterator[DetectorHit]:
+    """Every value a detect-secrets plugin reports in ``text``, with its position; ``scan`` is
+    the text's ``Scan`` when the caller has one."""
+    scan = scan or Scan(text)
     for entry in _PLUGINS:
-        for start, end in _windows(text, entry.trigger, WINDOW):
+        for start, end in _windows(scan, entry.trigger, WINDOW):
             window = text[start:end]
             values = set(entry.plugin.analyze_string(window))
             if entry.kind == "high_entropy_string":
@@ -165,7 +229,7 @@ def scan_with_detect_secrets(text: str) -> Iterator[DetectorHit]:
                 for hit_start, hit_end in _locate(text, start, end, value):
                     yield DetectorHit(entry.kind, hit_start, hit_end, via_keyword=False)
     budget = _KEYWORD_BUDGET_BASE + len(text) // _KEYWORD_BUDGET_CHARS
-    for start, end in _windows(text, _KEYWORD_TRIGGER, _KEYWORD_WINDOW):
+    for start, end in _windows(scan, _KEYWORD_TRIGGER, _KEYWORD_WINDOW):
         if budget <= 0:
             break
         window = text[start:end]

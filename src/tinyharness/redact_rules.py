@@ -21,11 +21,12 @@ import binascii
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from detect_secrets.filters.heuristic import is_potential_uuid, is_sequential_string, is_templated_secret
 from detect_secrets.plugins.keyword import DENYLIST
 
-from .redact_detect import entropy
+from .redact_detect import Scan, entropy, re2_pattern
 
 __all__ = [
     "CONTEXT_RULES",
@@ -33,6 +34,7 @@ __all__ = [
     "TOKEN_RULES",
     "Candidate",
     "Rule",
+    "Scan",
     "base64_runs",
     "base64_wrapped_secrets",
     "emails",
@@ -81,14 +83,28 @@ class Rule:
     # substring test runs at memory speed, so most rules cost nothing on most texts.
     requires: tuple[str, ...] = ()
 
-    def find(self, text: str, lowered: str | None = None) -> Iterator[Candidate]:
-        """Candidates in ``text``; ``lowered`` is ``text.lower()`` when the caller has it."""
+    # An RE2 pattern (over UTF-8 bytes) that every match of the rule overlaps, and the longest
+    # match the rule can make: the rule's own regex (Python's, with look-arounds) then runs only
+    # around the prefilter's hits. For rules that start with a character class, which Python's
+    # engine tries at every position (about 10 MB/s each), while RE2 runs a DFA (hundreds of MB/s).
+    prefilter: Any = None
+    reach: int = 0
+
+    def find(self, text: str, lowered: str | None = None, scan: Scan | None = None) -> Iterator[Candidate]:
+        """Candidates in ``text``; ``lowered`` is ``text.lower()`` when the caller has it, and
+        ``scan`` the text's ``Scan`` (for the prefilter)."""
         if self.requires:
             haystack = text.lower() if lowered is None else lowered
             if not any(literal in haystack for literal in self.requires):
                 return
-        position = 0
-        while (match := self.pattern.search(text, position)) is not None:
+        if self.prefilter is None:
+            yield from self._find_in(text, 0, len(text))
+            return
+        for start, end in (scan or Scan(text)).windows(self.prefilter, self.reach):
+            yield from self._find_in(text, start, end)
+
+    def _find_in(self, text: str, position: int, stop: int) -> Iterator[Candidate]:
+        while (match := self.pattern.search(text, position, stop)) is not None:
             whole_start, whole_end = match.span()
             # A match refused for what precedes it is looked for again one character later,
             # so that it hides no match that starts inside it.
@@ -113,8 +129,13 @@ def _rule(
     before: re.Pattern[str] | None = None,
     back: int = 0,
     requires: tuple[str, ...] = (),
+    prefilter: str | None = None,
+    reach: int = 0,
 ) -> Rule:
-    return Rule(kind, re.compile(pattern, flags), group, check, before, back, requires)
+    """``prefilter``: an RE2 pattern every match overlaps (``\\d`` written ``\\p{Nd}``, as
+    Python's ``\\d`` takes every script's digits); ``reach``: the longest match."""
+    compiled = re2_pattern(prefilter) if prefilter else None
+    return Rule(kind, re.compile(pattern, flags), group, check, before, back, requires, compiled, reach)
 
 
 def _leading_literal(body: str) -> str:
@@ -166,7 +187,20 @@ def _token(kind: str, body: str, *, check: Callable[[str], bool] | None = None, 
     if body.endswith("}"):
         body += "+"
     requires = (literal,) if len(literal) >= 2 else ()
-    return _rule(kind, body + _NO_TOKEN_AFTER, check=check, flags=flags, before=before, requires=requires)
+    # Where the literal stands, the rule reads a window as long as its longest token (the
+    # repeat bounds added up): a text that holds the literal once is not read whole.
+    reach = sum(int(bound) for bound in re.findall(r"\{(?:\d+,)?(\d+)\}", body)) + 64
+    prefilter = "(?i)" + re.escape(literal) if requires else None
+    return _rule(
+        kind,
+        body + _NO_TOKEN_AFTER,
+        check=check,
+        flags=flags,
+        before=before,
+        requires=requires,
+        prefilter=prefilter,
+        reach=reach,
+    )
 
 
 # --- checks ------------------------------------------------------------------------------------
@@ -445,6 +479,9 @@ _QUERY_SECRET = _rule(
     group=1,
     check=lambda value: not looks_like_code_or_placeholder(value),
     requires=("=",),
+    prefilter=r"(?i)[?&;](?:api[_-]?key|apikey|access[_-]?token|auth[_-]?token|token|secret|client[_-]?secret"
+    r"|password|passwd|pwd|sig|signature|key|x-amz-signature|x-amz-security-token)=",
+    reach=2100,
 )
 # .npmrc: "//registry.example.com/:_authToken=..." or "_auth=..." at the start of a line.
 _NPMRC = _rule(
@@ -461,6 +498,8 @@ _AWS_SECRET_40 = _rule(
     "aws_secret_key",
     r"[A-Za-z0-9/+=]{40,}",
     check=lambda run: len(run) == 40 and "=" not in run and _random_40(run),
+    prefilter=r"[A-Za-z0-9/+=]{40,}",  # the same whole runs: the rule reads only those
+    reach=1,
 )
 _PUTTY_MAC = _rule(
     "private_key", r"(?m)^Private-MAC:\s{0,5}([0-9a-fA-F]{20,128})", group=1, requires=("private-mac",)
@@ -482,13 +521,27 @@ CONTEXT_RULES: tuple[Rule, ...] = (
 # --- personal data -----------------------------------------------------------------------------
 
 PLUS_OR_ALNUM = re.compile(r"[0-9A-Za-z+]")
+_CARD_GROUPS = r"\p{Nd}{4}[ -]\p{Nd}{4}|\p{Nd}{4}[ -]\p{Nd}{6}"
 
 PII_RULES: tuple[Rule, ...] = (
-    _rule("cn_id", r"\d{17}[0-9Xx]" + _NO_ALNUM_AFTER, check=is_valid_cn_id, before=ALNUM),
+    _rule(
+        "cn_id",
+        r"\d{17}[0-9Xx]" + _NO_ALNUM_AFTER,
+        check=is_valid_cn_id,
+        before=ALNUM,
+        prefilter=r"\p{Nd}{17}",
+        reach=18,
+    ),
     # Mainland passports: E or G and 8 digits, or E, a letter and 7 digits (e-passports).
-    _rule("cn_passport", r"(?:[EG]\d{8}|E[A-HJ-NP-Z]\d{7})" + _NO_ALNUM_AFTER, before=ALNUM),
+    _rule(
+        "cn_passport",
+        r"(?:[EG]\d{8}|E[A-HJ-NP-Z]\d{7})" + _NO_ALNUM_AFTER,
+        before=ALNUM,
+        prefilter=r"E\p{Nd}{7}|[EG][A-Z]?\p{Nd}{7}",
+        reach=9,
+    ),
     # Hong Kong identity cards: one or two letters, six digits, the check digit in brackets.
-    _rule("hk_id", r"[A-Z]{1,2}\d{6}\([0-9A]\)", before=ALNUM),
+    _rule("hk_id", r"[A-Z]{1,2}\d{6}\([0-9A]\)", before=ALNUM, prefilter=r"\p{Nd}{6}\(", reach=11),
     # Card numbers: grouped 4-4-4-4-3, 4-4-4-4, 4-6-5 (Amex) or a plain run; each form is its own
     # rule so a longer reading that fails Luhn does not hide a shorter one that passes.
     _rule(
@@ -496,20 +549,67 @@ PII_RULES: tuple[Rule, ...] = (
         r"\d{4}([ -])\d{4}\1\d{4}\1\d{4}\1\d{3}" + _NO_DIGIT_AFTER,
         check=_card_check,
         before=DIGIT,
+        prefilter=_CARD_GROUPS,
+        reach=24,
     ),
-    _rule("bank_card", r"\d{4}([ -])\d{4}\1\d{4}\1\d{4}" + _NO_DIGIT_AFTER, check=_card_check, before=DIGIT),
-    _rule("bank_card", r"\d{4}([ -])\d{6}\1\d{5}" + _NO_DIGIT_AFTER, check=_card_check, before=DIGIT),
-    _rule("bank_card", r"\d{13,19}" + _NO_DIGIT_AFTER, check=_card_check, before=DIGIT),
-    _rule("us_ssn", r"(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}" + _NO_DIGIT_AFTER, before=DIGIT),
-    _rule("phone", r"(?:\+?86[ -]?)?1[3-9]\d[ -]?\d{4}[ -]?\d{4}" + _NO_DIGIT_AFTER, before=DIGIT),
-    _rule("phone", r"0\d{2,3}-\d{7,8}" + _NO_DIGIT_AFTER, before=DIGIT),
+    _rule(
+        "bank_card",
+        r"\d{4}([ -])\d{4}\1\d{4}\1\d{4}" + _NO_DIGIT_AFTER,
+        check=_card_check,
+        before=DIGIT,
+        prefilter=_CARD_GROUPS,
+        reach=20,
+    ),
+    _rule(
+        "bank_card",
+        r"\d{4}([ -])\d{6}\1\d{5}" + _NO_DIGIT_AFTER,
+        check=_card_check,
+        before=DIGIT,
+        prefilter=_CARD_GROUPS,
+        reach=17,
+    ),
+    _rule(
+        "bank_card",
+        r"\d{13,19}" + _NO_DIGIT_AFTER,
+        check=_card_check,
+        before=DIGIT,
+        prefilter=r"\p{Nd}{13}",
+        reach=19,
+    ),
+    _rule(
+        "us_ssn",
+        r"(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}" + _NO_DIGIT_AFTER,
+        before=DIGIT,
+        prefilter=r"\p{Nd}{3}-\p{Nd}{2}-\p{Nd}{4}",
+        reach=11,
+    ),
+    _rule(
+        "phone",
+        r"(?:\+?86[ -]?)?1[3-9]\d[ -]?\d{4}[ -]?\d{4}" + _NO_DIGIT_AFTER,
+        before=DIGIT,
+        prefilter=r"1[3-9]\p{Nd}[ -]?\p{Nd}{4}[ -]?\p{Nd}{4}",
+        reach=20,
+    ),
+    _rule(
+        "phone",
+        r"0\d{2,3}-\d{7,8}" + _NO_DIGIT_AFTER,
+        before=DIGIT,
+        prefilter=r"0\p{Nd}{2,3}-\p{Nd}{7}",
+        reach=13,
+    ),
     _rule(
         "phone",
         r"\+[1-9]\d{0,2}[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d{2,4}(?:[ .-]?\d{2,4}){1,4}" + _NO_DIGIT_AFTER,
         before=PLUS_OR_ALNUM,
     ),
     _rule("phone", r"\(\d{3}\)\s?\d{3}[ .-]\d{4}" + _NO_DIGIT_AFTER, before=DIGIT),
-    _rule("phone", r"\d{3}[.-]\d{3}[.-]\d{4}" + _NO_DIGIT_AFTER, before=DIGIT),
+    _rule(
+        "phone",
+        r"\d{3}[.-]\d{3}[.-]\d{4}" + _NO_DIGIT_AFTER,
+        before=DIGIT,
+        prefilter=r"\p{Nd}{3}[.-]\p{Nd}{3}[.-]\p{Nd}{4}",
+        reach=12,
+    ),
 )
 
 _EMAIL_DOMAIN = re.compile(
@@ -521,7 +621,8 @@ _EMAIL_LOCAL_CHAR = re.compile(r"[A-Za-z0-9._%+-]")
 
 def emails(text: str) -> Iterator[Candidate]:
     """Addresses, found from their ``@``. ``git@github.com:org/repo.git`` is an SSH remote: a
-    ``:`` and a path right after the domain make it one."""
+    ``:`` and a path right after the domain make it one; ``ssh://git@github.com/org/repo.git``
+    a URL, whose user comes right after ``://``."""
     for match in _EMAIL_DOMAIN.finditer(text):
         at = match.start()
         local = _EMAIL_LOCAL.search(text, max(0, at - 64), at)
@@ -530,6 +631,8 @@ def emails(text: str) -> Iterator[Candidate]:
         start = local.start()
         if start > 0 and _EMAIL_LOCAL_CHAR.match(text, start - 1):
             continue  # a local part longer than an address allows: not an address
+        if text.endswith("://", 0, start):
+            continue  # the user of a URL (ssh://git@host/..., https://deploy@host/...)
         yield Candidate("email", start, match.end())
 
 
@@ -539,9 +642,21 @@ def emails(text: str) -> Iterator[Candidate]:
 # needs a qualifier: "api_key", "AccountKey", not "monkey" or "primary_key") and "connection"
 # (only "connection_string"). The qualifiers are detect-secrets' keyword list (DENYLIST) and the
 # names cloud tools and frameworks give secrets.
-_STEM = re.compile(
-    r"(?=[PpSsTtKkCc密口令])(?i:pass|pwd|secret|token|key|credential|contrase|connection|密码|口令|密钥|令牌)"
+# The words for "password", "secret", "token" and "key" in other languages and scripts count
+# too (a key is a key in any script): Spanish/Portuguese/French/Italian/German/Dutch/Nordic/
+# Polish/Czech/Turkish/Hungarian/Finnish, Russian/Ukrainian, Greek, Hebrew, Arabic, Hindi,
+# Chinese, Japanese, Korean, Thai and Vietnamese. "auth" names a credential only as a whole word
+# at the end of the name (``"auth"``, ``basic_auth``: not ``author``), and only for values that
+# look random or decode to ``user:password`` (Docker's config.json).
+_STEM_WORDS = (
+    "pass|pwd|secret|token|key|credential|contrase|connection|auth|senha|passwort|kennwort|wachtwoord"
+    "|losenord|lösenord|adgangskode|passord|salasana|hasło|haslo|heslo|şifre|sifre|jelszó|jelszo"
+    "|mot_?de_?passe|motdepasse|пароль|парол|секрет|токен|ключ|κωδικός|συνθηματικό|סיסמה|סיסמא"
+    "|كلمة_?المرور|كلمة_?السر|पासवर्ड|密码|密碼|口令|密钥|密鑰|令牌|パスワード|暗証番号|비밀번호|암호"
+    "|รหัสผ่าน|mật_?khẩu|mat_?khau"
 )
+_STEM = re.compile(f"(?i:{_STEM_WORDS})")
+_STEM_PREFILTER = re2_pattern(f"(?i:{_STEM_WORDS})")
 _KEY_QUALIFIERS = sorted(
     {word[: -len("key")].rstrip("_?") for word in DENYLIST if word.endswith("key")}
     | {
@@ -566,18 +681,21 @@ _KEY_QUALIFIERS = sorted(
     }
 )
 _QUALIFIERS_SQUASHED = tuple(sorted({q.replace("_", "").replace("-", "") for q in _KEY_QUALIFIERS}))
-_KEY_BEFORE = re.compile(r"[A-Za-z0-9_.-]{1,48}\Z")
-_KEY_CHAR = re.compile(r"[A-Za-z0-9_.-]")
+# Key names are words of any script (``contraseña``, ``пароль``), with ``_``, ``.`` and ``-``.
+_KEY_BEFORE = re.compile(r"[\w.-]{1,48}\Z")
+_KEY_CHAR = re.compile(r"[\w.-]")
 _KEY_BEFORE_VALUE = re.compile(
-    r"""([A-Za-z0-9_.-]{1,64})(?:\\{0,3}["'`\]]){0,2}[ \t]{0,8}(?:=>|:=|==|=|:)[ \t]{0,8}@?"""
+    r"""([\w.-]{1,64})(?:\\{0,3}["'`\]]){0,2}[ \t]{0,8}(?:=>|:=|==|=|:)[ \t]{0,8}@?"""
     r"""(?:\\{0,3}["'`])?\Z"""
 )
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w{0,80}")
-_KEY_AFTER = re.compile(r"[A-Za-z0-9_.-]{0,48}")
+_KEY_AFTER = re.compile(r"[\w.-]{0,48}")
 
 
 def _secret_key_name(text: str, stem_start: int, stem_end: int) -> bool:
     stem = text[stem_start:stem_end].lower()
+    if stem == "auth":  # a whole word that ends the name: "auth", "basic_auth", not "author"
+        return not text[stem_end : stem_end + 1].isalnum()
     if stem == "key":  # the name part before "key", separators dropped, ends with a qualifier
         return _squash(text[max(0, stem_start - 20) : stem_start]).endswith(_QUALIFIERS_SQUASHED)
     if stem == "connection":
@@ -683,11 +801,13 @@ _QUOTED_START = re.compile(r"""(\\{0,3})(["'`])""")
 _UNQUOTED = re.compile(r"""[^\s"'`,;<>(){}\[\]]{1,512}""")
 
 
-def keyword_values(text: str) -> Iterator[Candidate]:
+def keyword_values(text: str, scan: Scan | None = None) -> Iterator[Candidate]:
     """``password = "..."``, ``"SecretAccessKey": "..."``, ``DB_PASSWORD=...``, ``密码：...``:
     the value after a secret-sounding key, unless it is code or a placeholder."""
     position = 0
-    while (match := _STEM.search(text, position)) is not None:
+    for stem_at, _ in (scan or Scan(text)).hits(_STEM_PREFILTER):
+        if stem_at < position or (match := _STEM.match(text, stem_at)) is None:
+            continue
         key_start = match.start()
         if key_start > 0 and _KEY_CHAR.match(text, key_start - 1):  # else the stem starts the name
             before = _KEY_BEFORE.search(text, max(0, key_start - 48), key_start)
@@ -697,14 +817,65 @@ def keyword_values(text: str) -> Iterator[Candidate]:
         position = key_end
         separator = _SEPARATOR.match(text, key_end)
         if separator is None:
+            markup = _markup_value(text, key_start, key_end)
+            if markup is not None and _secret_key_name(text, match.start(), match.end()):
+                key = text[key_start:key_end]
+                if not _not_a_secret_key(key) and _secret_value(text, markup, key, match.group(0)):
+                    position = markup.end
+                    yield markup
             continue
         key = text[key_start:key_end]
         if not _secret_key_name(text, match.start(), match.end()) or _not_a_secret_key(key):
             continue
         found = _value_after(text, separator.end(), key, code_style=" =" in separator.group(0))
+        if (
+            found is not None
+            and match.group(0).lower() == "auth"
+            and not _random_or_credentials(text[found.start : found.end])
+        ):
+            continue
         if found is not None:
             position = found.end
             yield found
+
+
+def _random_or_credentials(value: str) -> bool:
+    return (_mixed(value, need_digit=False) and len(value) >= 12) or _decodes_to_credentials(value)
+
+
+# Markup: <password>VALUE</password> (any namespace prefix and attributes), and a key named in
+# one attribute with its value in the next: <add key="DbPassword" value="VALUE"/>,
+# <property name="db.password" value="VALUE"/>.
+_ELEMENT_OPEN = re.compile(r"""<(?:[\w.-]{1,32}:)?\Z""")
+_ELEMENT_REST = re.compile(r"""(?:[ \t][^<>\n]{0,256})?>[ \t]{0,8}([^<>\n]{1,1024}?)[ \t]{0,8}</""")
+_NAMING_ATTRIBUTE = re.compile(r"""(?i:name|key|id|property)[ \t]{0,4}=[ \t]{0,4}(["'])\Z""")
+_VALUE_ATTRIBUTE = re.compile(
+    r"""(["'])[ \t]{1,8}(?i:value|content)[ \t]{0,4}=[ \t]{0,4}(["'])([^"'<>\n]{1,1024})\2"""
+)
+
+
+def _markup_value(text: str, key_start: int, key_end: int) -> Candidate | None:
+    """The value a markup key names: an element's text, or the value attribute after a naming
+    one. None when the key is not such a name."""
+    if _ELEMENT_OPEN.search(text, max(0, key_start - 34), key_start):
+        element = _ELEMENT_REST.match(text, key_end)
+        if element is not None:
+            return Candidate("password", element.start(1), element.end(1))
+        return None
+    if _NAMING_ATTRIBUTE.search(text, max(0, key_start - 20), key_start):
+        attribute = _VALUE_ATTRIBUTE.match(text, key_end)
+        if attribute is not None and attribute.group(1) == text[key_start - 1]:
+            return Candidate("password", attribute.start(3), attribute.end(3))
+    return None
+
+
+def _secret_value(text: str, found: Candidate, key: str, stem: str) -> bool:
+    value = text[found.start : found.end]
+    if value.startswith("[REDACTED:") or looks_like_code_or_placeholder(value):
+        return False
+    if stem.lower() == "auth":
+        return _random_or_credentials(value)
+    return _squash(value) not in _squash(key)
 
 
 def _squash(name: str) -> str:
@@ -837,49 +1008,51 @@ def putty_private_lines(text: str) -> Iterator[Candidate]:
 
 
 # Whole runs (greedy, nothing after: no backtracking); long ones are decoded in part.
-_B64_TOKEN = re.compile(r"[A-Za-z0-9+/_-]{32,}={0,2}")
+_B64_TOKEN = re2_pattern(r"[A-Za-z0-9+/_-]{32,}={0,2}")
 _DATA_URI_MEDIA = re.compile(r"(?i)data:(?:image|audio|video|font)/[\w.+-]{1,40};base64,$")
 
 
-_BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{40,}={0,2}")
+_BASE64_RUN = re2_pattern(r"[A-Za-z0-9+/]{40,}={0,2}")
 _NOT_KEY_MATERIAL_BEFORE = re.compile(
     r"(?i)(?:sha\d{1,3}[-:]|h1:|md5[-:]|;base64,|ssh-(?:rsa|ed25519|dss) |ecdsa-sha2-nistp\d{3} "
     r"|sk-ssh-ed25519@openssh\.com )\Z"
 )
 
 
-def base64_runs(text: str) -> Iterator[Candidate]:
+def base64_runs(text: str, scan: Scan | None = None) -> Iterator[Candidate]:
     """Runs of 40 or more base64 characters that look random (both cases, digits, above
     detect-secrets' entropy limit for base64): the body of a key pasted without its BEGIN line,
     key lines prefixed with line numbers, a secret in a data blob. Digests (``sha512-...``,
     ``h1:...``), SSH *public* keys and media in data URIs are left alone."""
-    for match in _BASE64_RUN.finditer(text):
-        run = match.group(0)
+    for run_start, run_end in (scan or Scan(text)).hits(_BASE64_RUN):
+        run = text[run_start:run_end]
         if not _mixed(run) or is_hash_like(run) or is_sequential_string(run[:64]):
             continue
         if entropy(run[:4096]) < _RUN_ENTROPY:
             continue
-        if _NOT_KEY_MATERIAL_BEFORE.search(text, max(0, match.start() - 40), match.start()):
+        if _NOT_KEY_MATERIAL_BEFORE.search(text, max(0, run_start - 40), run_start):
             continue
         if _decode(run[:6144]) is not None:
             continue  # encoded text (a secret in it was caught by base64_wrapped_secrets)
-        yield Candidate("key_material", match.start(), match.end())
+        yield Candidate("key_material", run_start, run_end)
 
 
 _RUN_ENTROPY = 4.5  # detect-secrets' default limit for base64 strings
 
 
-def base64_wrapped_secrets(text: str, inner: Callable[[str], bool]) -> Iterator[Candidate]:
+def base64_wrapped_secrets(
+    text: str, inner: Callable[[str], bool], scan: Scan | None = None
+) -> Iterator[Candidate]:
     """Base64 tokens whose decoded text holds a secret (``inner`` says so): a key or a
     credentials file encoded once, as in Kubernetes secrets and CI variables. Media in data URIs
     (``data:image/png;base64,...``) is left alone."""
-    for match in _B64_TOKEN.finditer(text):
-        token = match.group(0)
-        if is_hash_like(token) or _DATA_URI_MEDIA.search(text, max(0, match.start() - 64), match.start()):
+    for start, end in (scan or Scan(text)).hits(_B64_TOKEN):
+        token = text[start:end]
+        if is_hash_like(token) or _DATA_URI_MEDIA.search(text, max(0, start - 64), start):
             continue
         decoded = _decode(token[:6144])
         if decoded and inner(decoded):
-            yield Candidate("base64_secret", match.start(), match.end())
+            yield Candidate("base64_secret", start, end)
 
 
 def _decode(token: str) -> str | None:

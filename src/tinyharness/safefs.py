@@ -53,6 +53,11 @@ class LockTimeout(TimeoutError):
     """Another process held the lock for longer than the timeout."""
 
 
+class FolderMoved(OSError):
+    """A folder held open was moved or renamed meanwhile (maybe out of the folder): what was
+    done through it may have happened elsewhere, so it is reported, never taken as done here."""
+
+
 @dataclass(frozen=True)
 class Spot:
     """A resolved place: an open directory, the name in it (None: the directory itself) and the
@@ -61,6 +66,13 @@ class Spot:
     dir_fd: int
     name: str | None
     parts: tuple[str, ...]
+    root: Path | None = None  # the folder's root, to check the directory is still in place
+
+    def verify(self) -> None:
+        """``FolderMoved`` unless the directory held is still the one ``parts`` names beneath
+        the root (another process may have renamed it, or moved it out, while it was held)."""
+        if self.root is not None:
+            verify_held(self.root, self.parts[:-1] if self.name is not None else self.parts, self.dir_fd)
 
     @property
     def relative(self) -> str:
@@ -104,7 +116,8 @@ class Spot:
         if info is not None and not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
             raise NotRegularFile(errno.EINVAL, "not a regular file", self.relative)
         mode = stat.S_IMODE(info.st_mode) if info is not None and stat.S_ISREG(info.st_mode) else None
-        _replace_in(self.dir_fd, self.name, data, mode)
+        _replace_in(self.dir_fd, self.name, data, mode, self.verify)
+        self.verify()  # moved between the check and the rename: say so, the write is not "done here"
 
 
 def _check_kind(info: os.stat_result | None, shown: str) -> None:
@@ -137,7 +150,9 @@ class Folder:
         in the last component is followed (when it stays inside); else the link itself is meant."""
         fd, name, parts = self._walk(rel, follow=follow, create_dirs=create_dirs, missing_ok=False)
         try:
-            yield Spot(fd, name, parts)
+            spot = Spot(fd, name, parts, self.root)
+            yield spot
+            spot.verify()  # what the block read or wrote came from the folder, not a moved copy
         finally:
             os.close(fd)
 
@@ -274,6 +289,7 @@ class Folder:
             fd = os.open(spot.name, _DIR_FLAGS, dir_fd=spot.dir_fd)
             try:
                 yield fd, spot.parts
+                verify_held(self.root, spot.parts, fd)
             finally:
                 os.close(fd)
 
@@ -359,6 +375,26 @@ def beneath(path: Path, root: Path | None) -> tuple[Path, str]:
     return Path(os.path.realpath(absolute.parent)), absolute.name
 
 
+def verify_held(root: Path, parts: tuple[str, ...], fd: int) -> None:
+    """``FolderMoved`` unless walking ``parts`` from ``root`` (no links followed) reaches the
+    directory ``fd`` holds."""
+    held = os.fstat(fd)
+    shown = "/".join(parts) or "."
+    current = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for part in parts:
+            deeper = os.open(part, _DIR_FLAGS, dir_fd=current)
+            os.close(current)
+            current = deeper
+        now = os.fstat(current)
+    except OSError:
+        now = None
+    finally:
+        os.close(current)
+    if now is None or (now.st_dev, now.st_ino) != (held.st_dev, held.st_ino):
+        raise FolderMoved(errno.ESTALE, "was moved or renamed while in use (maybe out of the folder)", shown)
+
+
 def lock_fd(fd: int, timeout: float, shown: str) -> None:
     """An exclusive ``flock`` on ``fd``, polled so that a stuck holder cannot hang us forever."""
     deadline = time.monotonic() + timeout
@@ -388,9 +424,12 @@ def _readlink(dir_fd: int, name: str) -> str | None:
         return None
 
 
-def _replace_in(dir_fd: int, name: str, data: bytes, mode: int | None) -> None:
+def _replace_in(
+    dir_fd: int, name: str, data: bytes, mode: int | None, check: Callable[[], None] = lambda: None
+) -> None:
     """Write ``data`` to a temp file beside ``name``, fsync, then rename it over ``name``, all
-    relative to ``dir_fd``: readers see the old file or the new one, never half of one."""
+    relative to ``dir_fd``: readers see the old file or the new one, never half of one. ``check``
+    runs right before the rename (an error there removes the temp file, the target untouched)."""
     temp = f".{name[:80]}.{secrets.token_hex(6)}.tmp"
     # 0o666 lets the umask decide the mode of a new file, as a plain open() would.
     fd = os.open(temp, _TEMP_FLAGS, 0o666, dir_fd=dir_fd)
@@ -404,6 +443,7 @@ def _replace_in(dir_fd: int, name: str, data: bytes, mode: int | None) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
+        check()
         os.replace(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException:
         with contextlib.suppress(OSError):

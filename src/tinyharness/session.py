@@ -16,6 +16,9 @@ What resume guarantees (the README's Safety section says the same):
   happened the same way.
 - Any other unanswered call in the history (a session left stuck by an older version, two
   writers, a crash anywhere) gets the same result when the session is loaded.
+- The notes flush before a compaction records each ask the same way (``context.flush.
+  FlushJournal``): a resumed run finishes a flush a kill cut off, without asking again a file
+  whose ask finished or was cut off (the latter is reported: its outcome is unknown).
 
 May import: ``errors``, ``messages``.
 """
@@ -116,7 +119,16 @@ def start_point(saved: SavedSession | None, name: str, *, resume: bool) -> Start
         raise ConfigError(f"session {name!r} has an interrupted run; finish it first with --resume")
     history, closed = close_orphans(saved.messages)
     turn = saved.turn if history and history[-1].tool_uses else TurnProgress()
-    return StartPoint(history, saved.state if resume else {}, turn, closed)
+    return StartPoint(history, saved.state if resume else _carried_over(saved.state), turn, closed)
+
+
+def _carried_over(state: dict[str, Any]) -> dict[str, Any]:
+    """What a new task on a session keeps of the last run's state: its pins (a requirement
+    pinned once holds for the whole conversation), not its counters or its plan (a new task
+    plans afresh)."""
+    anchors = state.get("anchors")
+    pins = anchors.get("pins") if isinstance(anchors, dict) else None
+    return {"anchors": {"pins": list(pins)}} if isinstance(pins, list) and pins else {}
 
 
 def unknown_outcome(call_id: str) -> ToolResultBlock:

@@ -6,7 +6,8 @@
      "base_urls": {"openai": "http://127.0.0.1:11434/v1"},
      "permissions": {"allow": ["write_file:docs/*"], "deny": ["edit_file:*.lock"]},
      "mcpServers": {...},          # the Claude Desktop / Claude Code format
-     "agents": {...}}              # sub-agent profiles, by name
+     "agents": {...},              # sub-agent profiles, by name
+     "memory_rerank": "local:qwen2.5-coder-0.5b"}   # model that reorders memory search results
 
 Every key is optional; keys this module does not know are kept as they are when a setting is
 written, so other parts (and newer versions) can add their own. ``keys.json`` beside it holds API
@@ -35,7 +36,7 @@ KEYS_NAME = "keys.json"
 MODEL_ENV = "TINYHARNESS_MODEL"
 BUILTIN_MODEL = "local"
 # Keys with a meaning; each reader takes its own (mcpServers: the MCP client; agents: sub-agents).
-KNOWN_KEYS = ("default_model", "base_urls", "permissions", "mcpServers", "agents")
+KNOWN_KEYS = ("default_model", "base_urls", "permissions", "mcpServers", "agents", "memory_rerank")
 PROVIDERS = ("openai", "anthropic")
 KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 BASE_URL_ENV = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL"}
@@ -53,6 +54,7 @@ class Settings:
     deny: tuple[str, ...] = ()
     mcp_servers: Mapping[str, Any] = field(default_factory=dict)
     agents: Mapping[str, Any] = field(default_factory=dict)
+    memory_rerank: str | None = None  # a model string, or "none"
     path: Path | None = None
 
 
@@ -112,6 +114,9 @@ def load_settings(path: Path | None = None) -> Settings:
     if not all(isinstance(v, str) for v in base_urls.values()):
         raise ConfigError("config: base_urls must map a provider (openai, anthropic) to a URL")
     permissions = _mapping(data.get("permissions"), "permissions")
+    rerank = data.get("memory_rerank")
+    if rerank is not None and (not isinstance(rerank, str) or not rerank.strip()):
+        raise ConfigError('config: memory_rerank must be a model string such as local:qwen2.5-coder-0.5b, or "none"')
     return Settings(
         default_model=model.strip() if isinstance(model, str) else None,
         base_urls=base_urls,
@@ -119,6 +124,7 @@ def load_settings(path: Path | None = None) -> Settings:
         deny=_strings(permissions.get("deny"), "permissions.deny"),
         mcp_servers=_mapping(data.get("mcpServers"), "mcpServers"),
         agents=_mapping(data.get("agents"), "agents"),
+        memory_rerank=rerank.strip() if isinstance(rerank, str) else None,
         path=where,
     )
 

@@ -39,6 +39,7 @@ from .messages import (
     Message,
     ToolResultBlock,
     ToolUseBlock,
+    Transcript,
     block_from_dict,
     block_to_dict,
     message_from_dict,
@@ -48,6 +49,9 @@ from .session import SavedSession, SessionBusy, TurnProgress
 from .sqlitedb import Schema, open_database
 
 APPLICATION_ID = 0x74696E73  # "tins": marks a SQLite file as a tinyharness session store
+# A notes-flush ask is kept in session_calls like a tool call, under this prefix (no model's call
+# id starts with a control character): result NULL while it runs, "{}" once its notes are written.
+FLUSH_PREFIX = "\x01flush:"
 
 MIGRATIONS: list[list[str]] = [
     [
@@ -145,11 +149,16 @@ class SQLiteSession:
         self.store = store
         self.name = name
         self.run_id = ""
+        # What the store holds, kept in step with it row by row (O(new) per save, not a copy of
+        # the history); with the epoch of the Transcript it came from, while that only grew.
         self._stored: list[Message] = []
+        self._stored_epoch: int | None = None
+        self._saved_state = ""
         self._step = 0
         self._pending_calls = False  # rows of the turn in progress may exist
         self._calls = 0
         self._lock_file: IO[bytes] | None = None
+        self._flush: dict[str, bool] = {}  # the notes flush in progress: ask -> finished
 
     # --- lock -------------------------------------------------------------------------------
 
@@ -204,42 +213,64 @@ class SQLiteSession:
         )
         messages = [message_from_dict(json.loads(m)) for (m,) in stored]
         turn = TurnProgress()
+        self._flush = {}
         for call_id, result in self.store._query(
             "SELECT call_id, result FROM session_calls WHERE session = ? ORDER BY seq", (self.name,)
         ):
+            if str(call_id).startswith(FLUSH_PREFIX):
+                self._flush[str(call_id)[len(FLUSH_PREFIX) :]] = result is not None
+                continue
             if result is None:
                 turn.started.add(str(call_id))
                 continue
             block = block_from_dict(json.loads(result))
             if isinstance(block, ToolResultBlock):
                 turn.finished[block.tool_use_id] = block
-        self._stored, self._step = messages, int(step)
-        self._pending_calls = bool(turn.started or turn.finished)
-        self._calls = len(turn.started) + len(turn.finished)
+        self._stored, self._step = list(messages), int(step)
+        self._stored_epoch, self._saved_state = None, ""
+        self._pending_calls = bool(turn.started or turn.finished or self._flush)
+        self._calls = len(turn.started) + len(turn.finished) + len(self._flush)
         return SavedSession(str(run_id), messages, json.loads(state), turn)
 
     # --- Checkpointer -------------------------------------------------------------------------
 
     def save(self, messages: Sequence[Message], state: dict[str, Any]) -> None:
         """Commit the history and state in one transaction. Only messages after the leading
-        ones that are the very objects already stored are written (messages are immutable)."""
-        keep = identical_prefix(self._stored, messages)
+        ones that are the very objects already stored are written (messages are immutable).
+        A ``Transcript`` that only grew since the last save is known to start with what is
+        stored, without comparing; a save that would change nothing writes nothing."""
+        if isinstance(messages, Transcript) and messages.epoch == self._stored_epoch:
+            keep = len(self._stored)  # the same list, only appended to since
+        else:
+            keep = identical_prefix(self._stored, messages)
         rows = [(self.name, keep + i, _json(message_to_dict(m))) for i, m in enumerate(messages[keep:])]
         state_json = _json(state)
         turn_done = not (messages and messages[-1].role == "assistant" and messages[-1].tool_uses)
-        with self.store.transaction() as db:
-            db.execute("DELETE FROM session_messages WHERE session = ? AND position >= ?", (self.name, keep))
-            db.executemany("INSERT INTO session_messages (session, position, message) VALUES (?, ?, ?)", rows)
-            db.execute(
-                "INSERT OR REPLACE INTO sessions (name, run_id, step, state, saved) VALUES (?, ?, ?, ?, ?)",
-                (self.name, self.run_id, self._step + 1, state_json, time.time()),
-            )
-            if turn_done and self._pending_calls:  # the turn's results are in the history now
-                db.execute("DELETE FROM session_calls WHERE session = ?", (self.name,))
-        self._step += 1
-        self._stored = list(messages)
+        clear_calls = turn_done and self._pending_calls
+        saved_state = f"{self.run_id}\n{state_json}"
+        unchanged = not rows and keep == len(self._stored) and saved_state == self._saved_state
+        if not (unchanged and not clear_calls):
+            with self.store.transaction() as db:
+                db.execute(
+                    "DELETE FROM session_messages WHERE session = ? AND position >= ?", (self.name, keep)
+                )
+                db.executemany(
+                    "INSERT INTO session_messages (session, position, message) VALUES (?, ?, ?)", rows
+                )
+                db.execute(
+                    "INSERT OR REPLACE INTO sessions (name, run_id, step, state, saved) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (self.name, self.run_id, self._step + 1, state_json, time.time()),
+                )
+                if clear_calls:  # the turn's results are in the history now
+                    db.execute("DELETE FROM session_calls WHERE session = ?", (self.name,))
+            self._step += 1
+            self._saved_state = saved_state
+        del self._stored[keep:]
+        self._stored.extend(messages[keep:])
+        self._stored_epoch = messages.epoch if isinstance(messages, Transcript) else None
         if turn_done:
-            self._pending_calls, self._calls = False, 0
+            self._pending_calls, self._calls, self._flush = False, 0, {}
 
     def call_started(self, call: ToolUseBlock) -> None:
         self._calls += 1
@@ -256,6 +287,28 @@ class SQLiteSession:
             db.execute(
                 "INSERT OR REPLACE INTO session_calls (session, call_id, seq, result) VALUES (?, ?, ?, ?)",
                 (self.name, result.tool_use_id, self._calls, _json(block_to_dict(result))),
+            )
+        self._pending_calls = True
+
+    # --- the notes flush's journal (context.flush.FlushJournal) ----------------------------------
+
+    def flush_progress(self) -> dict[str, bool]:
+        return dict(self._flush)
+
+    def flush_started(self, ask: str) -> None:
+        self._flush_row(ask, None)
+        self._flush[ask] = False
+
+    def flush_finished(self, ask: str) -> None:
+        self._flush_row(ask, "{}")
+        self._flush[ask] = True
+
+    def _flush_row(self, ask: str, result: str | None) -> None:
+        self._calls += 1
+        with self.store.transaction() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO session_calls (session, call_id, seq, result) VALUES (?, ?, ?, ?)",
+                (self.name, FLUSH_PREFIX + ask, self._calls, result),
             )
         self._pending_calls = True
 

@@ -1,6 +1,6 @@
 """What the terminal shows while a turn runs: the reply streamed and rendered as Markdown, a
 short line per tool call and result, compactions, and a live status line (elapsed time, tokens
-in the window against the window) that goes away when the turn ends."""
+in the window against the window, the plan's current step) that goes away when the turn ends."""
 
 from __future__ import annotations
 
@@ -42,9 +42,10 @@ class _Status:
         view = self.view
         elapsed = time.monotonic() - view.started
         window = f" / {view.window:,}" if view.window else ""
+        step = f" · plan: {view.step}" if view.step else ""
         return Text(
             f"… {view.activity} · {elapsed:.1f}s · {view.tokens:,}{window} tokens in the window"
-            " · Ctrl-C stops",
+            f"{step} · Ctrl-C stops",
             style="dim",
         )
 
@@ -53,10 +54,13 @@ class TurnView:
     """Renders one turn's events. ``pause()`` stops the live area (before a question on the
     terminal); the next event starts it again."""
 
-    def __init__(self, console: Console, *, tokens: int = 0, window: int | None = None) -> None:
+    def __init__(
+        self, console: Console, *, tokens: int = 0, window: int | None = None, step: str = ""
+    ) -> None:
         self.console = console
         self.tokens = tokens
         self.window = window
+        self.step = step  # the plan's current step ("2/5 Write the tests"), "" without a plan
         self.started = time.monotonic()
         self.activity = "thinking"
         self.text = ""
@@ -146,9 +150,23 @@ class TurnView:
             )
             self.tokens = int(event.get("tokens_after") or self.tokens)
             self._ensure_live()
+        elif kind == "plan":
+            self.step = plan_step(event)
         elif kind == "error":
             self._flush_text()
             self.console.print(Text(f"[{event.get('stop')}] {event.get('message')}", style="red"))
+
+
+def plan_step(event: dict[str, Any]) -> str:
+    """The status line's plan part from a ``plan`` event: ``2/5 Write the tests``."""
+    total = int(event.get("total") or 0)
+    if not total:
+        return ""
+    current = event.get("current")
+    step = str(current) if current else "all done"
+    if len(step) > _ARG_PREVIEW:
+        step = step[: _ARG_PREVIEW - 1] + "…"
+    return f"{event.get('done', 0)}/{total} {step}"
 
 
 def settled(text: str) -> tuple[str, str]:

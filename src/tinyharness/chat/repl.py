@@ -32,8 +32,9 @@ from ..context.manager import ContextManager
 from ..errors import HarnessError, ModelError, StopRun
 from ..messages import Message, ToolResultBlock
 from ..session import Session, close_orphans
+from ..tools.plan import plan_event
 from ..tools.shell import stop_running_commands
-from .render import TurnView, show_diff
+from .render import TurnView, plan_step, show_diff
 from .review import WriteReview
 
 INTERRUPTED_RESULT = (
@@ -138,7 +139,8 @@ class ChatSession:
         if self.pending_note:
             text, self.pending_note = f"{self.pending_note}\n\n{text}", ""
         context = self.agent.context
-        self.view = TurnView(self.console, tokens=context.tokens, window=context.context_window)
+        step = plan_step(plan_event(self.agent.anchors)) if self.agent.anchors is not None else ""
+        self.view = TurnView(self.console, tokens=context.tokens, window=context.context_window, step=step)
         self.review.begin_turn()
         self.view.start()
         try:
@@ -334,7 +336,16 @@ class ChatSession:
             self.console.print(Text(f"(no notes yet in {self.setup.notes_path})", style="dim"))
 
     def _plan(self) -> None:
-        self.console.print(Text("no plan yet (this agent has no plan tool)", style="dim"))
+        anchors = self.agent.anchors
+        if anchors is None or not (anchors.plan or anchors.pins):
+            self.console.print(Text("no plan yet (the agent writes one with its todo tool)", style="dim"))
+            return
+        if anchors.plan:
+            self.console.print(Text(f"plan: {anchors.plan_summary()}", style="bold"))
+            self.console.print(Text(anchors.plan_text()))
+        if anchors.pins:
+            self.console.print(Text("pinned:", style="bold"))
+            self.console.print(Text(anchors.pins_text()))
 
     def _undo(self) -> None:
         if not self.review.undoable():

@@ -10,13 +10,25 @@ counted, validated and reported like every other model call.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Protocol
 
-from ..messages import Message
+from ..messages import Message, ToolUseBlock
 from ..models.base import ModelRequest, ModelResponse
 
 ModelCaller = Callable[[ModelRequest], Awaitable[ModelResponse]]
+
+
+class DroppedLog(Protocol):
+    """Where the messages a compaction takes out of the window go, so they can still be
+    searched (``tools.history_search`` keeps them in a full-text index)."""
+
+    def record(
+        self, messages: Sequence[Message], compaction: int, calls: Mapping[str, ToolUseBlock] | None = None
+    ) -> None:
+        """``calls``: the tool calls of the window by id, so a result whose call stayed in the
+        window still says which call it answers."""
+        ...
 
 
 class ContextPolicy(Protocol):

@@ -22,6 +22,8 @@ DEFAULT_RATIO = 0.7  # of the window, when neither a ratio nor a buffer is given
 
 CounterKind = Literal["auto", "chars4", "exact"]
 COUNTER_KINDS: tuple[str, ...] = get_args(CounterKind)
+SummaryMode = Literal["update", "rewrite"]
+SUMMARY_MODES: tuple[str, ...] = get_args(SummaryMode)
 
 # The CLI option that sets each field, named in error messages so either reader can act on them.
 OPTIONS = {
@@ -35,6 +37,7 @@ OPTIONS = {
     "instructions": "--compact-instructions",
     "notes_path": "--notes",
     "flush_notes": "--flush-notes",
+    "summary_mode": "--summary-mode",
 }
 
 
@@ -60,6 +63,7 @@ _RULES: dict[str, Callable[[Any], str | None]] = {
     "accounting": _one_of(ACCOUNTING_MODES),
     "counter": _one_of(COUNTER_KINDS),
     "restore_files": lambda v: None if v >= 0 else f"must not be negative, got {v}",
+    "summary_mode": _one_of(SUMMARY_MODES),
 }
 
 
@@ -111,6 +115,8 @@ class ContextConfig:
       ``state_dir`` (offloaded outputs) defaults to ``.tinyharness/runs/RUN_ID``.
     - ``restore_files``: how many of the most recently used files are re-read.
     - ``flush_notes``: before each compaction, the model must call the note tool.
+    - ``summary_mode``: ``update`` (a later summary updates the previous one: sections it
+      does not change are kept word for word) or ``rewrite`` (written afresh each time).
     """
 
     strategy: str = DEFAULT_PIPELINE
@@ -126,6 +132,7 @@ class ContextConfig:
     state_dir: Path | None = None
     restore_files: int = 5
     flush_notes: bool = False
+    summary_mode: SummaryMode = "update"
 
     def __post_init__(self) -> None:
         for field in _RULES:

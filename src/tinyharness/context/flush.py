@@ -29,8 +29,9 @@ file was noted, it copied this module's prompt into NOTES.md (8 junk lines in on
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 from ..errors import ModelError, StopRun
 from ..events import EventBus
@@ -57,6 +58,21 @@ FileReads = list[tuple[ToolUseBlock, ToolResultBlock]]
 ECHO_SHARE = 0.5  # a general note sharing this much of its words with FLUSH_PROMPT is an echo
 
 
+class FlushJournal(Protocol):
+    """Where a flush records each ask (a file's path, "" for the general ask) as started before
+    its model request and finished after its note calls, so that a run killed during a flush
+    and resumed neither repeats an ask whose notes may already be written nor skips the rest:
+    an ask that started and never finished has an unknown outcome and is not asked again (as a
+    tool call cut off by a kill is not run again). The session implements it; the records last
+    until the compaction after the flush is committed."""
+
+    def flush_progress(self) -> Mapping[str, bool]: ...  # ask -> finished
+
+    def flush_started(self, ask: str) -> None: ...
+
+    def flush_finished(self, ask: str) -> None: ...
+
+
 @dataclass
 class NotesFlush:
     """Runs the flush for a ``ContextManager``. The manager passes the tools of the agent's last
@@ -68,6 +84,13 @@ class NotesFlush:
     events: EventBus
     noted: set[str] = field(default_factory=set)  # files an earlier flush asked about
     notes_text: Callable[[], str] | None = None
+    journal: FlushJournal | None = None
+
+    @property
+    def cut_off(self) -> bool:
+        """A flush of a killed run is on record and its compaction was not committed: the
+        resumed run finishes that flush first."""
+        return self.journal is not None and bool(self.journal.flush_progress())
 
     @staticmethod
     def available(tools: Sequence[ToolSpec]) -> bool:
@@ -94,8 +117,21 @@ class NotesFlush:
             asks: list[str | None] = [p for p in reads if not self._already_noted(p)]
         else:
             asks = [None]
+        on_record = dict(self.journal.flush_progress()) if self.journal is not None else {}
         for path in asks:
+            key = path or ""
+            if key in on_record:  # asked by the run a kill cut off: never asked twice
+                if not on_record[key]:
+                    self._skipped(
+                        f"the note{f' on {path}' if path else ''} was cut off by a crash; its outcome "
+                        "is unknown, so it is not asked again (check NOTES.md)"
+                    )
+                if path:
+                    self.noted.add(path)
+                continue
             shown = _only_file(messages, reads[path]) if path else list(messages)
+            if self.journal is not None:
+                self.journal.flush_started(key)
             try:
                 calls = await self._ask(replace(base, messages=tuple(shown)), call_model, path)
             except (ModelError, StopRun) as exc:
@@ -111,6 +147,8 @@ class NotesFlush:
             for call in calls:
                 result = await self.run_call(call)
                 written += not result.is_error
+            if self.journal is not None:
+                self.journal.flush_finished(key)
             if path:
                 self.noted.add(path)
         return written

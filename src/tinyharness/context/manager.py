@@ -15,15 +15,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..errors import ConfigError
+from ..anchors import Anchors
+from ..errors import ConfigError, HarnessError
 from ..events import EventBus
-from ..history import paths_still_visible, recent_file_paths
+from ..history import paths_still_visible, recent_file_paths, tool_calls_by_id
 from ..messages import Message, TextBlock, ToolResultBlock
 from ..models.base import CountsTokens, Model, ModelRequest, ModelResponse, SendsToolsAsText, ToolSpec
 from .accounting import Accountant
-from .base import ModelCaller
+from .audit import audit, with_anchors
+from .base import DroppedLog, ModelCaller
 from .config import DEFAULT_WINDOW, ContextConfig
-from .flush import NOTE_TOOL, NotesFlush, RunCall
+from .flush import NOTE_TOOL, FlushJournal, NotesFlush, RunCall
 from .pipeline import CircuitBreaker, parse_pipeline
 from .prefix import PrefixTracker
 from .restore import (
@@ -70,7 +72,9 @@ class ContextManager:
     """The context policy of one run, made from a ``ContextConfig``. ``model_window`` is the
     model's own window (the summarizer's requests must fit it; the trigger's window is the
     config's, else this one); ``exact_counter`` is the model's tokenizer for ``counter="exact"``;
-    ``run_call`` runs the note calls of the notes flush (``flush_notes``)."""
+    ``run_call`` runs the note calls of the notes flush (``flush_notes``); ``anchors`` (the
+    plan and the pins) are put back after every lossy compaction and audited after every one;
+    ``dropped`` receives every message a compaction takes out of the window."""
 
     def __init__(
         self,
@@ -82,8 +86,16 @@ class ContextManager:
         file_reader: FileReader | None = None,
         run_call: RunCall | None = None,
         tools_text: Callable[[Sequence[ToolSpec]], str | None] | None = None,
+        flush_journal: FlushJournal | None = None,
+        tool_specs: Callable[[], Sequence[ToolSpec]] | None = None,
+        anchors: Anchors | None = None,
+        dropped: DroppedLog | None = None,
     ) -> None:
         config = config or ContextConfig()
+        # The agent's tools before its first request (a resumed run finishing a cut-off flush).
+        self._tool_specs = tool_specs
+        self.anchors = anchors
+        self.dropped = dropped
         self.config = config
         # The one place the window is resolved: the user's, else the model's, else the default.
         self.trigger = Trigger(config.window or model_window or DEFAULT_WINDOW, config.ratio, config.buffer)
@@ -110,7 +122,7 @@ class ContextManager:
             if run_call is None:
                 raise ConfigError("flush_notes (--flush-notes) needs a way to run the note calls (run_call)")
             notes = _reader(config.notes_path) if config.notes_path else None
-            self.flush = NotesFlush(run_call, events or EventBus(), notes_text=notes)
+            self.flush = NotesFlush(run_call, events or EventBus(), notes_text=notes, journal=flush_journal)
         self.prefix = PrefixTracker()
         self._offload = next((s for s in self.pipeline if isinstance(s, Offload)), None)
         self._compactions = 0
@@ -251,14 +263,18 @@ class ContextManager:
         """The notes flush, when there is one, the agent acted since the last compaction (so
         there is something new to save, and no flush per compaction in a storm), the newest
         message holds tool results, and the request still fits the window."""
+        if self.flush is None:
+            return
+        # A flush a kill cut off is finished first, though this run has not asked the model yet.
+        cut_off = self.flush.cut_off and self._calls_since_compaction == 0
+        tools = tuple(self._tool_specs()) if cut_off and not self._tools and self._tool_specs else self._tools
         if (
-            self.flush is not None
-            and self.flush.available(self._tools)
-            and self._calls_since_compaction > 0
+            self.flush.available(tools)
+            and (self._calls_since_compaction > 0 or cut_off)
             and messages[-1].tool_results
             and self.accountant.window_estimate < self.trigger.window
         ):
-            await self.flush(system, messages, self._tools, call_model, self._reserve)
+            await self.flush(system, messages, tools, call_model, self._reserve)
 
     async def recover(self, system: str, messages: list[Message], call_model: ModelCaller) -> list[Message]:
         """The provider refused the request as too long: the request was at least a window
@@ -298,6 +314,7 @@ class ContextManager:
             spill=self.spill,
             offload_cap=max(200, int(threshold * OFFLOAD_SHARE)),
             summary_max_tokens=min(1024, max(256, threshold // 4)),
+            summary_mode=self.config.summary_mode,
         )
 
     # --- offload of fresh tool output ---------------------------------------------------------
@@ -309,7 +326,7 @@ class ContextManager:
             return messages
         ctx = self._step_context(system, call_model)
         fresh_ids = {id(m) for m in fresh}
-        out = list(messages)
+        out = messages  # copied only when a message is replaced: a copy per turn is O(history)
         # Fresh messages sit at the tail; walk back only over them.
         for index in range(len(out) - 1, -1, -1):
             message = out[index]
@@ -317,6 +334,8 @@ class ContextManager:
                 break
             replaced = self._offload.message(message, ctx)
             if replaced is not message:
+                if out is messages:
+                    out = list(messages)
                 out[index] = replaced
                 self.accountant.replace(message, replaced)
                 self._emit("offload", index=index, chars_before=_chars(message), chars_after=_chars(replaced))
@@ -334,6 +353,14 @@ class ContextManager:
         current, applied, lossy = await self._run_steps(messages, self._step_context(system, call_model))
         if lossy:
             current = self._restore(current, messages)
+            if self.anchors is not None:
+                current = with_anchors(current, self.anchors)
+        self._record_dropped(messages, current)
+        findings: list[dict[str, object]] | None = None
+        if self.anchors is not None:
+            findings = audit(current, self.anchors, task_blocks(messages[0]))
+            if findings:  # a step broke its contract: report it, then put the parts back
+                current = with_anchors(current, self.anchors, task_blocks(messages[0]))
         self.accountant.reset(current)
         self.breaker.tick()
         self._compactions += 1
@@ -352,6 +379,16 @@ class ContextManager:
             messages_before=len(messages),
             messages_after=len(current),
         )
+        if findings is not None and self.anchors is not None:
+            self._emit(
+                "audit",
+                n=self._compactions,
+                ok=not findings,
+                missing=findings,
+                pins=len(self.anchors.pins),
+                plan_items=len(self.anchors.plan),
+                repaired=bool(findings),
+            )
         if window_after >= self.trigger.threshold:
             self._emit(
                 "context_warning",
@@ -361,6 +398,21 @@ class ContextManager:
                 ),
             )
         return current
+
+    def _record_dropped(self, before: list[Message], after: list[Message]) -> None:
+        """Hand the messages this compaction took out of the window (or rewrote: a cleared
+        tool result's full text goes too) to the dropped log; the head is the task and what
+        compaction put there, so it is left out."""
+        if self.dropped is None:
+            return
+        kept = {id(m) for m in after}
+        gone = [m for m in before[1:] if id(m) not in kept]
+        if not gone:
+            return
+        try:
+            self.dropped.record(gone, self._compactions + 1, tool_calls_by_id(before))
+        except HarnessError as exc:  # searching is a help: losing it must not stop the run
+            self._emit("context_warning", message=f"what compaction dropped is not searchable: {exc}")
 
     async def _run_steps(
         self, messages: list[Message], ctx: StepContext
@@ -493,10 +545,17 @@ def build_context(
     events: EventBus | None = None,
     run_call: RunCall | None = None,
     file_reader: FileReader | None = None,
+    flush_journal: FlushJournal | None = None,
+    tool_specs: Callable[[], Sequence[ToolSpec]] | None = None,
+    anchors: Anchors | None = None,
+    dropped: DroppedLog | None = None,
 ) -> ContextManager:
     """The context policy for ``config`` with ``model``: the model gives its window (used when
     the config leaves the window open, and as the summarizer's limit) and, when it has one, its
-    tokenizer for ``counter="exact"``. ``run_call`` runs the note calls of ``flush_notes``.
+    tokenizer for ``counter="exact"``. ``run_call`` runs the note calls of ``flush_notes``, and
+    ``flush_journal`` (the session) records each of its asks (see ``FlushJournal``);
+    ``tool_specs`` gives the agent's tools before its first request (to finish a flush that a
+    kill cut off); ``anchors`` and ``dropped``: see ``ContextManager``.
     Raises ``ConfigError`` for bad values."""
     return ContextManager(
         config,
@@ -506,4 +565,8 @@ def build_context(
         file_reader=file_reader,
         run_call=run_call,
         tools_text=model.tools_text if isinstance(model, SendsToolsAsText) else None,
+        flush_journal=flush_journal,
+        tool_specs=tool_specs,
+        anchors=anchors,
+        dropped=dropped,
     )

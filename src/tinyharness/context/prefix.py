@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from itertools import compress, count
 from operator import is_not
 
-from ..messages import Message, message_to_dict
+from ..messages import Message, known_prefix, message_to_dict
 
 
 class PrefixTracker:
@@ -81,11 +81,16 @@ def identical_prefix(old: Sequence[object], new: Sequence[object]) -> int:
     """How many leading items of ``new`` are the very objects (``is``) at the same positions
     of ``old``. Identity, not equality: an equal copy may serialize differently (1 vs 1.0).
 
-    The walk runs in C (``map(is_not)``), a few nanoseconds per item. The last answer for two
+    Two snapshots of one ``Transcript`` epoch (the agent's requests between compactions) are
+    answered without a walk. Otherwise the walk runs in C (``map(is_not)``), a few nanoseconds
+    per item (about a millisecond at 10,000 messages on a busy machine). The last answer for two
     tuples is remembered (tuples are immutable, and the memo holds them so their ids stay
     theirs): the validator, the prefix metric and the usage calibration all compare the same
     two requests, and only the first of them walks."""
     global _last_walk
+    known = known_prefix(old, new)  # two snapshots of one Transcript that only grew: O(1)
+    if known is not None:
+        return known
     memo = _last_walk
     if memo[0] is old and memo[1] is new:
         return memo[2]

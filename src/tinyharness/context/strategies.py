@@ -60,6 +60,7 @@ class StepContext:
     spill: SpillWriter | None = None  # keeps offloaded output; without one it is cut
     offload_cap: int = 4000  # tokens one tool result may carry before it is offloaded
     summary_max_tokens: int = 1024
+    summary_mode: str = "update"  # ContextConfig.summary_mode
 
 
 class Strategy(Protocol):

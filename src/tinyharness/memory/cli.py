@@ -10,17 +10,21 @@ Everything printed is redacted once more, in case a store was written by somethi
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any, cast
 
-from ..errors import ConfigError
+from ..errors import ConfigError, ModelError
+from ..models.base import Model
 from ..redact import redact
 from .base import MemoryItem, MemoryStore, Scope, SearchHit
 from .factory import default_store_url, open_store
 from .ingest import BulkStore, ImportFormatError, import_file
+from .rerank import DEFAULT_DEPTH, ModelReranker
 from .timeparse import iso
 
 
@@ -62,6 +66,21 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         help='JSON Lines of {"query": ..., "user": ... (optional)}: one result list per line, in order',
     )
     search.add_argument("--limit", type=int, default=5, help="results per query (default 5)")
+    search.add_argument(
+        "--rerank",
+        metavar="MODEL",
+        help="let a chat model reorder the best --rerank-depth results before the top --limit are "
+        "kept: a model string such as local:qwen2.5-coder-0.5b or openai:gpt-4o-mini, or none "
+        "(default: memory_rerank in the config file, else none). One model call per query: "
+        "slow on a local model, see the benchmark results",
+    )
+    search.add_argument(
+        "--rerank-depth",
+        type=int,
+        default=DEFAULT_DEPTH,
+        metavar="N",
+        help=f"how many results the reranking model reads (default {DEFAULT_DEPTH})",
+    )
     importing = commands.add_parser(
         "import",
         parents=[common],
@@ -87,13 +106,41 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     return parser
 
 
-def handle(args: argparse.Namespace) -> int:
+def handle(
+    args: argparse.Namespace,
+    *,
+    load_model: Callable[[str], Model] | None = None,
+    rerank_default: str | None = None,
+) -> int:
+    """Run ``args.memory_command``. ``load_model`` turns a ``--rerank`` model string into a model
+    (the caller's model factory: this package does not start models itself); ``rerank_default``
+    is the configured reranker, used when ``--rerank`` is not given."""
+    reranker: ModelReranker | None = None
+    if getattr(args, "memory_command", None) == "search":
+        spec = args.rerank if args.rerank is not None else rerank_default
+        if args.rerank_depth < 2:
+            print("tinyharness: --rerank-depth must be at least 2", file=sys.stderr)
+            return 2
+        if spec and spec.strip().lower() != "none":
+            if load_model is None:
+                print("tinyharness: --rerank needs a model loader here; use the tinyharness command", file=sys.stderr)
+                return 2
+            try:
+                model = load_model(spec.strip())
+            except ConfigError as exc:
+                print(f"tinyharness: --rerank: {exc}", file=sys.stderr)
+                return 2
+            reranker = ModelReranker(model.complete, depth=args.rerank_depth, close=model.aclose)
     try:
         store = open_store(args.memory, embedder=args.embedder)
     except ConfigError as exc:
         print(f"tinyharness: {exc}", file=sys.stderr)
+        if reranker is not None:
+            asyncio.run(reranker.aclose())
         return 2
     try:
+        if reranker is not None:
+            return _search_reranked(store, args, reranker)
         return _run(store, args)
     finally:
         store.close()
@@ -168,6 +215,32 @@ def _import(store: MemoryStore, args: argparse.Namespace) -> int:
 
 
 def _search(store: MemoryStore, args: argparse.Namespace) -> int:
+    def search(query: str, scope: Scope) -> list[SearchHit]:
+        return store.search(query, scope, limit=args.limit)
+
+    return _search_with(search, args)
+
+
+def _search_reranked(store: MemoryStore, args: argparse.Namespace, reranker: ModelReranker) -> int:
+    """``_search``, each query's best ``--rerank-depth`` hits reordered by the model (one event
+    loop for all queries: the model's async client keeps its connection)."""
+    loop = asyncio.new_event_loop()
+
+    def search(query: str, scope: Scope) -> list[SearchHit]:
+        hits = store.search(query, scope, limit=max(args.limit, reranker.depth))
+        return loop.run_until_complete(reranker.rerank(query, hits, args.limit))
+
+    try:
+        return _search_with(search, args)
+    except ModelError as exc:
+        print(f"tinyharness: the reranking model failed: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        loop.run_until_complete(reranker.aclose())
+        loop.close()
+
+
+def _search_with(search: Callable[[str, Scope], list[SearchHit]], args: argparse.Namespace) -> int:
     if (args.query is None) == (args.queries is None):
         print("tinyharness: memory search takes a QUERY or --queries FILE (one of them)", file=sys.stderr)
         return 2
@@ -176,7 +249,7 @@ def _search(store: MemoryStore, args: argparse.Namespace) -> int:
         return 2
     base = Scope(args.user, args.agent, args.session)
     if args.query is not None:
-        hits = store.search(args.query, base, limit=args.limit)
+        hits = search(args.query, base)
         if args.json:
             print(json.dumps([hit_record(h) for h in hits], ensure_ascii=False))
         else:
@@ -191,7 +264,7 @@ def _search(store: MemoryStore, args: argparse.Namespace) -> int:
         return 2
     for query, user in queries:
         scope = base if user is None else Scope(user, base.agent, base.session)
-        hits = store.search(query, scope, limit=args.limit)
+        hits = search(query, scope)
         if args.json:
             print(json.dumps([hit_record(h) for h in hits], ensure_ascii=False), flush=True)
         else:

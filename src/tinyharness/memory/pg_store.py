@@ -218,19 +218,26 @@ class PostgresStore(SQLStoreBase):
         where, params = self._scope_sql(scope)
         where.append("status = 'current'")
         scope_sql = " AND ".join(where)
-        cur.execute(f"SELECT count(*) FROM {self._t}memories WHERE {scope_sql}", params)
-        total = int(cur.fetchone()[0])
+        # One round trip for the memories in scope and every term's document frequency, each
+        # counted only up to MAX_TERM_ROWS + 1 (the largest cap) and read against the cap below.
+        counts = ", ".join(
+            f"numnode(to_tsquery('{TS_CONFIG}', %s)), (SELECT count(*) FROM (SELECT 1 FROM "
+            f"{self._t}memories WHERE {scope_sql} AND tsv @@ to_tsquery('{TS_CONFIG}', %s) LIMIT %s) s)"
+            for _ in terms
+        )
+        cur.execute(
+            f"SELECT (SELECT count(*) FROM {self._t}memories WHERE {scope_sql}), {counts}",
+            [*params, *(v for term in terms for v in (term, *params, term, MAX_TERM_ROWS + 1))],
+        )
+        found = cur.fetchone()
+        total = int(found[0])
         # Document frequencies, counted only up to a cap; common terms are left out (COMMON_SHARE).
         cap = common_term_cap(total)
         weights: list[tuple[str, float]] = []
         common: list[tuple[str, float]] = []
-        for term in terms:
-            cur.execute(
-                f"SELECT numnode(to_tsquery('{TS_CONFIG}', %s)), (SELECT count(*) FROM (SELECT 1 FROM "
-                f"{self._t}memories WHERE {scope_sql} AND tsv @@ to_tsquery('{TS_CONFIG}', %s) LIMIT %s) s)",
-                [term, *params, term, cap + 1],
-            )
-            nodes, frequency = cur.fetchone()
+        for index, term in enumerate(terms):
+            nodes, counted = found[1 + 2 * index], int(found[2 + 2 * index])
+            frequency = min(counted, cap + 1)  # what a count up to the cap gives
             if nodes and frequency:
                 idf = math.log(1 + (total - frequency + 0.5) / (frequency + 0.5))
                 (common if frequency > cap else weights).append((term, idf))
@@ -281,8 +288,12 @@ class PostgresStore(SQLStoreBase):
         nearest, params = self._nearest_sql(dim, scope)
         indexed = dim in self._indexed_dims
         if indexed:
-            cur.execute(f"SET LOCAL hnsw.ef_search = {max(HNSW_EF_SEARCH, limit)}")
-            cur.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            # Both settings in one round trip (set_config(..., true) is SET LOCAL).
+            cur.execute(
+                "SELECT set_config('hnsw.ef_search', %s, true), "
+                "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
+                (str(max(HNSW_EF_SEARCH, limit)),),
+            )
             # relaxed_order may return near-ties out of order: sorted again over the few found.
             cur.execute(
                 f"WITH hits AS MATERIALIZED ({nearest} LIMIT %s) SELECT id, 1 - distance FROM hits "

@@ -6,9 +6,10 @@
 its order, the rest keep the store's order, so an unreadable answer costs nothing but the call.
 One request per search, not one per candidate: the cost is one prompt of ``depth`` short memories.
 
-Off by default: it costs a model call per search (see bench/RESULTS.md for what it buys). No
-cross-encoder ships inside a registry package (the ones found download their weights from a model
-hub at run time), so a chat model is what can score here.
+Off by default: it costs a model call per search (see bench/RESULTS.md for what it buys and
+costs). ``tinyharness memory search --rerank MODEL`` (or ``memory_rerank`` in the config file)
+turns it on. No cross-encoder ships its weights inside a registry package (the ones found
+download them from a model hub at run time), so a chat model is what can score here.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from .base import SearchHit
 from .jsonloose import parse_json_loose
 
 CallModel = Callable[[ModelRequest], Awaitable[ModelResponse]]
+DEFAULT_DEPTH = 20  # candidates the model reads
 
 RERANK_SYSTEM = (
     "You rank memories for a question. You get a question and numbered memories. Reply with JSON "
@@ -39,9 +41,22 @@ MEMORY_CHARS = 300  # of each memory shown
 class ModelReranker:
     """Reorders search hits by what ``call_model`` answers (see the module docstring)."""
 
-    def __init__(self, call_model: CallModel, *, depth: int = 20) -> None:
+    def __init__(
+        self,
+        call_model: CallModel,
+        *,
+        depth: int = DEFAULT_DEPTH,
+        close: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
         self.call_model = call_model
         self.depth = depth
+        self._close = close
+
+    async def aclose(self) -> None:
+        """Release the model (``close``, if one was given: e.g. stop a local server)."""
+        if self._close is not None:
+            close, self._close = self._close, None
+            await close()
 
     async def rerank(self, query: str, hits: Sequence[SearchHit], limit: int) -> list[SearchHit]:
         head, tail = list(hits[: self.depth]), list(hits[self.depth :])

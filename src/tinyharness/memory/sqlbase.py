@@ -122,6 +122,9 @@ class SQLStoreBase:
     _mark: str  # the driver's placeholder
     _order_tiebreak: str  # the column that orders rows written at the same ``valid_from``
     _lock_suffix: str = ""  # appended to the SELECT that reads a version before closing it
+    # Whether full-text term statistics span the whole store (SQLite FTS5) rather than the
+    # searched scope (PostgreSQL counts them in the scope): see ``search``.
+    _global_text_statistics: bool = False
 
     def _init_common(
         self, embedder: Embedder | None, vector_model: str | None, candidates: int, vector_weight: float
@@ -188,6 +191,12 @@ class SQLStoreBase:
             return self.embedder.embed_query(query)
         return None
 
+    def _subjects_left_out(self, query: str, top: dict[str, MemoryItem]) -> str:
+        """``query`` without the names of the subjects (``SUBJECT_KEY``) of the ``top`` full-text
+        candidates that it names."""
+        subjects = {item.metadata.get(SUBJECT_KEY) for item in top.values()}
+        return without_subjects(query, [s for s in subjects if isinstance(s, str)])
+
     def _dense_query(
         self,
         query: str,
@@ -202,8 +211,7 @@ class SQLStoreBase:
         prefers the named subject."""
         if vector is not None or self.embedder is None or not top:
             return query
-        subjects = {item.metadata.get(SUBJECT_KEY) for item in top.values()}
-        return without_subjects(query, [s for s in subjects if isinstance(s, str)])
+        return self._subjects_left_out(query, top)
 
     def _get_in(self, handle: Any, memory_id: str, suffix: str = "") -> MemoryItem | None:
         row = handle.execute(
@@ -234,16 +242,7 @@ class SQLStoreBase:
     ) -> MemoryItem:
         vec = self._vector_for(content, vector)
         with self._write() as handle:
-            row = version_row(
-                memory_id=uuid.uuid4().hex,
-                content=content,
-                scope=scope,
-                kind=kind,
-                now=time.time(),
-                metadata=metadata,
-                context=context,
-                event_time=event_time,
-            )
+            row = _first_version(content, scope, kind, metadata, context, event_time)
             return self._insert_version(handle, row, vec)
 
     def add_unique(
@@ -271,16 +270,7 @@ class SQLStoreBase:
             ).fetchone()
             if row is not None:
                 return item_from_row(row), False
-            new = version_row(
-                memory_id=uuid.uuid4().hex,
-                content=content,
-                scope=scope,
-                kind=kind,
-                now=time.time(),
-                metadata=metadata,
-                context=context,
-                event_time=event_time,
-            )
+            new = _first_version(content, scope, kind, metadata, context, event_time)
             return self._insert_version(handle, new, vec), True
 
     def _serialize(self, handle: Any, key: str) -> None:
@@ -440,6 +430,16 @@ class SQLStoreBase:
             # The top full-text rows are read once: for the query's subjects, then for the hits.
             rows = self._rows_by_key(handle, text_rank[:RERANK_DEPTH]) if text_rank else {}
             items = {key: item_from_row(row) for key, row in rows.items()}
+            if self._global_text_statistics:
+                # A name is rare across the whole store but common in its owner's scope: searched
+                # for, it outweighs the topic. Rank again without it (the subject rerank below
+                # still prefers the named subject's memories).
+                bare = self._subjects_left_out(query, items)
+                if bare != query:
+                    text_rank = [str(key) for key in self._text_ranking(handle, bare, scope, depth)]
+                    fresh = [key for key in text_rank[:RERANK_DEPTH] if key not in items]
+                    if fresh:
+                        items |= {k: item_from_row(r) for k, r in self._rows_by_key(handle, fresh).items()}
             qvec = self._query_vector(self._dense_query(query, items, vector), vector)
             vector_hits = [
                 (str(key), similarity)
@@ -496,3 +496,24 @@ def rerank(
 
     boosted = [(key, score * factor(items[key])) for key, score in fused]
     return sorted(boosted, key=lambda kv: (-kv[1], kv[0]))
+
+
+def _first_version(
+    content: str,
+    scope: Scope,
+    kind: str,
+    metadata: dict[str, Any] | None,
+    context: str,
+    event_time: float | None,
+) -> dict[str, Any]:
+    """The row of a new memory's version 1 (a new id, written now)."""
+    return version_row(
+        memory_id=uuid.uuid4().hex,
+        content=content,
+        scope=scope,
+        kind=kind,
+        now=time.time(),
+        metadata=metadata,
+        context=context,
+        event_time=event_time,
+    )

@@ -2,8 +2,9 @@
 permissions.
 
 May import ``messages``, ``history`` (which files were read, for read_file's path choices),
-``models.base`` (for ToolSpec), ``events``, ``errors``, ``redact`` and ``safefs`` (files
-opened beneath the workspace); never context, memory or
+``models.base`` (for ToolSpec), ``events``, ``errors``, ``redact``, ``safefs`` (files
+opened beneath the workspace), ``anchors`` (the plan and pins the todo and pin tools write) and
+``sqlitedb`` (the index search_history reads); never context, memory or
 the loop."""
 
 from .base import (
@@ -16,7 +17,10 @@ from .base import (
     ToolError,
     ToolRegistry,
     ToolResult,
+    ToolStopped,
     function_tool,
+    raise_if_stopped,
+    stop_requested,
 )
 from .builtin import BUILTIN_TOOL_NAMES, builtin_tools
 from .calculator import calculator
@@ -42,6 +46,7 @@ __all__ = [
     "ToolError",
     "ToolRegistry",
     "ToolResult",
+    "ToolStopped",
     "Workspace",
     "atomic_write_text",
     "builtin_tools",
@@ -49,5 +54,7 @@ __all__ = [
     "current_time",
     "file_tools",
     "function_tool",
+    "raise_if_stopped",
     "shell_tool",
+    "stop_requested",
 ]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import dataclasses
 import functools
 import inspect
@@ -44,11 +45,6 @@ class PermissionDenied(ToolError):
     """The permission policy refused a call."""
 
 
-# Given the arguments of a call that a killed run left unfinished, the result text when its
-# effect is already in place (so the resumed run must not apply it again), else None.
-Recover = Callable[[dict[str, Any]], "str | None"]
-
-
 @dataclass(frozen=True)
 class Tool:
     name: str
@@ -56,7 +52,6 @@ class Tool:
     input_schema: dict[str, Any]
     function: Callable[..., Any]
     risk: Risk = "read"
-    recover: Recover | None = None  # for tools whose effect must not be applied twice
     choices: Choices | None = None  # values its string arguments can take now (ToolSpec.choices)
     # An MCP tool: the server that provides it (named in events); its function is a coroutine
     # function, awaited on the loop instead of run in a thread.
@@ -329,6 +324,28 @@ class _ToolRaisedTimeout(Exception):
     """A TimeoutError raised inside a tool, kept apart from the registry's own timeout."""
 
 
+# The stop request of the call running in this thread: set when whoever awaits the call gives up
+# (Ctrl-C in the chat cancels the turn; the registry's timeout). A thread cannot be cancelled, so
+# tools that loop for long (grep over a tree, reading a big file) ask ``stop_requested()`` and end.
+_STOP: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar("tool_stop", default=None)
+
+
+class ToolStopped(ToolError):
+    """The tool ended early because its caller asked it to stop."""
+
+
+def stop_requested() -> bool:
+    """In a tool's thread: whether its caller has given up on it (the tool should end soon)."""
+    event = _STOP.get()
+    return event is not None and event.is_set()
+
+
+def raise_if_stopped() -> None:
+    """``ToolStopped`` when the caller has given up on this call: a check for long loops."""
+    if stop_requested():
+        raise ToolStopped("stopped on request before it finished")
+
+
 def _call_tool(function: Callable[..., Any], args: dict[str, Any]) -> Any:
     try:
         return function(**args)
@@ -356,10 +373,12 @@ async def _in_daemon_thread(function: Callable[..., Any], args: dict[str, Any]) 
     """``function(**args)`` in its own daemon thread, awaited without blocking the loop."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[Any] = loop.create_future()
+    stop = threading.Event()
 
     def work() -> None:
         output: Any = None
         error: BaseException | None = None
+        _STOP.set(stop)
         try:
             output = _call_tool(function, args)
         except BaseException as exc:
@@ -368,7 +387,11 @@ async def _in_daemon_thread(function: Callable[..., Any], args: dict[str, Any]) 
             loop.call_soon_threadsafe(_settle, future, output, error)
 
     threading.Thread(target=work, name=f"tool-{getattr(function, '__name__', 'call')}", daemon=True).start()
-    return await future
+    try:
+        return await future
+    except asyncio.CancelledError:  # Ctrl-C or a timeout: tell the tool to stop
+        stop.set()
+        raise
 
 
 async def _run_function(function: Callable[..., Any], args: dict[str, Any]) -> Any:
@@ -450,19 +473,6 @@ class ToolRegistry:
     @property
     def specs(self) -> tuple[ToolSpec, ...]:
         return tuple(t.spec for t in self._tools.values())
-
-    async def recover(self, name: str, raw_args: Any) -> ToolResult | None:
-        """For a call a killed run started but did not finish: its result when the tool says
-        the effect is already in place, None when the call should simply run (again)."""
-        tool = self._tools.get(name)
-        if tool is None or tool.recover is None:
-            return None
-        try:
-            args = decode_arguments(raw_args)
-            text = await asyncio.to_thread(tool.recover, args)
-        except Exception:  # cannot tell: run it, as without a hook
-            return None
-        return None if text is None else ToolResult(text)
 
     async def run_call(self, call: ToolUseBlock, events: EventBus) -> ToolResultBlock:
         """``execute`` for a model's tool call, reported as ``tool_call`` and ``tool_result``

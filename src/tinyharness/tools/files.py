@@ -27,7 +27,7 @@ import re2
 from ..history import OFFLOADED_RESULT_MARK, file_reads, restored_in_full
 from ..messages import Message
 from ..safefs import Spot
-from .base import DEFAULT_RESULT_CAP, Tool, ToolError, function_tool
+from .base import DEFAULT_RESULT_CAP, Tool, ToolError, function_tool, raise_if_stopped
 from .focus import TaskFocus
 from .workspace import Workspace, fs_error
 
@@ -263,21 +263,6 @@ def file_tools(
         last_line = first_line + new.count("\n") - (1 if new.endswith("\n") else 0)
         return f"Edited {shown}: replaced 1 occurrence (now lines {first_line}-{last_line})"
 
-    def edit_applied(args: dict[str, Any]) -> str | None:
-        """An interrupted edit_file whose old text is gone and new text is there was applied."""
-        old, new, path = args.get("old"), args.get("new"), args.get("path")
-        if not (isinstance(old, str) and isinstance(new, str) and isinstance(path, str)) or not old:
-            return None
-        try:
-            with workspace.folder.at(workspace.inner(path)) as spot:
-                text = _read_text_strict(spot, spot.relative)
-        except (ToolError, OSError):
-            return None
-        old, new = _match_line_endings(text, old, new)
-        if old in text or (new and new not in text):
-            return None
-        return f"Edited {spot.relative} (applied before the run was interrupted)"
-
     return [
         replace(
             function_tool(read_file),
@@ -290,7 +275,7 @@ def file_tools(
         function_tool(list_dir),
         function_tool(grep),
         function_tool(write_file, risk="write"),
-        replace(function_tool(edit_file, risk="write"), recover=edit_applied),
+        function_tool(edit_file, risk="write"),
     ]
 
 
@@ -488,6 +473,7 @@ def _bounded_lines(handle: BinaryIO, limit: int) -> Iterator[tuple[bytes, int | 
             continue
         length = len(raw)
         while rest := handle.readline(1 << 20):
+            raise_if_stopped()  # a 100 MB line: the caller may give up meanwhile
             length += len(rest)
             if rest.endswith(b"\n"):
                 length -= 1
@@ -568,6 +554,7 @@ def _count_remaining_lines(handle: BinaryIO) -> tuple[int, bool]:
     count = scanned = 0
     last_byte = b"\n"
     while chunk := handle.read(1 << 20):
+        raise_if_stopped()
         count += chunk.count(b"\n")
         last_byte = chunk[-1:]
         scanned += len(chunk)
@@ -651,6 +638,7 @@ def _grep(workspace: Workspace, regex: GrepPattern, inner: str, path: str, *, si
     searched = skipped = 0
     stop_reason = ""
     for file in files:
+        raise_if_stopped()  # Ctrl-C in the chat, or the tool's timeout: end the walk now
         if searched >= MAX_GREP_FILES:
             stop_reason = f"stopped after {MAX_GREP_FILES} files"
             break

@@ -12,9 +12,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from ..redact import find_secrets, redact
 from ..safefs import Folder, LockTimeout, NotRegularFile, PathEscape, Spot, beneath
@@ -23,7 +21,6 @@ from .base import Tool, ToolError, function_tool
 DEFAULT_NOTES_NAME = "NOTES.md"
 DEFAULT_MAX_NOTES_CHARS = 100_000
 NOTES_TOOL_NAMES = frozenset({"note", "update_notes"})
-_RECOVER_TAIL = 4000  # characters at the end of the notes searched for an interrupted note
 
 OnWrite = Callable[[str, int], object]  # any return value is ignored
 _log = logging.getLogger(__name__)
@@ -131,22 +128,9 @@ class NotesFile:
             return self.overwrite(content, guard=True)
 
         # risk "write" is honest; Permissions exempts these names because they only touch
-        # the notes file. update_notes is idempotent; a note must not be appended twice when a
-        # killed run is resumed.
-        note_tool = replace(function_tool(note, risk="write"), recover=self._already_noted)
-        return [note_tool, function_tool(update_notes, risk="write")]
-
-    def _already_noted(self, args: dict[str, Any]) -> str | None:
-        """For a ``note`` call a killed run left unfinished: its result if the line is already
-        near the end of the file (the append happened before the kill), else None."""
-        text, path = args.get("text"), args.get("path")
-        if not isinstance(text, str) or not isinstance(path, str | None):
-            return None
-        line, _ = _redacted(_note_line(text, path).strip("\n"))
-        tail = self.read()[-(len(line) + _RECOVER_TAIL) :]
-        if line.strip() and f"{line}\n" in tail:
-            return f"Noted in {self.path.name} (written before the run was interrupted)"
-        return None
+        # the notes file. A note a killed run left unfinished is not re-run on resume: the model
+        # gets an "outcome unknown" result instead (sessions), so it is never appended twice.
+        return [function_tool(note, risk="write"), function_tool(update_notes, risk="write")]
 
     def _read_text_or_refuse(self, spot: Spot) -> str:
         """The current notes for a write; a file that is not UTF-8 text (binary, another

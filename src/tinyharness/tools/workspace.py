@@ -22,7 +22,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from ..errors import ConfigError
-from ..safefs import Folder, LockTimeout, NotRegularFile, PathEscape
+from ..safefs import Folder, FolderMoved, LockTimeout, NotRegularFile, PathEscape
 from .base import ToolError
 
 MAX_PATH_CHARS = 1024
@@ -85,6 +85,11 @@ def fs_error(exc: OSError, path: str) -> ToolError:
     """An OSError from ``tinyharness.safefs`` as a one-line ToolError (no traceback)."""
     if isinstance(exc, PathEscape):
         return _refusal(path, "it leads outside the workspace (through a symbolic link)")
+    if isinstance(exc, FolderMoved):
+        return ToolError(
+            f"{_show(path)}: the folder {exc.filename!r} was moved or renamed by something else while "
+            "this tool used it; nothing is known to be done in the workspace. Check with list_dir, then retry"
+        )
     if isinstance(exc, NotRegularFile):
         return ToolError(f"{_show(path)} is not a regular file (a FIFO, device or socket); it is not opened")
     if isinstance(exc, LockTimeout):
