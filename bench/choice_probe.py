@@ -3,9 +3,10 @@
 Replays a short history through the real tools (a task, then the given read_file calls on a
 workspace), sends the exact JSON-mode request the agent would send next to a local model at
 temperature 0, and prints the top candidates for the first token of the tool name (the grammar
-fixes everything before it). ``--check`` also asks the answer check the agent makes after a
-read (``tinyharness.models.json_mode.ANSWER_CHECK``) and prints p(yes). One model process, a
-few requests; the prompt prefix is cached by the server between variants.
+fixes everything before it). ``--check`` also sends a separate yes/no request ("do the results
+above hold what you need to answer the task now?") and prints its tokens; ``--matrix MODEL``
+runs both over states of the shop project where the answer is and is not in view. One model
+process, a few requests; the prompt prefix is cached by the server between variants.
 
     python -m bench.choice_probe --model qwen2.5-coder-0.5b --workspace . \
         --task "Read README.md and tell me in one sentence what this project is" --read README.md
