@@ -674,6 +674,7 @@ def bench_rerank(
 
     from tinyharness.memory.rerank import ModelReranker
     from tinyharness.models.factory import load_model
+    from tinyharness.models.local import local_model
 
     embedder = next((e for e in embedders.values() if e is not None), None)
     cached = DiskCachedEmbedder(embedder) if embedder else None
@@ -688,7 +689,7 @@ def bench_rerank(
             (str(sample["sample_id"]), q) for q in locomo_questions(sample, {line["id"] for line in lines})
         ]
     asked = asked[:: max(1, len(asked) // questions)][:questions]
-    rows = []
+    rows: list[tuple[str, float, float, float, int]] = []
 
     def measure(method: str, reranker: ModelReranker | None, tokens: list[int]) -> None:
         total, started = 0.0, time.perf_counter()
@@ -707,7 +708,9 @@ def bench_rerank(
     try:
         measure("store", None, [0])
         for spec in models:
-            model = load_model(spec)
+            kind, _, name = spec.partition(":")
+            # A local server may load slowly on a busy machine: give it time (not timed below).
+            model = local_model(name or None, startup_timeout=900) if kind == "local" else load_model(spec)
             tokens = [0]
 
             async def counted(request: Any, model: Any = model, tokens: list[int] = tokens) -> Any:

@@ -73,7 +73,11 @@ def test_default_store_follows_tinyharness_home(tmp_path: Path, monkeypatch: pyt
 
 def _scripted_file(path: Path, *texts: str) -> Path:
     responses = [
-        {"stop_reason": "end_turn", "content": [{"type": "text", "text": t}], "usage": {"input_tokens": 1, "output_tokens": 1}}
+        {
+            "stop_reason": "end_turn",
+            "content": [{"type": "text", "text": t}],
+            "usage": {"input_tokens": 1, "output_tokens": 1},
+        }
         for t in texts
     ]
     path.write_text(json.dumps({"responses": responses}), encoding="utf-8")
@@ -90,7 +94,9 @@ def _tea_store(tmp_path: Path) -> tuple[str, list[str]]:
     return db, order
 
 
-def test_search_rerank_puts_the_models_choice_first(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_search_rerank_puts_the_models_choice_first(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """``--rerank MODEL``: the model reads the top --rerank-depth hits and its choice comes first."""
     from tinyharness.cli import main
 

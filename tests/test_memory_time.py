@@ -87,6 +87,11 @@ def test_event_time_moves_the_telling_by_what_the_text_says() -> None:
     assert event_time(said, "I love it") == said
     assert event_time(None, "yesterday") is None
     assert day_words(said - DAY) == "7 May 2023, Sunday"
+    # 8 May 2023 is a Monday: "last Friday" is the 5th, "last Monday" a week back
+    assert event_time(said, "I passed the interview last Friday!") == said - 3 * DAY
+    assert event_time(said, "we met last Mon.") == said - 7 * DAY
+    assert event_time(said, "last Wednesday and two weeks ago") == said - 5 * DAY  # the first phrase
+    assert relative_days("the last sunset") is None and relative_days("last Fri") == -4.0  # day unknown
 
 
 def test_asked_window() -> None:
@@ -110,4 +115,5 @@ def test_asks_when_and_states_time() -> None:
     assert asks_when("What year did they move?") and asks_when("我们什么时候开会？")
     assert not asks_when("What does Melanie paint?")
     assert states_time("I painted it last year") and states_time("Back in May 2022 we moved")
-    assert not states_time("I painted a sunrise")
+    assert states_time("I passed the interview last Friday") and states_time("Tonight we celebrate")
+    assert not states_time("I painted a sunrise") and not states_time("I've been painting lately")

@@ -107,6 +107,11 @@ def test_a_bad_model_string_or_a_broken_config_file_is_one_line_and_exit_2(
     config_path().write_text(json.dumps({"permissions": {"allow": "write_file"}}))
     assert main(["run", "hi", "--workspace", str(tmp_path), "--no-log"]) == 2
     assert "permissions.allow must be a list" in capsys.readouterr().err
+    config_path().write_text(json.dumps({"memory_rerank": 3}))
+    db = str(tmp_path / "m.db")
+    assert main(["memory", "search", "tea", "--memory", db, "--embedder", "none"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "memory_rerank must be a model string" in err
 
 
 def test_base_url_precedence(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -52,6 +52,7 @@ from .runlog import RunLog, RunLogError, default_path
 from .session import SavedSession, StartPoint, TurnProgress, start_point
 from .settings import MODEL_ENV, load_settings, resolve_base_url, resolve_model
 from .sqlite_session import SessionStore, SessionStoreError, SQLiteSession, store_path_for
+from .subagents import SubAgentConfig, SubAgentHost, SubAgents, load_profiles
 from .tools.base import DEFAULT_RESULT_CAP, ToolRegistry
 from .tools.builtin import builtin_tools
 from .tools.files import ReadState, text_files
@@ -76,6 +77,7 @@ examples:
   tinyharness run --model openai:gpt-4o-mini --events run.jsonl "Summarise src/ into NOTES.md"
   tinyharness run --model scripted:script.json --workspace demo --trace --events ev.jsonl "task"
   tinyharness run --pin "Never edit anything under tests/" "Make the failing test pass"
+  tinyharness run --model openai:gpt-4o-mini "Have sub-agents say what each folder under src/ does"
   tinyharness notes --workspace demo
 
 model strings:
@@ -96,12 +98,20 @@ environment:
 
 AGENT = AgentConfig()  # the defaults, written once in the config classes
 CONTEXT = ContextConfig()
+SUBAGENTS = SubAgentConfig()
 
 
 def _seconds(text: str) -> float:
     value = float(text)
     if not value > 0:
         raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
     return value
 
 
@@ -237,6 +247,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="stop after this many billed tokens (input + output of every model call)",
     )
     limits.add_argument(
+        "--time-limit",
+        type=_seconds,
+        metavar="SECONDS",
+        help="stop after this many seconds of wall time (checked before each turn)",
+    )
+    limits.add_argument(
         "--allow-write",
         action="store_true",
         help="let write_file/edit_file run without asking (otherwise asked on a terminal, refused elsewhere)",
@@ -266,6 +282,37 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="never ask: run the shell commands --allow rules match and refuse the rest "
         "(needs --shell and an --allow rule for the shell)",
+    )
+
+    helpers = run.add_argument_group("sub-agents")
+    helpers.add_argument(
+        "--subagents",
+        action=argparse.BooleanOptionalAction,
+        help="offer the task tool: the agent can hand a self-contained piece of work (reading many "
+        "files, a search) to a sub-agent with a fresh window and get back only its answer; kinds of "
+        "sub-agent come from 'agents' in the config file (default: on, off for local models)",
+    )
+    helpers.add_argument(
+        "--subagent-depth",
+        type=_positive_int,
+        default=SUBAGENTS.max_depth,
+        metavar="N",
+        help=f"how deep sub-agents may nest (default {SUBAGENTS.max_depth}: they cannot start their own)",
+    )
+    helpers.add_argument(
+        "--subagent-concurrency",
+        type=_positive_int,
+        metavar="N",
+        help=f"sub-agents of one agent that run at the same time (default {SUBAGENTS.concurrency}; "
+        "1 for local models, whose one server answers one request at a time)",
+    )
+    helpers.add_argument(
+        "--subagent-iterations",
+        type=_positive_int,
+        default=SUBAGENTS.max_iterations,
+        metavar="N",
+        help=f"turns one sub-agent may take (default {SUBAGENTS.max_iterations}); they count against "
+        "--max-iterations, and its tokens against --token-budget",
     )
 
     memory = run.add_argument_group("long-term memory")
@@ -535,6 +582,7 @@ async def _chat(args: argparse.Namespace) -> int:
     sessions = SessionStore(store_path_for(log.path)) if log is not None else None
     stores: dict[int, MemoryStore] = {}
     structures: dict[str, _Structure] = {}
+    runners: dict[int, SubAgents] = {}
 
     def build(model_spec: str, name: str, session: SQLiteSession | None, review: WriteReview) -> Agent:
         args.model, args.base_url = model_spec, base_url_option  # /model may switch provider
@@ -557,6 +605,10 @@ async def _chat(args: argparse.Namespace) -> int:
                 structures[name].anchors.load_state(saved.state["anchors"])  # /resume keeps the plan
         structure = structures[name]
         tools = _tools(args, workspace, events, _result_cap(args), structure)
+        runner = _subagents(args, workspace, review.attach) if _subagents_on(args) else None
+        if runner is not None:
+            tools.add(runner.tool())
+            runner.check_profiles(tools.names)
         review.attach(tools)
         memory = _memory(args, events, name)
         agent = Agent(
@@ -575,11 +627,16 @@ async def _chat(args: argparse.Namespace) -> int:
         )
         if memory is not None:
             stores[id(agent)] = memory.manager.store
+        if runner is not None:
+            runners[id(agent)] = runner
         return agent
 
     async def close(agent: Agent) -> None:
         store = stores.pop(id(agent), None)
+        runner = runners.pop(id(agent), None)
         try:
+            if runner is not None:
+                await runner.aclose()
             await agent.model.aclose()
         finally:
             if store is not None:
@@ -684,6 +741,7 @@ def _context(
     tools: ToolRegistry,
     session: SQLiteSession | None = None,
     structure: _Structure | None = None,
+    notes: Path | None = None,
 ) -> ContextPolicy:
     # No window here: --context-window went to the model (a local server sizes itself by it),
     # and the context takes the model's, so the window is resolved in one place.
@@ -695,7 +753,7 @@ def _context(
         accounting=args.accounting,
         counter=args.counter,
         instructions=args.compact_instructions,
-        notes_path=_notes_path(args, workspace),
+        notes_path=notes or _notes_path(args, workspace),
         workspace=workspace,
         # Local models do not take notes when only asked (measured), so they must by default.
         flush_notes=args.flush_notes if args.flush_notes is not None else _is_local(args.model),
@@ -786,6 +844,7 @@ async def _run(args: argparse.Namespace) -> RunResult:
     otel: OTelSink | None = None
     mcp_servers: McpServers | None = None
     structure: _Structure | None = None
+    subagents: SubAgents | None = None
     try:
         if log is not None:
             store = SessionStore(store_path_for(log.path))
@@ -819,6 +878,10 @@ async def _run(args: argparse.Namespace) -> RunResult:
 
         if isinstance(model, LocalModel) and model.notice:  # another local model stands in
             print(f"tinyharness: {model.notice}", file=sys.stderr)
+        if _subagents_on(args):
+            subagents = _subagents(args, workspace)
+            tools.add(subagents.tool())
+            subagents.check_profiles(tools.names)
         _check_window(args.context_window or model.context_window, tools, args.max_output_tokens)
         context = _context(args, model, events, workspace, tools, session, structure)
         memory = _memory(args, events, session_name)
@@ -834,6 +897,7 @@ async def _run(args: argparse.Namespace) -> RunResult:
                 token_budget=args.token_budget,
                 max_output_tokens=args.max_output_tokens,
                 trace=args.trace,
+                time_limit=args.time_limit,
             ),
             context=context,
             events=events,
@@ -858,6 +922,8 @@ async def _run(args: argparse.Namespace) -> RunResult:
         try:
             if mcp_servers is not None:
                 await mcp_servers.aclose()
+            if subagents is not None:
+                await subagents.aclose()
             if model is not None:
                 await model.aclose()
         finally:
@@ -922,12 +988,13 @@ def _tools(
     events: EventBus,
     result_cap: int,
     structure: _Structure | None = None,
+    notes_path: Path | None = None,
     *,
     read_state: ReadState | None = None,
     focus: TaskFocus | None = None,
 ) -> ToolRegistry:
     notes = NotesFile(
-        _notes_path(args, workspace),
+        notes_path or _notes_path(args, workspace),
         on_write=lambda op, chars: events.emit("notes_write", op=op, chars=chars),
         root=workspace,
     )
@@ -978,6 +1045,55 @@ async def _mcp_servers(
     for tool in servers.tools:
         tools.add(tool)
     return servers
+
+
+def _subagents_on(args: argparse.Namespace) -> bool:
+    """--subagents, else on for every model but local ones (see the README, "Sub-agents")."""
+    chosen: bool | None = args.subagents
+    return chosen if chosen is not None else not _is_local(args.model)
+
+
+def _subagents(
+    args: argparse.Namespace, workspace: Path, attach: Callable[[ToolRegistry], None] | None = None
+) -> SubAgents:
+    """The task tool's runner: children get this run's options (permissions, compaction,
+    result cap), their own notes under .tinyharness/subagents/, and the profiles of the
+    config file (checked now: a bad profile stops the run before it starts). ``attach`` wraps
+    each child's tools as the parent's are (the chat's diff review of writes)."""
+    config = SubAgentConfig(
+        max_depth=args.subagent_depth,
+        concurrency=args.subagent_concurrency or (1 if _is_local(args.model) else SUBAGENTS.concurrency),
+        max_iterations=args.subagent_iterations,
+        profiles=load_profiles(load_settings().agents),
+    )
+    result_cap = _result_cap(args)
+
+    def tools(notes: Path, events: EventBus) -> ToolRegistry:
+        registry = _tools(args, workspace, events, result_cap, notes_path=notes)
+        if attach is not None:
+            attach(registry)
+        return registry
+
+    def context(
+        model: Model, events: EventBus, registry: ToolRegistry, notes: Path, session: SQLiteSession | None
+    ) -> ContextPolicy:
+        return _context(args, model, events, workspace, registry, session, notes=notes)
+
+    def model(spec: str) -> Model:
+        provider = spec.strip().partition(":")[0]
+        base_url = resolve_base_url(provider, None) if provider in ("openai", "anthropic") else None
+        return load_model(
+            spec,
+            base_url=base_url,
+            timeout=args.timeout,
+            max_retries=args.max_retries,
+            context_window=args.context_window,
+        )
+
+    host = SubAgentHost(
+        tools=tools, state_dir=workspace / ".tinyharness" / "subagents", context=context, load_model=model
+    )
+    return SubAgents(config, host)
 
 
 def _memory(args: argparse.Namespace, events: EventBus, session: str) -> ScopedMemory | None:

@@ -76,14 +76,34 @@ class EventSink(Protocol):
 
 
 class EventBus:
-    def __init__(self, sinks: list[EventSink] | None = None, run_id: str | None = None) -> None:
+    """Stamps a run's events. A sub-agent's bus also stamps every event with the run that
+    started it (``parent_run_id``) and its ``depth`` (1 for a child of the top-level run); a
+    top-level run's events carry neither."""
+
+    def __init__(
+        self,
+        sinks: list[EventSink] | None = None,
+        run_id: str | None = None,
+        *,
+        parent_run_id: str | None = None,
+        depth: int = 0,
+    ) -> None:
         self.sinks: list[EventSink] = list(sinks or [])
         self.run_id = run_id or uuid.uuid4().hex[:12]
+        self.parent_run_id = parent_run_id
+        self.depth = depth
         self._seq = 0
+
+    def child(self) -> EventBus:
+        """A bus for a sub-agent of this run: a new run id, the same sinks."""
+        return EventBus(self.sinks, parent_run_id=self.run_id, depth=self.depth + 1)
 
     def emit(self, type: str, **fields: Any) -> Event:
         self._seq += 1
         event: Event = {"type": type, "seq": self._seq, "ts": time.time(), "run_id": self.run_id}
+        if self.parent_run_id is not None:
+            event["parent_run_id"] = self.parent_run_id
+            event["depth"] = self.depth
         event.update(fields)
         for sink in self.sinks:
             sink.emit(event)

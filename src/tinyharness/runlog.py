@@ -18,6 +18,7 @@ May import: ``errors``, ``events``, ``redact``, ``paths``, ``sqlitedb``. Nothing
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 import threading
@@ -116,6 +117,13 @@ MIGRATIONS: list[list[str]] = [
             PRIMARY KEY (session, position)
         )""",
     ],
+    # 3: the tree of runs: a sub-agent's run names the run and the task call that started it.
+    [
+        "ALTER TABLE runs ADD COLUMN parent_run_id TEXT",
+        "ALTER TABLE runs ADD COLUMN depth INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE runs ADD COLUMN call_id TEXT",
+        "CREATE INDEX runs_parent ON runs(parent_run_id, started)",
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -143,6 +151,10 @@ class RunSummary:
     compactions: int
     tool_calls: int
     errors: int
+    parent_run_id: str | None = None  # the run whose task call started this one (a sub-agent)
+    depth: int = 0  # 0 for a top-level run, 1 for its sub-agents, ...
+    call_id: str | None = None  # the parent's task call that started it
+    usage: dict[str, int] | None = None  # billed tokens (a parent's include its sub-agents')
 
 
 class Checkpoint(NamedTuple):
@@ -157,9 +169,16 @@ SELECT r.id, r.task, r.model, r.session, r.started, r.ended, r.stop, r.final,
     (SELECT count(*) FROM model_calls m WHERE m.run_id = r.id),
     (SELECT count(*) FROM compactions c WHERE c.run_id = r.id),
     (SELECT count(*) FROM tool_calls t WHERE t.run_id = r.id),
-    (SELECT count(*) FROM errors e WHERE e.run_id = r.id)
+    (SELECT count(*) FROM errors e WHERE e.run_id = r.id),
+    r.parent_run_id, coalesce(r.depth, 0), r.call_id, r.usage
 FROM runs r
 """
+
+
+def _summary(row: tuple[Any, ...]) -> RunSummary:
+    usage = json.loads(row[-1]) if row[-1] else None
+    summary = RunSummary(*row[:-1])
+    return dataclasses.replace(summary, usage=usage) if isinstance(usage, dict) else summary
 
 
 # --- the log ----------------------------------------------------------------------------------
@@ -244,8 +263,14 @@ class RunLog:
 
     def _ensure_run(self, run_id: str, e: dict[str, Any]) -> None:
         self._db.execute(
-            "INSERT OR IGNORE INTO runs (id, started, session) VALUES (?, ?, ?)",
-            (run_id, _num(e.get("ts")), self.session),
+            "INSERT OR IGNORE INTO runs (id, started, session, parent_run_id, depth) VALUES (?, ?, ?, ?, ?)",
+            (
+                run_id,
+                _num(e.get("ts")),
+                self.session,
+                _text(e.get("parent_run_id")),
+                _int(e.get("depth")) or 0,
+            ),
         )
 
     def _on_run_start(self, run_id: str, e: dict[str, Any]) -> None:
@@ -254,13 +279,15 @@ class RunLog:
         # A resumed run may start again under its id: it is running again until its next run_end.
         self._db.execute(
             """UPDATE runs SET task = coalesce(task, ?), model = coalesce(model, ?),
-                   session = coalesce(?, session), ended = NULL, stop = NULL, start_fields = ?
+                   session = coalesce(?, session), ended = NULL, stop = NULL, start_fields = ?,
+                   call_id = coalesce(?, call_id)
                WHERE id = ?""",
             (
                 _text(e.get("task")),
                 _text(e.get("model")),
                 _text(e.get("session")),
                 json.dumps(extra, ensure_ascii=False),
+                _text(e.get("call_id")),
                 run_id,
             ),
         )
@@ -483,9 +510,25 @@ class RunLog:
         return rows[0] if rows else None
 
     def list_runs(self, limit: int = 20) -> list[RunSummary]:
-        """The newest runs first."""
-        rows = self._query(_SUMMARY_SQL + " ORDER BY r.started DESC, r.rowid DESC LIMIT ?", (limit,))
-        return [RunSummary(*row) for row in rows]
+        """The newest top-level runs first, each followed by its sub-agents' runs (depth first,
+        in the order they started)."""
+        rows = self._query(
+            _SUMMARY_SQL + " WHERE r.parent_run_id IS NULL ORDER BY r.started DESC, r.rowid DESC LIMIT ?",
+            (limit,),
+        )
+        return [run for row in rows for run in self.tree(_summary(row))]
+
+    def children(self, run_id: str) -> list[RunSummary]:
+        """The runs ``run_id``'s task calls started, in the order they started."""
+        rows = self._query(_SUMMARY_SQL + " WHERE r.parent_run_id = ? ORDER BY r.started, r.rowid", (run_id,))
+        return [_summary(row) for row in rows]
+
+    def tree(self, run: RunSummary) -> list[RunSummary]:
+        """``run`` and every run below it, depth first."""
+        found = [run]
+        for child in self.children(run.id):
+            found += self.tree(child)
+        return found
 
     def resolve(self, run_id: str) -> str:
         """The full id of the one run whose id is ``run_id`` or starts with it."""
@@ -504,7 +547,7 @@ class RunLog:
         full = self.resolve(run_id)
         row = self._query_one(_SUMMARY_SQL + " WHERE r.id = ?", (full,))
         assert row is not None
-        return RunSummary(*row)
+        return _summary(row)
 
     def event_lines(self, run_id: str) -> list[str]:
         """The run's events as stored: JSON text as ``JsonlSink`` writes it (redacted)."""

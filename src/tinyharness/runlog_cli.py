@@ -107,6 +107,11 @@ def _stop(run: RunSummary) -> str:
     return run.stop or "unfinished"
 
 
+def _tree_id(run: RunSummary) -> str:
+    """The id, indented under its parent's for a sub-agent's run."""
+    return f"{'  ' * (run.depth - 1)}└ {run.id}" if run.depth > 0 else run.id
+
+
 def _runs(args: argparse.Namespace, log: RunLog) -> int:
     runs = log.list_runs(args.limit)
     if not runs:
@@ -114,7 +119,7 @@ def _runs(args: argparse.Namespace, log: RunLog) -> int:
         return 0
     headers = ["id", "started", "model", "stop", "calls", "compactions", "task"]
     rows = [
-        [r.id, _when(r.started), r.model or "-", _stop(r), str(r.model_calls), str(r.compactions)]
+        [_tree_id(r), _when(r.started), r.model or "-", _stop(r), str(r.model_calls), str(r.compactions)]
         for r in runs
     ]
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(headers[:-1])]
@@ -237,8 +242,32 @@ def transcript(events: Sequence[Event]) -> list[str]:
     return lines
 
 
+def tree_transcript(log: RunLog, run_id: str, *, indent: str = "") -> list[str]:
+    """``transcript`` of a run, with each sub-agent's transcript nested (indented) right after
+    the result of the task call that started it."""
+    events = log.events(run_id)
+    by_call: dict[str, list[RunSummary]] = {}
+    for child in log.children(log.resolve(run_id)):
+        by_call.setdefault(child.call_id or "", []).append(child)
+    replies, results = _traced(events)
+    lines: list[str] = []
+    for event in events:
+        lines += [indent + line for line in _describe(event, replies, results)]
+        if event.get("type") == "tool_result" and event.get("name") == "task":
+            for child in by_call.pop(str(event.get("call_id")), []):
+                lines.append(f"{indent}    ┌ sub-agent run {child.id} (depth {child.depth}, {_stop(child)})")
+                lines += tree_transcript(log, child.id, indent=indent + "    │ ")
+    for children in by_call.values():  # started by a call whose result was never logged (a kill)
+        for child in children:
+            lines.append(f"{indent}    ┌ sub-agent run {child.id} (depth {child.depth}, {_stop(child)})")
+            lines += tree_transcript(log, child.id, indent=indent + "    │ ")
+    if not any(e.get("type") == "run_end" for e in events):
+        lines.append(f"{indent}(no run_end: the run is still going, or it was killed)")
+    return lines
+
+
 def _show(args: argparse.Namespace, log: RunLog) -> int:
-    print("\n".join(transcript(log.events(args.run))))
+    print("\n".join(tree_transcript(log, args.run)))
     return 0
 
 
@@ -279,9 +308,40 @@ def _report(args: argparse.Namespace, log: RunLog) -> int:
             f"report needs plotext and matplotlib ({exc.name} is missing): pip install plotext matplotlib", 2
         )
     sys.stdout.write(chart + "\n" + metrics_table(report))
+    tree = log.tree(log.get_run(args.run))
+    if len(tree) > 1:
+        sys.stdout.write("\n" + subagent_table(log, tree))
     if written is not None:
         print(f"wrote {written}", file=sys.stderr)
     return 0
+
+
+def subagent_table(log: RunLog, tree: Sequence[RunSummary]) -> str:
+    """The tree of runs under a report: each run's stop, model calls, billed tokens (a parent's
+    include its sub-agents') and peak tokens in its window."""
+    headers = ["run", "stop", "calls", "billed", "peak window", "task"]
+    rows = []
+    for run in tree:
+        peaks = [e.get("tokens") for e in log.events(run.id) if e.get("type") == "model_call"]
+        peak = max((t for t in peaks if isinstance(t, int)), default=None)
+        billed = sum(v for v in (run.usage or {}).values() if isinstance(v, int)) if run.usage else None
+        rows.append(
+            [
+                _tree_id(run),
+                _stop(run),
+                str(run.model_calls),
+                "-" if billed is None else f"{billed:,}",
+                "-" if peak is None else f"{peak:,}",
+                _one_line(run.task, 50),
+            ]
+        )
+    widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(headers)]
+    lines = [
+        "sub-agents (the tree of runs):",
+        "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)),
+    ]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in rows]
+    return "\n".join(lines) + "\n"
 
 
 cmd_report = _guarded(_report)

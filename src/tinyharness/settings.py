@@ -116,7 +116,9 @@ def load_settings(path: Path | None = None) -> Settings:
     permissions = _mapping(data.get("permissions"), "permissions")
     rerank = data.get("memory_rerank")
     if rerank is not None and (not isinstance(rerank, str) or not rerank.strip()):
-        raise ConfigError('config: memory_rerank must be a model string such as local:qwen2.5-coder-0.5b, or "none"')
+        raise ConfigError(
+            'config: memory_rerank must be a model string such as local:qwen2.5-coder-0.5b, or "none"'
+        )
     return Settings(
         default_model=model.strip() if isinstance(model, str) else None,
         base_urls=base_urls,

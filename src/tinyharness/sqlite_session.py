@@ -72,6 +72,13 @@ MIGRATIONS: list[list[str]] = [
     ],
 ]
 SESSION_STORE = Schema("session store", APPLICATION_ID, MIGRATIONS)
+SUBAGENT_MARK = "/task:"  # in a session's name: a sub-agent's own session, never resumed alone
+
+
+def subagent_prefix(parent: str, call_id: str) -> str:
+    """The name of the sessions of the sub-agents the task call ``call_id`` of session
+    ``parent`` started, up to their number: ``PARENT/task:CALL_ID#``."""
+    return f"{parent}{SUBAGENT_MARK}{call_id}#"
 
 
 class SessionStoreError(HarnessError):
@@ -102,9 +109,20 @@ class SessionStore:
         return SQLiteSession(self, name)
 
     def latest(self) -> str | None:
-        """The session saved most recently (what ``--resume`` without ``--session`` continues)."""
-        row = self._query("SELECT name FROM sessions ORDER BY saved DESC LIMIT 1")
+        """The session saved most recently (what ``--resume`` without ``--session`` continues),
+        a sub-agent's aside: it is resumed by its parent's run."""
+        row = self._query(
+            "SELECT name FROM sessions WHERE instr(name, ?) = 0 ORDER BY saved DESC LIMIT 1", (SUBAGENT_MARK,)
+        )
         return str(row[0][0]) if row else None
+
+    def names_under(self, prefix: str) -> list[str]:
+        """The sessions whose name starts with ``prefix``, oldest first (a run's sub-agents)."""
+        escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        rows = self._query(
+            "SELECT name FROM sessions WHERE name LIKE ? ESCAPE '\\' ORDER BY saved, rowid", (escaped + "%",)
+        )
+        return [str(name) for (name,) in rows]
 
     def close(self) -> None:
         with self._lock:

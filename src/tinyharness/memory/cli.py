@@ -123,7 +123,10 @@ def handle(
             return 2
         if spec and spec.strip().lower() != "none":
             if load_model is None:
-                print("tinyharness: --rerank needs a model loader here; use the tinyharness command", file=sys.stderr)
+                print(
+                    "tinyharness: --rerank needs a model loader here; use the tinyharness command",
+                    file=sys.stderr,
+                )
                 return 2
             try:
                 model = load_model(spec.strip())

@@ -74,6 +74,11 @@ _RELATIVE: tuple[tuple[re.Pattern[str], float], ...] = tuple(
     )
 )
 _AGO = re.compile(rf"\b{_COUNT}\s+(day|week|month|year)s?\s+ago\b", re.IGNORECASE)
+_WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+# "last Friday", "last Sat": the most recent such day before the telling (a week back on that day).
+_LAST_WEEKDAY = re.compile(
+    r"\blast (mon|tue|wed|thu|fri|sat|sun)(?:s|n|nes|rs|ur)?(?:day|\.)?(?![a-z])", re.IGNORECASE
+)
 
 
 def _utc(moment: datetime) -> float:
@@ -139,10 +144,16 @@ def _free_text_date(value: str) -> float | None:
     return _utc(datetime(year, month, day, hour, minute))
 
 
-def relative_days(text: str) -> float | None:
+def relative_days(text: str, said_at: float | None = None) -> float | None:
     """How many days before (negative) or after the telling the first time phrase in ``text``
-    puts what it says ("yesterday" -1, "two weeks ago" -14), or ``None``."""
+    puts what it says ("yesterday" -1, "two weeks ago" -14), or ``None``. "last Friday" counts
+    back to the Friday before ``said_at`` (four days when the day of the telling is unknown)."""
     found: list[tuple[int, float]] = []
+    weekday = _LAST_WEEKDAY.search(text)
+    if weekday:
+        target = _WEEKDAYS.index(weekday.group(1).casefold())
+        told = datetime.fromtimestamp(said_at, UTC).weekday() if said_at is not None else None
+        found.append((weekday.start(), -float((told - target) % 7 or 7) if told is not None else -4.0))
     for pattern, days in _RELATIVE:
         match = pattern.search(text)
         if match:
@@ -159,7 +170,7 @@ def event_time(said_at: float | None, text: str) -> float | None:
     """When what ``text`` tells happened, given when it was said (``None`` stays ``None``)."""
     if said_at is None:
         return None
-    days = relative_days(text)
+    days = relative_days(text, said_at)
     return said_at + days * DAY if days is not None else said_at
 
 
@@ -170,7 +181,10 @@ def states_time(text: str) -> bool:
         or bool(re.search(rf"\b{_MONTH}\b|\b(19|20)\d\d\b", text, re.IGNORECASE))
         or bool(
             re.search(
-                r"\b(this|last|next) (morning|evening|weekend|week|month|year|summer|winter)\b", text, re.I
+                r"\b(this|last|next) (morning|afternoon|evening|weekend|week|month|year|summer|winter|fall"
+                r"|spring|autumn)\b|\b(today|tonight|earlier today)\b",
+                text,
+                re.I,
             )
         )
     )
@@ -252,7 +266,7 @@ def asked_window(query: str, now: float) -> TimeWindow | None:
         return TimeWindow(_utc(start), _utc(end))
     if month is not None:
         return TimeWindow(month=month)
-    days = relative_days(query)
+    days = relative_days(query, now)
     if days is not None:
         span = max(abs(days) * 0.5, 1.0)
         return TimeWindow(now + (days - span) * DAY, now + (days + span) * DAY)

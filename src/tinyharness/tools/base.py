@@ -57,6 +57,10 @@ class Tool:
     # function, awaited on the loop instead of run in a thread.
     server: str | None = None
     timeout: float | None = None  # seconds; None: the registry's
+    # A call a killed run cut off is run again on resume, because the tool continues its own
+    # recorded work instead of repeating it (``task`` resumes its sub-agent's session); every
+    # other tool's cut-off call gets "outcome unknown" instead.
+    resumes: bool = False
 
     @property
     def spec(self) -> ToolSpec:
