@@ -3,7 +3,8 @@
     python -m bench                 # the full suite (about 15 minutes on 2 cores)
     python -m bench --small         # the quick version of every part
     python -m bench --only loop,e2e # some parts: loop, tokens, peers, memory, e2e, secrets, parallel,
-                                    # mcp, tasks, grep, anchors, subagents
+                                    # mcp, tasks, grep, anchors, subagents, durable (needs
+                                    # PostgreSQL: TINYHARNESS_BENCH_PG_URL; skipped without)
     python -m bench --output FILE   # write elsewhere (default: bench/RESULTS.md)
 
 Progress goes to stderr; each part's own tables are printed as it finishes.
@@ -35,6 +36,7 @@ PARTS = (
     "grep",
     "anchors",
     "subagents",
+    "durable",
 )
 
 
@@ -194,6 +196,12 @@ def _subagents(small: bool) -> str:
     return f"{legend}\n\n{subagent_bench.to_markdown(workload, rows)}"
 
 
+def _durable(small: bool) -> str:
+    from bench import durable_bench
+
+    return durable_bench.run(small=small)
+
+
 def _quiet(call: Callable[[], str]) -> str:
     """Run a part that prints its own report; keep stdout for the summary, return the report."""
     buffer = io.StringIO()
@@ -219,6 +227,11 @@ SECTIONS: dict[str, tuple[str, str, Callable[[bool], str]]] = {
         _anchors,
     ),
     "subagents": ("11. Sub-agents on a long task", "python -m bench.subagent_bench", _subagents),
+    "durable": (
+        "12. Durable runs: workers and recorded steps",
+        "python -m bench.durable_bench",
+        _durable,
+    ),
 }
 
 

@@ -179,6 +179,10 @@ def test_runs_show_and_report_draw_the_tree(
     shown = capsys.readouterr().out
     assert f"┌ sub-agent run {c1.id}" in shown and "│     -> read_file" in shown
 
+    assert main(["export", parent.id, "--tree", "--log", log]) == 0
+    exported = {json.loads(line)["run_id"] for line in capsys.readouterr().out.splitlines()}
+    assert exported == {parent.id, c1.id, c2.id}
+
     assert main(["report", parent.id, "--log", log, "--width", "80"]) == 0
     report = capsys.readouterr().out
     assert "sub-agents (the tree of runs):" in report and f"└ {c2.id}" in report
@@ -272,3 +276,25 @@ def test_ctrl_c_stops_the_children_with_their_parent(tmp: Path) -> None:
     assert "interrupted; continue with --resume" in stderr
     ends = [json.loads(line) for line in events.read_text().splitlines() if '"run_end"' in line]
     assert [(e.get("depth"), e["stop"]) for e in ends] == [(1, "cancelled")]
+
+
+def test_a_new_task_on_a_session_never_reuses_an_earlier_childs_answer(tmp: Path) -> None:
+    """Call ids may repeat across the tasks of one session (a JSON-mode model numbers its calls
+    from the history it sees): a fresh task call starts a fresh child, #2 beside #1."""
+    first = run(
+        tmp,
+        [turn([task("t1", "What does f0.py return?")]), answer("f0 returns 0", agent="t1"), answer("0")],
+        "one",
+    )
+    assert first.returncode == 0, first.stderr
+    second = run(
+        tmp,
+        [turn([task("t1", "What does f1.py return?")]), answer("f1 returns 1", agent="t1"), answer("1")],
+        "two",
+    )
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.strip() == "1"
+    with SessionStore(tmp / "runs.sessions.db") as store:
+        assert sorted(store.names_under(f"{SESSION}/")) == [f"{SESSION}/task:t1#1", f"{SESSION}/task:t1#2"]
+        saved = store.open(f"{SESSION}/task:t1#2").load()
+        assert saved is not None and saved.messages[-1].text == "f1 returns 1"

@@ -16,9 +16,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import json
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -62,6 +63,7 @@ __all__ = [
     "Checkpointer",
     "LongTermMemory",
     "RunResult",
+    "Steps",
     "ToolCallScope",
     "current_call",
 ]
@@ -130,6 +132,20 @@ def check(field: str, value: Any) -> None:
     wrong = problem(field, value)
     if wrong is not None:
         raise ConfigError(f"{field} ({_COUNTS[field]}): {wrong}")
+
+
+class Steps(Protocol):
+    """Where the run's model and tool calls happen. Without one they run directly; a durable
+    run (``durable``) records each as a step, so a run recovered after a crash is answered from
+    the record instead of asking or acting again."""
+
+    async def model_call(
+        self, request: ModelRequest, ask: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> ModelResponse: ...
+
+    async def tool_call(
+        self, call: ToolUseBlock, run: Callable[[], Awaitable[ToolResultBlock]]
+    ) -> ToolResultBlock: ...
 
 
 class LongTermMemory(Protocol):
@@ -248,6 +264,7 @@ class Agent:
         output_type: Any = None,
         answer_when: AnswerRule | None = None,
         anchors: Anchors | None = None,
+        steps: Steps | None = None,
     ) -> None:
         self.model = model
         self.answer_when = answer_when
@@ -264,6 +281,7 @@ class Agent:
         # The plan and the pins (the todo and pin tools write them, the context manager puts
         # them back after a compaction): saved with every checkpoint, pins in the task message.
         self.anchors = anchors
+        self.steps = steps
         self.validator = RequestValidator()
         self._messages = Transcript()
         self.model_calls = 0
@@ -436,7 +454,11 @@ class Agent:
                         self.checkpoint.call_started(call)  # a kill from here on: outcome unknown
                     scope = current_call.set(ToolCallScope(self, call, resumed))
                     try:
-                        result = await self.tools.run_call(call, self.events)
+                        if self.steps is not None:
+                            run = functools.partial(self.tools.run_call, call, self.events)
+                            result = await self.steps.tool_call(call, run)
+                        else:
+                            result = await self.tools.run_call(call, self.events)
                     finally:
                         current_call.reset(scope)
                 self._finished_results[call.id] = result
@@ -483,7 +505,10 @@ class Agent:
         if budget is not None and self.billed.total >= budget and not request.final_only:
             raise TokenBudgetSpent(f"used {self.billed.total} of the {budget}-token budget")
         self.model_calls += 1
-        response = await self._ask_model(request)
+        if self.steps is not None:
+            response = await self.steps.model_call(request, self._ask_model)
+        else:
+            response = await self._ask_model(request)
         self.billed = Usage(
             self.billed.input_tokens + response.usage.input_tokens,
             self.billed.output_tokens + response.usage.output_tokens,

@@ -23,14 +23,26 @@ from typing import Any
 
 from .events import Event
 from .report import build_report, metrics_table, render_terminal, write_html, write_png
-from .runlog import RunLog, RunLogError, RunNotFound, RunSummary, default_path
+from .runlog import (
+    RunLogError,
+    RunLogStore,
+    RunNotFound,
+    RunSummary,
+    default_path,
+    is_postgres_url,
+    open_run_log,
+)
 
 Handler = Callable[[argparse.Namespace], int]
 _PREVIEW = 160
 
 
 def _add_log_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--log", metavar="PATH", help=f"run log database (default: {default_path()})")
+    parser.add_argument(
+        "--log",
+        metavar="PATH|URL",
+        help=f"run log: a SQLite file or a postgresql://... URL (default: {default_path()})",
+    )
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -48,6 +60,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     export = subparsers.add_parser("export", help="a run's events as JSON Lines (the --events format)")
     export.add_argument("run", metavar="RUN", help="run id or a unique prefix of it")
     export.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    export.add_argument(
+        "--tree", action="store_true", help="also the events of its sub-agents' runs, after its own"
+    )
     _add_log_option(export)
     export.set_defaults(handler=cmd_export)
 
@@ -69,19 +84,20 @@ def _fail(message: str, code: int) -> int:
     return code
 
 
-def _guarded(body: Callable[[argparse.Namespace, RunLog], int], *, listing: bool = False) -> Handler:
+def _guarded(body: Callable[[argparse.Namespace, RunLogStore], int], *, listing: bool = False) -> Handler:
     """Open the run log, run the command, turn typed errors into exit codes. A missing file is
     an empty list for ``listing`` commands and "not found" for the others; it is not created."""
 
     def handler(args: argparse.Namespace) -> int:
+        shared = bool(args.log) and is_postgres_url(args.log)
         path = Path(args.log) if args.log else default_path()
-        if not path.exists():
+        if not shared and not path.exists():
             if listing:
                 print(f"no runs logged yet ({path})", file=sys.stderr)
                 return 0
             return _fail(f"no run log at {path}", 1)
         try:
-            with RunLog(path) as log:
+            with open_run_log(args.log if shared else path) as log:
                 return body(args, log)
         except RunNotFound as exc:
             return _fail(str(exc), 1)
@@ -112,7 +128,7 @@ def _tree_id(run: RunSummary) -> str:
     return f"{'  ' * (run.depth - 1)}└ {run.id}" if run.depth > 0 else run.id
 
 
-def _runs(args: argparse.Namespace, log: RunLog) -> int:
+def _runs(args: argparse.Namespace, log: RunLogStore) -> int:
     runs = log.list_runs(args.limit)
     if not runs:
         print("no runs logged yet", file=sys.stderr)
@@ -242,7 +258,7 @@ def transcript(events: Sequence[Event]) -> list[str]:
     return lines
 
 
-def tree_transcript(log: RunLog, run_id: str, *, indent: str = "") -> list[str]:
+def tree_transcript(log: RunLogStore, run_id: str, *, indent: str = "") -> list[str]:
     """``transcript`` of a run, with each sub-agent's transcript nested (indented) right after
     the result of the task call that started it."""
     events = log.events(run_id)
@@ -266,7 +282,7 @@ def tree_transcript(log: RunLog, run_id: str, *, indent: str = "") -> list[str]:
     return lines
 
 
-def _show(args: argparse.Namespace, log: RunLog) -> int:
+def _show(args: argparse.Namespace, log: RunLogStore) -> int:
     print("\n".join(tree_transcript(log, args.run)))
     return 0
 
@@ -277,8 +293,11 @@ cmd_show = _guarded(_show)
 # --- export -----------------------------------------------------------------------------------
 
 
-def _export(args: argparse.Namespace, log: RunLog) -> int:
+def _export(args: argparse.Namespace, log: RunLogStore) -> int:
     lines = log.event_lines(args.run)
+    if args.tree:
+        for child in log.tree(log.get_run(args.run))[1:]:
+            lines += log.event_lines(child.id)
     text = "".join(line + "\n" for line in lines)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
@@ -293,7 +312,7 @@ cmd_export = _guarded(_export)
 # --- report -----------------------------------------------------------------------------------
 
 
-def _report(args: argparse.Namespace, log: RunLog) -> int:
+def _report(args: argparse.Namespace, log: RunLogStore) -> int:
     report = build_report(log.events(args.run))
     width = args.width or min(shutil.get_terminal_size((100, 24)).columns, 140)
     try:
@@ -316,7 +335,7 @@ def _report(args: argparse.Namespace, log: RunLog) -> int:
     return 0
 
 
-def subagent_table(log: RunLog, tree: Sequence[RunSummary]) -> str:
+def subagent_table(log: RunLogStore, tree: Sequence[RunSummary]) -> str:
     """The tree of runs under a report: each run's stop, model calls, billed tokens (a parent's
     include its sub-agents') and peak tokens in its window."""
     headers = ["run", "stop", "calls", "billed", "peak window", "task"]

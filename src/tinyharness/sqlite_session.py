@@ -30,6 +30,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -81,6 +82,16 @@ def subagent_prefix(parent: str, call_id: str) -> str:
     return f"{parent}{SUBAGENT_MARK}{call_id}#"
 
 
+@dataclass(frozen=True)
+class SessionInfo:
+    """A saved session as a list shows it."""
+
+    name: str
+    saved: float  # Unix time of its last commit
+    messages: int
+    opening: str  # the text of its first message (the task), spaces collapsed
+
+
 class SessionStoreError(HarnessError):
     """The session store cannot be used (not a database, someone else's, newer, unwritable)."""
 
@@ -115,6 +126,26 @@ class SessionStore:
             "SELECT name FROM sessions WHERE instr(name, ?) = 0 ORDER BY saved DESC LIMIT 1", (SUBAGENT_MARK,)
         )
         return str(row[0][0]) if row else None
+
+    def recent(self, limit: int = 20) -> list[SessionInfo]:
+        """The sessions saved most recently, newest first, with what each began with (not the
+        sub-agents' asides, which their parent's run resumes)."""
+        rows = self._query(
+            """SELECT s.name, s.saved,
+                      (SELECT COUNT(*) FROM session_messages m WHERE m.session = s.name),
+                      (SELECT m.message FROM session_messages m WHERE m.session = s.name
+                       ORDER BY m.position LIMIT 1)
+               FROM sessions s WHERE instr(s.name, ?) = 0 ORDER BY s.saved DESC LIMIT ?""",
+            (SUBAGENT_MARK, limit),
+        )
+        found = []
+        for name, saved, count, first in rows:
+            try:
+                opening = message_from_dict(json.loads(first)).text if first else ""
+            except (ValueError, KeyError, TypeError):
+                opening = ""
+            found.append(SessionInfo(str(name), float(saved), int(count), " ".join(opening.split())))
+        return found
 
     def names_under(self, prefix: str) -> list[str]:
         """The sessions whose name starts with ``prefix``, oldest first (a run's sub-agents)."""

@@ -16,13 +16,17 @@ that the ``task`` call with that id started (``for_agent``); responses without i
 top-level run. So a script stays deterministic when sub-agents run at the same time. Running
 out, or leaving responses unused, is a ``ScriptError``. An optional top-level
 ``"stream_delay"`` (seconds) spaces the word chunks ``stream`` yields, so a terminal shows them
-arrive.
+arrive. Optional top-level ``"latency"`` (seconds) is waited before every answer, as a real
+server takes time (benchmarks of many runs at once); ``"request_log"`` names a file (relative to
+the script's folder) that gets one JSON line per request received, with its number, purpose
+and the process id, so a test can count requests across processes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 from collections import deque
 from collections.abc import AsyncIterator
@@ -95,6 +99,15 @@ class ScriptedModel:
         if not isinstance(delay, int | float) or delay < 0:
             raise InvalidScript(f"{self.source}: stream_delay must be a number of seconds >= 0")
         self.stream_delay = float(delay)
+        latency = data.get("latency", 0)
+        if not isinstance(latency, int | float) or latency < 0:
+            raise InvalidScript(f"{self.source}: latency must be a number of seconds >= 0")
+        self.latency = float(latency)
+        log = data.get("request_log")
+        if log is not None and not isinstance(log, str):
+            raise InvalidScript(f"{self.source}: request_log must be a file name")
+        base = Path(script).parent if not isinstance(script, dict) else Path.cwd()
+        self.request_log = base / log if log else None
 
     @staticmethod
     def _load(path: Path) -> Any:
@@ -119,7 +132,19 @@ class ScriptedModel:
         return _AgentView(self, label)
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
+        if self.request_log is not None:
+            line = {"n": len(self.requests) + 1, "purpose": request.purpose, "pid": os.getpid()}
+            with open(self.request_log, "a", encoding="utf-8") as file:
+                file.write(json.dumps(line) + "\n")
+        if self.latency:
+            await asyncio.sleep(self.latency)
         return self._take(request, None)
+
+    def replayed(self, request: ModelRequest) -> None:
+        """A durable run answered ``request`` from its record (an earlier process received it):
+        skip the response it took, so the next request gets the next one. Not a request: no
+        latency, no line in the request log."""
+        self._take(request, None)
 
     def _take(self, request: ModelRequest, agent: str | None) -> ModelResponse:
         self.requests.append(request)
