@@ -3,7 +3,8 @@
     python -m bench                 # the full suite (about 15 minutes on 2 cores)
     python -m bench --small         # the quick version of every part
     python -m bench --only loop,e2e # some parts: loop, tokens, peers, memory, e2e, secrets, parallel,
-                                    # mcp, tasks, grep, anchors
+                                    # mcp, tasks, grep, anchors, subagents, durable (needs
+                                    # PostgreSQL: TINYHARNESS_BENCH_PG_URL; skipped without)
     python -m bench --output FILE   # write elsewhere (default: bench/RESULTS.md)
 
 Progress goes to stderr; each part's own tables are printed as it finishes.
@@ -22,7 +23,21 @@ from pathlib import Path
 
 from bench import HERE, load_line, machine_line, progress
 
-PARTS = ("loop", "tokens", "peers", "memory", "e2e", "secrets", "parallel", "mcp", "tasks", "grep", "anchors")
+PARTS = (
+    "loop",
+    "tokens",
+    "peers",
+    "memory",
+    "e2e",
+    "secrets",
+    "parallel",
+    "mcp",
+    "tasks",
+    "grep",
+    "anchors",
+    "subagents",
+    "durable",
+)
 
 
 def _loop(small: bool) -> str:
@@ -168,6 +183,25 @@ def _anchors(small: bool) -> str:
     return f"{report}\n\n### Incremental against rewritten summaries on a local model\n\n{drift}"
 
 
+def _subagents(small: bool) -> str:
+    from bench import subagent_bench
+
+    workload, rows = subagent_bench.run(small=small)
+    legend = (
+        "The same long task run by one agent and by an agent that hands the reading to sub-agents "
+        "(the task tool), on a simulated model: tokens billed by every request of the run "
+        "(sub-agents' included), the largest request of the parent and of one sub-agent, whether "
+        "every file got its line in NOTES.md."
+    )
+    return f"{legend}\n\n{subagent_bench.to_markdown(workload, rows)}"
+
+
+def _durable(small: bool) -> str:
+    from bench import durable_bench
+
+    return durable_bench.run(small=small)
+
+
 def _quiet(call: Callable[[], str]) -> str:
     """Run a part that prints its own report; keep stdout for the summary, return the report."""
     buffer = io.StringIO()
@@ -191,6 +225,12 @@ SECTIONS: dict[str, tuple[str, str, Callable[[bool], str]]] = {
         "10. Pins, the plan and incremental summaries",
         "python -m bench.anchors_bench",
         _anchors,
+    ),
+    "subagents": ("11. Sub-agents on a long task", "python -m bench.subagent_bench", _subagents),
+    "durable": (
+        "12. Durable runs: workers and recorded steps",
+        "python -m bench.durable_bench",
+        _durable,
     ),
 }
 

@@ -34,7 +34,12 @@ def write_call(path: str, content: str) -> dict[str, Any]:
 
 
 def spawn(
-    tmp_path: Path, responses: list[dict[str, Any]], *, delay: float = 0.0, extra: Sequence[str] = ()
+    tmp_path: Path,
+    responses: list[dict[str, Any]],
+    *,
+    delay: float = 0.0,
+    extra: Sequence[str] = (),
+    ready: float = 30,
 ) -> pexpect.spawn:
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"responses": responses, "stream_delay": delay}), encoding="utf-8")
@@ -56,7 +61,7 @@ def spawn(
         timeout=30,
         dimensions=(40, 120),
     )
-    child.expect(PROMPT)
+    child.expect(PROMPT, timeout=ready)
     return child
 
 
@@ -302,3 +307,68 @@ def test_ctrl_c_during_a_shell_command_kills_it(tmp_path: Path) -> None:
 def _running(command: str) -> bool:
     found = subprocess.run(["pgrep", "-f", command], capture_output=True, text=True)
     return bool(found.stdout.strip())
+
+
+def _calls(*uses: tuple[str, str, dict[str, Any]]) -> dict[str, Any]:
+    content = [{"type": "tool_use", "id": i, "name": n, "input": a} for i, n, a in uses]
+    return {"stop_reason": "tool_use", "content": content, "usage": {}}
+
+
+def test_mcp_tools_ctrl_c_on_a_running_call_show_and_resume_by_number(tmp_path: Path) -> None:
+    """The chat starts the MCP servers of --mcp like a run does; Ctrl-C stops an MCP call that
+    would hang for a minute (the call is cancelled, not waited for); a tool's output shows as
+    one line and /show N prints all of it; /resume lists the saved conversations and picks
+    one by its number."""
+    from mcp_support import small_server, write_config
+
+    config = write_config(tmp_path / "mcp.json", {"small": small_server()})
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "long.txt").write_text("".join(f"line {i}\n" for i in range(1, 41)), encoding="utf-8")
+    child = spawn(
+        tmp_path,
+        [
+            _calls(("e1", "mcp__small__echo", {"text": "hi"}), ("r1", "read_file", {"path": "long.txt"})),
+            text("both done"),
+            _calls(("h1", "mcp__small__hang", {"seconds": 60})),
+        ],
+        extra=["--mcp", config],
+        ready=180,  # the server starts first (its SDK is slow to import on a busy machine)
+    )
+    child.sendline("echo and read")
+    child.expect(r"lines 1-40 of 40.*\(/show 2 for all of it\)")
+    child.expect(r"echo: hi")
+    child.expect("both done")
+    child.expect(PROMPT)
+    child.sendline("/show 2")
+    child.expect("line 40")
+    child.expect(PROMPT)
+    child.sendline("wait for the server")
+    child.expect("running mcp__small__hang")
+    time.sleep(0.5)
+    child.sendintr()
+    child.expect("interrupted", timeout=15)  # far below the minute the call would take
+    child.expect(PROMPT)
+    child.sendline("/show 3")
+    child.expect("no longer kept|mcp__small__hang")
+    child.expect(PROMPT)
+    child.sendline("/show 99")
+    child.expect("usage: /show N")
+    child.expect(PROMPT)
+    other = tmp_path / "other.json"  # every agent from here on replays this one-reply script
+    other.write_text(json.dumps({"responses": [text("still here")]}), encoding="utf-8")
+    child.sendline(f"/model scripted:{other}")
+    child.expect(PROMPT)
+    child.sendline("/clear")
+    child.expect("new conversation")
+    child.expect(PROMPT)
+    child.sendline("/resume")
+    child.expect(r"1 +t .*echo and read")
+    child.expect(PROMPT)
+    child.sendline("/resume 1")
+    child.expect(r"resumed session t \(\d+ messages\)")
+    child.expect(PROMPT)
+    child.sendline("are you there?")
+    child.expect("still here")
+    child.expect(PROMPT)
+    leave(child)

@@ -255,6 +255,22 @@ def test_todo_refuses_a_plan_it_cannot_keep() -> None:
     )
 
 
+def test_a_damaged_saved_plan_loses_only_its_bad_entries() -> None:
+    anchors = Anchors(pins=[PIN])
+    anchors.load_state(
+        {
+            "pins": [PIN, "Keep Python 3.11", 5, "x" * 3000],
+            "plan": [
+                {"content": "Read", "status": "done"},
+                {"content": "y" * 400, "status": "pending"},
+                "junk",
+            ],
+        }
+    )
+    assert anchors.pins == [PIN, "Keep Python 3.11"]
+    assert anchors.plan == [PlanItem("Read", "done")]
+
+
 # --- pins and the audit -------------------------------------------------------------------------
 
 

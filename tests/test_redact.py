@@ -326,6 +326,7 @@ KEYS_IN_ANY_FORM = [
     "hasło: Zq8xTb3LmW5n",
     "şifre=Zq8xTb3LmW5n",
     "密碼：Zq8xTb3LmW5n",
+    "我的密码是 Zq8xTb3LmW5n",  # no spaces in Chinese: the key is the stem, "是" the separator
     "암호 = Zq8xTb3LmW5n",
 ]
 

@@ -157,11 +157,11 @@ def test_migrations_run_once_and_upgrade_keeps_data(db: Path, monkeypatch: pytes
     assert table(db, "SELECT sql FROM sqlite_master ORDER BY name") == schema_before
 
     second = ["CREATE TABLE upgrade_marks (n INTEGER)", "INSERT INTO upgrade_marks VALUES (1)"]
-    monkeypatch.setattr(runlog, "MIGRATIONS", [*runlog.MIGRATIONS, second])
+    monkeypatch.setattr(runlog.schema, "MIGRATIONS", [*runlog.MIGRATIONS, second])
     monkeypatch.setattr(runlog, "SCHEMA_VERSION", len(runlog.MIGRATIONS))
     for _ in range(3):
         with RunLog(db) as log:
-            assert log.schema_version == len(runlog.MIGRATIONS)
+            assert log.schema_version == len(runlog.schema.MIGRATIONS)
     assert table(db, "SELECT count(*) FROM upgrade_marks") == [(1,)]  # applied exactly once
     assert table(db, "SELECT id, task FROM runs") == [("r1", "t")]
 

@@ -21,12 +21,14 @@ def test_each_concrete_stop_carries_a_distinct_reason_users_know() -> None:
     assert set(reasons) == {
         "max_iterations",
         "token_budget",
+        "time_limit",
         "stuck",
         "max_tokens",
         "context_overflow",
         "bad_output",
     }
-    assert set(get_args(StopReason)) == {*reasons, "end_turn", "error"}
+    # "cancelled": a sub-agent stopped with its parent (not raised: the parent's task ends)
+    assert set(get_args(StopReason)) == {*reasons, "end_turn", "error", "cancelled"}
 
 
 def test_a_stop_keeps_its_message_for_the_user() -> None:

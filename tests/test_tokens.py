@@ -4,6 +4,8 @@ usage correction, and the per-message cache that makes counting incremental."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tinyharness.context.tokens import (
     CachedCounter,
@@ -112,3 +114,26 @@ def test_make_counter_choices() -> None:
     assert exact.count_message(Message("user", (ToolResultBlock("a", "one two three"),))) >= 3
     with pytest.raises(ValueError):
         make_counter("bogus")
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet=st.sampled_from(list("ab Z9_-(){}\n\t  .,:;'\"é库存ｱ한\u00a0")), max_size=80))
+def test_heuristic_ascii_shortcut_counts_as_the_full_passes(text: str) -> None:
+    """An ASCII text skips the two non-ASCII passes; any text counts exactly as with all six."""
+    from tinyharness.context import tokens
+
+    for profile in tokens.PROFILES:
+        counter = tokens.HeuristicCounter(profile)
+        w = counter._w
+        cjk = len(tokens._CJK.findall(text))
+        other = len(tokens._NON_ASCII.findall(text)) - cjk
+        digit_groups = sum((len(run) + 2) // 3 for run in tokens._DIGITS.findall(text))
+        total = (
+            w["cjk"] * cjk
+            + w["word"] * len(tokens._WORD.findall(text))
+            + w["digits"] * digit_groups
+            + w["punct"] * len(tokens._PUNCT.findall(text))
+            + w["indent"] * len(tokens._INDENT.findall(text))
+            + w["other"] * other
+        )
+        assert counter.count_text(text) == (max(1, round(total)) if text else 0)

@@ -16,7 +16,7 @@ from .context.config import ContextConfig
 from .context.manager import ContextManager, build_context
 from .errors import ConfigError, ContextLengthExceeded, HarnessError, ModelError, StopRun
 from .events import EventBus, EventSink, JsonlSink, ListSink
-from .messages import Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from .messages import Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, Transcript
 from .models.base import Model, ModelRequest, ModelResponse, ToolSpec, Usage
 from .models.factory import load_model
 from .models.scripted import ScriptedModel
@@ -55,6 +55,7 @@ __all__ = [
     "ToolResultBlock",
     "ToolSpec",
     "ToolUseBlock",
+    "Transcript",
     "Usage",
     "__version__",
     "build_context",

@@ -16,8 +16,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import json
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -36,6 +39,7 @@ from .errors import (
     StopReason,
     StopRun,
     Stuck,
+    TimeLimit,
     TokenBudgetSpent,
 )
 from .events import EventBus
@@ -52,7 +56,17 @@ from .models.base import Model, ModelRequest, ModelResponse, Usage, stream_reply
 from .session import Checkpointer, TurnProgress, unknown_outcome
 from .tools.base import Tool, ToolRegistry, function_tool
 
-__all__ = ["DEFAULT_SYSTEM_PROMPT", "Agent", "AgentConfig", "Checkpointer", "LongTermMemory", "RunResult"]
+__all__ = [
+    "DEFAULT_SYSTEM_PROMPT",
+    "Agent",
+    "AgentConfig",
+    "Checkpointer",
+    "LongTermMemory",
+    "RunResult",
+    "Steps",
+    "ToolCallScope",
+    "current_call",
+]
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are a careful agent working in a workspace folder through tools. "
@@ -75,6 +89,8 @@ class AgentConfig:
       (``token_budget``); None for no budget.
     - ``max_output_tokens``: the output limit of each agent request.
     - ``trace``: add the exact request to every ``model_call`` event.
+    - ``time_limit``: seconds of wall time before the run stops (``time_limit``), checked
+      before each turn; None for none (sub-agents get a share of their parent's).
     """
 
     system: str = DEFAULT_SYSTEM_PROMPT
@@ -82,10 +98,16 @@ class AgentConfig:
     token_budget: int | None = None
     max_output_tokens: int = 1024
     trace: bool = False
+    time_limit: float | None = None
 
     def __post_init__(self) -> None:
         for name in _COUNTS:
             check(name, getattr(self, name))
+        limit = self.time_limit
+        if limit is not None and (
+            isinstance(limit, bool) or not isinstance(limit, int | float) or limit <= 0
+        ):
+            raise ConfigError(f"time_limit: must be a positive number of seconds, got {limit!r}")
 
 
 _COUNTS = {  # fields that must be positive integers, and the CLI option that sets each
@@ -112,6 +134,20 @@ def check(field: str, value: Any) -> None:
         raise ConfigError(f"{field} ({_COUNTS[field]}): {wrong}")
 
 
+class Steps(Protocol):
+    """Where the run's model and tool calls happen. Without one they run directly; a durable
+    run (``durable``) records each as a step, so a run recovered after a crash is answered from
+    the record instead of asking or acting again."""
+
+    async def model_call(
+        self, request: ModelRequest, ask: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> ModelResponse: ...
+
+    async def tool_call(
+        self, call: ToolUseBlock, run: Callable[[], Awaitable[ToolResultBlock]]
+    ) -> ToolResultBlock: ...
+
+
 class LongTermMemory(Protocol):
     """Memories recalled into a new task, and facts extracted at the end of a run."""
 
@@ -120,6 +156,21 @@ class LongTermMemory(Protocol):
         ...
 
     async def remember(self, messages: Sequence[Message], call_model: ModelCaller) -> None: ...
+
+
+@dataclass(frozen=True)
+class ToolCallScope:
+    """The call a tool is running for, seen from inside the tool (``current_call``): the agent
+    that asked, the call, and whether a killed run had started it (a resumed call)."""
+
+    agent: Agent
+    call: ToolUseBlock
+    resumed: bool = False
+
+
+# Set while a tool runs, in the task that runs it (each parallel call has its own): tools that
+# act on behalf of the run, like ``task``, read the agent and the call from here.
+current_call: ContextVar[ToolCallScope | None] = ContextVar("tinyharness_current_call", default=None)
 
 
 def _registry(tools: Iterable[Tool | Callable[..., Any]]) -> ToolRegistry:
@@ -205,6 +256,7 @@ class Agent:
         memory: LongTermMemory | None = None,
         output_type: Any = None,
         anchors: Anchors | None = None,
+        steps: Steps | None = None,
     ) -> None:
         self.model = model
         self.tools = tools if isinstance(tools, ToolRegistry) else _registry(tools)
@@ -220,6 +272,7 @@ class Agent:
         # The plan and the pins (the todo and pin tools write them, the context manager puts
         # them back after a compaction): saved with every checkpoint, pins in the task message.
         self.anchors = anchors
+        self.steps = steps
         self.validator = RequestValidator()
         self._messages = Transcript()
         self.model_calls = 0
@@ -228,6 +281,7 @@ class Agent:
         self.repetition = RepetitionGuard()
         self._finished_results: dict[str, ToolResultBlock] = {}  # of the turn being executed
         self._interrupted: set[str] = set()  # started by a killed run, never finished
+        self.deadline: float | None = None  # time.monotonic() at which the time limit is reached
         # Called with each text delta of the agent's replies; set, the model is asked to stream.
         self.on_text: Callable[[str], None] | None = None
 
@@ -269,6 +323,8 @@ class Agent:
             **({"pins": list(self.anchors.pins)} if self.anchors is not None and self.anchors.pins else {}),
             **run_info,
         )
+        limit = self.config.time_limit
+        self.deadline = time.monotonic() + limit if limit is not None else None
         if self.output is not None:
             self.output.retried = False
         stop: StopReason = "end_turn"
@@ -338,6 +394,8 @@ class Agent:
         while True:
             if self.iterations >= self.config.max_iterations:
                 raise IterationLimit(f"stopped after {self.iterations} iterations (--max-iterations)")
+            if self.deadline is not None and time.monotonic() >= self.deadline:
+                raise TimeLimit(f"stopped after its time limit of {self.config.time_limit:g} s")
             self.iterations += 1
             response = await self._agent_turn()
             self._append(response.message)
@@ -361,16 +419,27 @@ class Agent:
     async def _run_tools(self, calls: list[ToolUseBlock]) -> None:
         """Run one turn's calls in parallel. Each is recorded as started before it runs and as
         finished, with its result, after; so a resumed run never repeats a finished call, and
-        never repeats one a kill cut off either (it gets ``unknown_outcome`` instead)."""
+        never repeats one a kill cut off either (it gets ``unknown_outcome`` instead), unless
+        its tool ``resumes`` (it continues its own recorded work, like ``task``)."""
 
         async def run_once(call: ToolUseBlock) -> ToolResultBlock:
             if call.id not in self._finished_results:
-                if call.id in self._interrupted:
+                resumed = call.id in self._interrupted
+                tool = self.tools.get(call.name)
+                if resumed and not (tool is not None and tool.resumes):
                     result = self._unknown_outcome(call)
                 else:
                     if self.checkpoint is not None:
                         self.checkpoint.call_started(call)  # a kill from here on: outcome unknown
-                    result = await self.tools.run_call(call, self.events)
+                    scope = current_call.set(ToolCallScope(self, call, resumed))
+                    try:
+                        if self.steps is not None:
+                            run = functools.partial(self.tools.run_call, call, self.events)
+                            result = await self.steps.tool_call(call, run)
+                        else:
+                            result = await self.tools.run_call(call, self.events)
+                    finally:
+                        current_call.reset(scope)
                 self._finished_results[call.id] = result
                 if self.checkpoint is not None:
                     self.checkpoint.call_finished(result)
@@ -415,7 +484,10 @@ class Agent:
         if budget is not None and self.billed.total >= budget and not request.final_only:
             raise TokenBudgetSpent(f"used {self.billed.total} of the {budget}-token budget")
         self.model_calls += 1
-        response = await self._ask_model(request)
+        if self.steps is not None:
+            response = await self.steps.model_call(request, self._ask_model)
+        else:
+            response = await self._ask_model(request)
         self.billed = Usage(
             self.billed.input_tokens + response.usage.input_tokens,
             self.billed.output_tokens + response.usage.output_tokens,

@@ -118,14 +118,20 @@ class Anchors:
         malformed entry is skipped rather than failing the resume."""
         for text in state.get("pins", ()):
             if isinstance(text, str) and text.strip():
-                self.add_pin(text, notify=False)
-        items = [
-            PlanItem(str(entry["content"]), entry["status"])
-            for entry in state.get("plan", ())
-            if isinstance(entry, dict) and entry.get("status") in PLAN_STATUSES and entry.get("content")
-        ]
+                try:
+                    self.add_pin(text, notify=False)
+                except AnchorError:
+                    continue
+        items = []
+        for entry in state.get("plan", ()):
+            if isinstance(entry, dict):
+                try:
+                    item = PlanItem(str(entry.get("content", "")), entry.get("status", ""))
+                    items.append(_checked_item(item))
+                except AnchorError:
+                    continue
         if items:
-            self.set_plan(items, notify=False)
+            self.set_plan(items[:MAX_PLAN_ITEMS], notify=False)
 
     def _changed(self, what: str) -> None:
         for listener in list(self.listeners):

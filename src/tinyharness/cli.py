@@ -15,10 +15,11 @@ import functools
 import json
 import os
 import re
+import socket
 import sys
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, cast
 
@@ -31,6 +32,9 @@ from .context.config import DEFAULT_RATIO, DEFAULT_WINDOW, ContextConfig
 from .context.config import problem as context_problem
 from .context.manager import OFFLOAD_SHARE, build_context
 from .context.tokens import HeuristicCounter
+from .durable import cli as durable_cli
+from .durable.queue import new_run_id, was_cancelled
+from .durable.steps import DurableSteps, OnlyNew
 from .errors import ConfigError, HarnessError
 from .events import EventBus, JsonlSink
 from .gitexclude import exclude_run_state
@@ -39,7 +43,7 @@ from .mcp.config import McpServerConfig, load_config
 from .memory import MemoryManager, MemoryStore, Scope, ScopedMemory, memory_tools, open_store
 from .memory import cli as memory_cli
 from .memory.factory import default_store_url
-from .messages import ToolResultBlock, block_from_dict, messages_from_dicts
+from .messages import ToolResultBlock, ToolUseBlock, block_from_dict, messages_from_dicts
 from .models import cli as models_cli
 from .models.base import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, Model
 from .models.catalog import LOCAL_N_CTX
@@ -48,10 +52,11 @@ from .otel import OTelSink, otel_sink_from_env, provider_name
 from .paths import data_home
 from .progress import ProgressPrinter
 from .redact import redact
-from .runlog import RunLog, RunLogError, default_path
+from .runlog import RunLog, RunLogError, RunLogStore, default_path, is_postgres_url, open_run_log
 from .session import SavedSession, StartPoint, TurnProgress, start_point
 from .settings import MODEL_ENV, load_settings, resolve_base_url, resolve_model
 from .sqlite_session import SessionStore, SessionStoreError, SQLiteSession, store_path_for
+from .subagents import SubAgentConfig, SubAgentHost, SubAgents, load_profiles
 from .tools.base import DEFAULT_RESULT_CAP, ToolRegistry
 from .tools.builtin import builtin_tools
 from .tools.history_search import DroppedHistory
@@ -73,6 +78,7 @@ examples:
   tinyharness run --model openai:gpt-4o-mini --events run.jsonl "Summarise src/ into NOTES.md"
   tinyharness run --model scripted:script.json --workspace demo --trace --events ev.jsonl "task"
   tinyharness run --pin "Never edit anything under tests/" "Make the failing test pass"
+  tinyharness run --model openai:gpt-4o-mini "Have sub-agents say what each folder under src/ does"
   tinyharness notes --workspace demo
 
 model strings:
@@ -93,12 +99,20 @@ environment:
 
 AGENT = AgentConfig()  # the defaults, written once in the config classes
 CONTEXT = ContextConfig()
+SUBAGENTS = SubAgentConfig()
 
 
 def _seconds(text: str) -> float:
     value = float(text)
     if not value > 0:
         raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
     return value
 
 
@@ -198,7 +212,11 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--events", help="write the event stream to this file as JSON Lines")
     where.add_argument("--trace", action="store_true", help="add each exact request to model_call events")
     where.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
-    where.add_argument("--log", metavar="PATH", help=f"run log database (default: {default_path()})")
+    where.add_argument(
+        "--log",
+        metavar="PATH|URL",
+        help=f"run log: a SQLite file or a postgresql://... URL (default: {default_path()})",
+    )
     where.add_argument("--no-log", action="store_true", help="do not record this run in the run log")
     where.add_argument(
         "--otel",
@@ -234,6 +252,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="stop after this many billed tokens (input + output of every model call)",
     )
     limits.add_argument(
+        "--time-limit",
+        type=_seconds,
+        metavar="SECONDS",
+        help="stop after this many seconds of wall time (checked before each turn)",
+    )
+    limits.add_argument(
         "--allow-write",
         action="store_true",
         help="let write_file/edit_file run without asking (otherwise asked on a terminal, refused elsewhere)",
@@ -263,6 +287,37 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="never ask: run the shell commands --allow rules match and refuse the rest "
         "(needs --shell and an --allow rule for the shell)",
+    )
+
+    helpers = run.add_argument_group("sub-agents")
+    helpers.add_argument(
+        "--subagents",
+        action=argparse.BooleanOptionalAction,
+        help="offer the task tool: the agent can hand a self-contained piece of work (reading many "
+        "files, a search) to a sub-agent with a fresh window and get back only its answer; kinds of "
+        "sub-agent come from 'agents' in the config file (default: on, off for local models)",
+    )
+    helpers.add_argument(
+        "--subagent-depth",
+        type=_positive_int,
+        default=SUBAGENTS.max_depth,
+        metavar="N",
+        help=f"how deep sub-agents may nest (default {SUBAGENTS.max_depth}: they cannot start their own)",
+    )
+    helpers.add_argument(
+        "--subagent-concurrency",
+        type=_positive_int,
+        metavar="N",
+        help=f"sub-agents of one agent that run at the same time (default {SUBAGENTS.concurrency}; "
+        "1 for local models, whose one server answers one request at a time)",
+    )
+    helpers.add_argument(
+        "--subagent-iterations",
+        type=_positive_int,
+        default=SUBAGENTS.max_iterations,
+        metavar="N",
+        help=f"turns one sub-agent may take (default {SUBAGENTS.max_iterations}); they count against "
+        "--max-iterations, and its tokens against --token-budget",
     )
 
     memory = run.add_argument_group("long-term memory")
@@ -394,6 +449,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     runlog_cli.register(commands)
+    durable_cli.register(commands, run)
     memory_cli.register(commands)
     mcp_cli.register(commands)
     models_cli.register(commands)
@@ -457,6 +513,14 @@ def _register_chat(commands: argparse._SubParsersAction[argparse.ArgumentParser]
     chat.add_argument("--allow", action="append", default=[], metavar="RULE", help="allow rule (repeatable)")
     chat.add_argument("--deny", action="append", default=[], metavar="RULE", help="deny rule (repeatable)")
     chat.add_argument("--shell", action="store_true", help="offer the shell tool (each command asked)")
+    chat.add_argument(
+        "--mcp",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="offer the tools of the MCP servers in FILE (as for run; repeatable; "
+        "$TINYHARNESS_HOME/mcp.json is read too when it exists)",
+    )
     chat.add_argument("--memory", metavar="URL", default=os.environ.get(MEMORY_ENV), help="memory store")
     chat.add_argument("--no-memory", action="store_true", help="no long-term memory")
     chat.add_argument(
@@ -504,13 +568,15 @@ async def _chat(args: argparse.Namespace) -> int:
     if not workspace.is_dir():
         raise ConfigError(f"workspace {args.workspace} is not a folder")
     check_shell_options(shell=args.shell, yes=False, allow=args.allow)
+    mcp_configs = load_config(args.mcp, timeout=args.mcp_timeout)  # a bad file fails before anything starts
     keep_run_state_out_of_git(args, workspace)
     base_url_option = args.base_url
     apply_settings(args)
-    log = None if args.no_log else RunLog(args.log or default_path())
-    sessions = SessionStore(store_path_for(log.path)) if log is not None else None
+    log = None if args.no_log else open_run_log(args.log or default_path())
+    sessions = _session_store(log) if log is not None else None
     stores: dict[int, MemoryStore] = {}
     structures: dict[str, _Structure] = {}
+    runners: dict[int, SubAgents] = {}
 
     def build(model_spec: str, name: str, session: SQLiteSession | None, review: WriteReview) -> Agent:
         args.model, args.base_url = model_spec, base_url_option  # /model may switch provider
@@ -533,6 +599,12 @@ async def _chat(args: argparse.Namespace) -> int:
                 structures[name].anchors.load_state(saved.state["anchors"])  # /resume keeps the plan
         structure = structures[name]
         tools = _tools(args, workspace, events, _result_cap(args), structure)
+        for tool in mcp_servers.tools if mcp_servers is not None else ():
+            tools.add(tool)  # the servers started once for the chat; every agent offers their tools
+        runner = _subagents(args, workspace, review.attach) if _subagents_on(args) else None
+        if runner is not None:
+            tools.add(runner.tool())
+            runner.check_profiles(tools.names)
         review.attach(tools)
         memory = _memory(args, events, name)
         agent = Agent(
@@ -551,11 +623,16 @@ async def _chat(args: argparse.Namespace) -> int:
         )
         if memory is not None:
             stores[id(agent)] = memory.manager.store
+        if runner is not None:
+            runners[id(agent)] = runner
         return agent
 
     async def close(agent: Agent) -> None:
         store = stores.pop(id(agent), None)
+        runner = runners.pop(id(agent), None)
         try:
+            if runner is not None:
+                await runner.aclose()
             await agent.model.aclose()
         finally:
             if store is not None:
@@ -564,7 +641,13 @@ async def _chat(args: argparse.Namespace) -> int:
     search = None
     if not args.no_memory and (args.memory or "").lower() != "off" and args.memory is not None:
         search = functools.partial(_search_memory, args)
+    mcp_servers: McpServers | None = None
     try:
+        if mcp_configs:
+            print(f"tinyharness: starting {len(mcp_configs)} MCP server(s)…", file=sys.stderr, flush=True)
+            server_events = EventBus([log] if log is not None else [])
+            capped = ToolRegistry(result_cap=_result_cap(args))
+            mcp_servers = await _mcp_servers(mcp_configs, server_events, workspace, capped)
         return await run_chat(
             ChatSetup(
                 workspace=workspace,
@@ -579,9 +662,13 @@ async def _chat(args: argparse.Namespace) -> int:
             )
         )
     finally:
-        for closable in (sessions, log, *structures.values()):
-            if closable is not None:
-                closable.close()
+        try:
+            if mcp_servers is not None:
+                await mcp_servers.aclose()
+        finally:
+            for closable in (sessions, log, *structures.values()):
+                if closable is not None:
+                    closable.close()
 
 
 def _search_memory(args: argparse.Namespace, query: str) -> list[str]:
@@ -660,6 +747,8 @@ def _context(
     tools: ToolRegistry,
     session: SQLiteSession | None = None,
     structure: _Structure | None = None,
+    notes: Path | None = None,
+    steps: DurableSteps | None = None,
 ) -> ContextPolicy:
     # No window here: --context-window went to the model (a local server sizes itself by it),
     # and the context takes the model's, so the window is resolved in one place.
@@ -671,13 +760,18 @@ def _context(
         accounting=args.accounting,
         counter=args.counter,
         instructions=args.compact_instructions,
-        notes_path=_notes_path(args, workspace),
+        notes_path=notes or _notes_path(args, workspace),
         workspace=workspace,
         # Local models do not take notes when only asked (measured), so they must by default.
         flush_notes=args.flush_notes if args.flush_notes is not None else _is_local(args.model),
         summary_mode=getattr(args, "summary_mode", CONTEXT.summary_mode),
     )
-    run_call = functools.partial(tools.run_call, events=events)
+    run_call: Callable[[ToolUseBlock], Awaitable[ToolResultBlock]] = functools.partial(
+        tools.run_call, events=events
+    )
+    if steps is not None:  # the notes flush's calls are recorded steps too
+        durable_steps, run_now = steps, run_call
+        run_call = lambda call: durable_steps.tool_call(call, lambda: run_now(call))  # noqa: E731
     return build_context(
         config,
         model=model,
@@ -690,7 +784,7 @@ def _context(
     )
 
 
-def _legacy_checkpoint(log: RunLog, name: str) -> SavedSession | None:
+def _legacy_checkpoint(log: RunLogStore, name: str) -> SavedSession | None:
     """A session saved by an older tinyharness in the run log itself (redacted: secrets in it
     read as placeholders from now on, so say so)."""
     checkpoint = log.load_checkpoint(name)
@@ -711,7 +805,7 @@ def _legacy_checkpoint(log: RunLog, name: str) -> SavedSession | None:
 
 
 def _open_session(
-    args: argparse.Namespace, log: RunLog | None, store: SessionStore | None, run_id: str
+    args: argparse.Namespace, log: RunLogStore | None, store: SessionStore | None, run_id: str
 ) -> tuple[SQLiteSession | None, StartPoint]:
     """The session this run writes (locked) and what the run starts from."""
     if log is None or store is None:
@@ -743,7 +837,18 @@ def _open_session(
     return session, start
 
 
-async def _run(args: argparse.Namespace) -> RunResult:
+def _session_store(log: RunLogStore) -> SessionStore:
+    """Sessions stay on this machine, beside the SQLite run log (a shared PostgreSQL log is
+    redacted; sessions need the exact history, see ``sqlite_session``)."""
+    return SessionStore(store_path_for(log.path if isinstance(log, RunLog) else default_path()))
+
+
+async def _run(
+    args: argparse.Namespace, *, durable_run: str | None = None, shared_log: RunLogStore | None = None
+) -> RunResult:
+    """One run of ``tinyharness run``; ``durable_run``: the id of a queued run a worker runs
+    (its model and tool calls become recorded steps, see ``durable.steps``), logged to the
+    worker's ``shared_log`` (one connection for all its runs)."""
     workspace = Path(args.workspace).resolve()
     if not workspace.is_dir():
         raise ConfigError(f"workspace {args.workspace} is not a folder")
@@ -752,7 +857,10 @@ async def _run(args: argparse.Namespace) -> RunResult:
     _notes_path(args, workspace)  # a --notes outside the workspace is refused before anything starts
     check_shell_options(shell=args.shell, yes=args.yes, allow=args.allow)
     mcp_configs = load_config(args.mcp, timeout=args.mcp_timeout)  # a bad file fails before anything starts
-    log = None if args.no_log else RunLog(args.log or default_path())
+    if shared_log is not None:
+        log: RunLogStore | None = shared_log
+    else:
+        log = None if args.no_log else open_run_log(args.log or default_path())
     store: SessionStore | None = None
     session: SQLiteSession | None = None
     jsonl: JsonlSink | None = None
@@ -761,10 +869,11 @@ async def _run(args: argparse.Namespace) -> RunResult:
     otel: OTelSink | None = None
     mcp_servers: McpServers | None = None
     structure: _Structure | None = None
+    subagents: SubAgents | None = None
     try:
-        if log is not None:
-            store = SessionStore(store_path_for(log.path))
-        events = EventBus()
+        if log is not None and durable_run is None:
+            store = _session_store(log)
+        events = EventBus(run_id=durable_run)
         session, start = _open_session(args, log, store, events.run_id)
         jsonl = _events_file(args.events) if args.events else None
         events.sinks.extend(s for s in (log, jsonl) if s is not None)
@@ -773,6 +882,8 @@ async def _run(args: argparse.Namespace) -> RunResult:
             events.sinks.append(otel)
         if not args.quiet:
             events.sinks.append(ProgressPrinter())
+        if durable_run is not None and log is not None:  # a replay: what is logged already stays once
+            events.sinks = [OnlyNew(durable_run, log.last_seq(durable_run), events.sinks)]
         session_name = session.name if session is not None else events.run_id
         structure = _Structure(args, workspace, session_name)
         tools = _tools(args, workspace, events, _result_cap(args), structure)
@@ -789,8 +900,13 @@ async def _run(args: argparse.Namespace) -> RunResult:
 
         if isinstance(model, LocalModel) and model.notice:  # another local model stands in
             print(f"tinyharness: {model.notice}", file=sys.stderr)
+        if _subagents_on(args):
+            subagents = _subagents(args, workspace)
+            tools.add(subagents.tool())
+            subagents.check_profiles(tools.names)
         _check_window(args.context_window or model.context_window, tools, args.max_output_tokens)
-        context = _context(args, model, events, workspace, tools, session, structure)
+        steps = DurableSteps(model, events) if durable_run is not None else None
+        context = _context(args, model, events, workspace, tools, session, structure, steps=steps)
         memory = _memory(args, events, session_name)
         # Only once the configuration has held: a refused run leaves the user's repository alone.
         keep_run_state_out_of_git(args, workspace)
@@ -804,12 +920,14 @@ async def _run(args: argparse.Namespace) -> RunResult:
                 token_budget=args.token_budget,
                 max_output_tokens=args.max_output_tokens,
                 trace=args.trace,
+                time_limit=args.time_limit,
             ),
             context=context,
             events=events,
             checkpoint=session,
             memory=memory,
             anchors=structure.anchors,
+            steps=steps,
         )
         task = None if args.resume else args.task
         return await agent.arun(
@@ -827,10 +945,13 @@ async def _run(args: argparse.Namespace) -> RunResult:
         try:
             if mcp_servers is not None:
                 await mcp_servers.aclose()
+            if subagents is not None:
+                await subagents.aclose()
             if model is not None:
                 await model.aclose()
         finally:
-            for closable in (otel, jsonl, session, store, log, structure, *opened):
+            own_log = log if shared_log is None else None  # a worker's log serves all its runs
+            for closable in (otel, jsonl, session, store, own_log, structure, *opened):
                 if closable is not None:
                     closable.close()
 
@@ -880,9 +1001,10 @@ def _tools(
     events: EventBus,
     result_cap: int,
     structure: _Structure | None = None,
+    notes_path: Path | None = None,
 ) -> ToolRegistry:
     notes = NotesFile(
-        _notes_path(args, workspace),
+        notes_path or _notes_path(args, workspace),
         on_write=lambda op, chars: events.emit("notes_write", op=op, chars=chars),
         root=workspace,
     )
@@ -928,6 +1050,55 @@ async def _mcp_servers(
     return servers
 
 
+def _subagents_on(args: argparse.Namespace) -> bool:
+    """--subagents, else on for every model but local ones (see the README, "Sub-agents")."""
+    chosen: bool | None = args.subagents
+    return chosen if chosen is not None else not _is_local(args.model)
+
+
+def _subagents(
+    args: argparse.Namespace, workspace: Path, attach: Callable[[ToolRegistry], None] | None = None
+) -> SubAgents:
+    """The task tool's runner: children get this run's options (permissions, compaction,
+    result cap), their own notes under .tinyharness/subagents/, and the profiles of the
+    config file (checked now: a bad profile stops the run before it starts). ``attach`` wraps
+    each child's tools as the parent's are (the chat's diff review of writes)."""
+    config = SubAgentConfig(
+        max_depth=args.subagent_depth,
+        concurrency=args.subagent_concurrency or (1 if _is_local(args.model) else SUBAGENTS.concurrency),
+        max_iterations=args.subagent_iterations,
+        profiles=load_profiles(load_settings().agents),
+    )
+    result_cap = _result_cap(args)
+
+    def tools(notes: Path, events: EventBus) -> ToolRegistry:
+        registry = _tools(args, workspace, events, result_cap, notes_path=notes)
+        if attach is not None:
+            attach(registry)
+        return registry
+
+    def context(
+        model: Model, events: EventBus, registry: ToolRegistry, notes: Path, session: SQLiteSession | None
+    ) -> ContextPolicy:
+        return _context(args, model, events, workspace, registry, session, notes=notes)
+
+    def model(spec: str) -> Model:
+        provider = spec.strip().partition(":")[0]
+        base_url = resolve_base_url(provider, None) if provider in ("openai", "anthropic") else None
+        return load_model(
+            spec,
+            base_url=base_url,
+            timeout=args.timeout,
+            max_retries=args.max_retries,
+            context_window=args.context_window,
+        )
+
+    host = SubAgentHost(
+        tools=tools, state_dir=workspace / ".tinyharness" / "subagents", context=context, load_model=model
+    )
+    return SubAgents(config, host)
+
+
 def _memory(args: argparse.Namespace, events: EventBus, session: str) -> ScopedMemory | None:
     if args.no_memory or (args.memory or "").lower() == "off":
         return None
@@ -953,6 +1124,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not words and sys.stdin.isatty() and sys.stdout.isatty():
         words = ["chat"]
     args = _chat_args(words[1:]) if words[:1] == ["chat"] else build_parser().parse_args(words)
+    if args.command == "submit":
+        args.words = words[1:]  # the run's options as given, for the worker to parse again
     try:
         code = _command(args)
         sys.stdout.flush()
@@ -1029,6 +1202,16 @@ def _command(args: argparse.Namespace) -> int:
             # two (a fast second Ctrl-C while the prompt redraws) means leave, as at the prompt.
             return 0
         return chat_code
+    if args.command == "submit":
+        return durable_cli.submit(args, _queued_run(args))
+    if args.command == "worker":
+        return durable_cli.worker(args, _durable_runner)
+    if args.command == "cancel":
+        return durable_cli.cancel(args)
+    if args.command == "runs" and args.log and is_postgres_url(args.log):
+        with open_run_log(args.log) as log:
+            summaries = {r.id: r for r in log.list_runs(max(args.limit, 1) * 4)}
+        return durable_cli.runs(args, summaries)
     if args.command == "models" and args.action == "default":  # the settings side of `models`
         return settings_cli.models_default(args.name, unset=args.unset)
     if args.command != "run":
@@ -1042,3 +1225,77 @@ def _command(args: argparse.Namespace) -> int:
         print(f"tinyharness: stopped early ({result.stop}): {result.detail}", file=sys.stderr)
         return 1
     return 0
+
+
+# --- durable runs -----------------------------------------------------------------------------
+
+
+def _queued_run(args: argparse.Namespace) -> dict[str, Any]:
+    """What ``submit`` queues: the run's options as given (a worker parses them again), with
+    the model resolved here and the workspace as an absolute path every worker must see."""
+    if not args.task:
+        raise ConfigError("give a task to submit")
+    if args.session or args.resume:
+        raise ConfigError("a queued run cannot use --session or --resume: the queue resumes it itself")
+    if args.no_log:
+        raise ConfigError("a queued run is always logged; drop --no-log")
+    workspace = Path(args.workspace).resolve()
+    if not workspace.is_dir():
+        raise ConfigError(
+            f"workspace {args.workspace} is not a folder here; workers run in it at the same path "
+            "(a shared file system)"
+        )
+    check_shell_options(shell=args.shell, yes=args.yes, allow=args.allow)
+    apply_settings(args, permissions=False)
+    options = [w for w in args.words if w != "--wait"]
+    return {
+        "run_id": new_run_id(),
+        "task": args.task,
+        "argv": options,
+        "workspace": str(workspace),
+        "model": args.model,
+    }
+
+
+def _durable_runner(url: str) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
+    """What a worker does with a queued run: the run of ``tinyharness run``, logged to the
+    shared run log, its calls recorded as steps."""
+
+    shared: list[RunLogStore] = []  # the worker's one run log connection, opened by its first run
+
+    async def run(spec: dict[str, Any]) -> dict[str, Any]:
+        args = build_parser().parse_args(["run", *spec["argv"]])
+        args.workspace, args.model, args.log, args.quiet = spec["workspace"], spec["model"], url, True
+        run_id = str(spec["run_id"])
+        if not Path(args.workspace).is_dir():
+            why = f"workspace {args.workspace} is not reachable from this worker"
+            return _refused(url, run_id, spec, why)
+        apply_settings(args)
+        if not shared:
+            shared.append(open_run_log(url))
+        try:
+            result = await _run(args, durable_run=run_id, shared_log=shared[0])
+        except BaseException:
+            if was_cancelled(url, run_id):
+                _log_end(url, run_id, "cancelled", "cancelled by `tinyharness cancel`")
+            raise
+        return {"stop": result.stop, "final": result.final, "ok": result.ok, "detail": result.detail}
+
+    return run
+
+
+def _refused(url: str, run_id: str, spec: dict[str, Any], why: str) -> dict[str, Any]:
+    """A run a worker cannot start: said in the run log and in the run's result."""
+    detail = f"{why} ({socket.gethostname()}); every worker must see the workspace at the same path"
+    with open_run_log(url) as log:
+        events = EventBus([log], run_id=run_id, after_seq=log.last_seq(run_id))
+        events.emit("run_start", task=spec.get("task"), model=spec.get("model"), workspace=spec["workspace"])
+        events.emit("error", stop="error", message=detail)
+        events.emit("run_end", stop="error", final="", detail=detail, model_calls=0, compactions=0)
+    return {"stop": "error", "final": "", "ok": False, "detail": detail}
+
+
+def _log_end(url: str, run_id: str, stop: str, detail: str) -> None:
+    with open_run_log(url) as log:
+        events = EventBus([log], run_id=run_id, after_seq=log.last_seq(run_id))
+        events.emit("run_end", stop=stop, final="", detail=detail)

@@ -40,11 +40,13 @@ StopReason = Literal[
     "end_turn",
     "max_iterations",
     "token_budget",
+    "time_limit",
     "stuck",
     "max_tokens",
     "context_overflow",
     "bad_output",
     "error",
+    "cancelled",  # a sub-agent whose parent stopped (Ctrl-C, its own limit, an error)
 ]
 
 
@@ -73,6 +75,12 @@ class TokenBudgetSpent(LimitReached):
     """The billed tokens reached ``token_budget`` (--token-budget)."""
 
     reason = "token_budget"
+
+
+class TimeLimit(LimitReached):
+    """The run reached its ``time_limit`` (a sub-agent's share of its parent's time)."""
+
+    reason = "time_limit"
 
 
 class Stuck(StopRun):

@@ -12,10 +12,12 @@ May import: ``redact``, ``errors``. Nothing else of the package.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import json
 import re
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any, Protocol
 
@@ -75,15 +77,58 @@ class EventSink(Protocol):
     def emit(self, event: Event) -> None: ...
 
 
+Captured = list[tuple[str, dict[str, Any]]]
+
+
 class EventBus:
-    def __init__(self, sinks: list[EventSink] | None = None, run_id: str | None = None) -> None:
+    """Stamps a run's events. A sub-agent's bus also stamps every event with the run that
+    started it (``parent_run_id``) and its ``depth`` (1 for a child of the top-level run); a
+    top-level run's events carry neither."""
+
+    def __init__(
+        self,
+        sinks: list[EventSink] | None = None,
+        run_id: str | None = None,
+        *,
+        parent_run_id: str | None = None,
+        depth: int = 0,
+        after_seq: int = 0,
+    ) -> None:
+        """``after_seq``: the numbering goes on after it (more events of a run already logged)."""
         self.sinks: list[EventSink] = list(sinks or [])
         self.run_id = run_id or uuid.uuid4().hex[:12]
-        self._seq = 0
+        self.parent_run_id = parent_run_id
+        self.depth = depth
+        self._seq = after_seq
+        self._held: contextvars.ContextVar[Captured | None] = contextvars.ContextVar("held", default=None)
+
+    @contextlib.contextmanager
+    def hold(self) -> Iterator[Captured]:
+        """Events emitted inside (by this task, and the tasks and threads it starts) go to the
+        list instead of the sinks, unnumbered; the caller emits them later. A durable step
+        does this, so its events are emitted in the same places whether the step runs or is
+        answered from its record."""
+        held: Captured = []
+        token = self._held.set(held)
+        try:
+            yield held
+        finally:
+            self._held.reset(token)
+
+    def child(self) -> EventBus:
+        """A bus for a sub-agent of this run: a new run id, the same sinks."""
+        return EventBus(self.sinks, parent_run_id=self.run_id, depth=self.depth + 1)
 
     def emit(self, type: str, **fields: Any) -> Event:
+        held = self._held.get()
+        if held is not None:
+            held.append((type, dict(fields)))
+            return {"type": type, "run_id": self.run_id, **fields}
         self._seq += 1
         event: Event = {"type": type, "seq": self._seq, "ts": time.time(), "run_id": self.run_id}
+        if self.parent_run_id is not None:
+            event["parent_run_id"] = self.parent_run_id
+            event["depth"] = self.depth
         event.update(fields)
         for sink in self.sinks:
             sink.emit(event)

@@ -242,8 +242,12 @@ class OTelSink:
         }
         if self.capture_content and event.get("task") is not None:
             attrs["tinyharness.task"] = event.get("task")
+        # A sub-agent's run nests under the task call of its parent that started it, one trace.
+        parent = self._runs.get(str(event.get("parent_run_id") or ""))
+        caller = parent.tools.get(str(event.get("call_id") or "")) if parent is not None else None
         root = self.tracer.start_span(
             f"invoke_agent {self.agent_name}",
+            context=self._trace.set_span_in_context(caller) if caller is not None else None,
             kind=self._kind.INTERNAL,
             attributes=_attrs(attrs),
             start_time=now,

@@ -60,6 +60,9 @@ class ProgressPrinter:
         line = self._describe(event)
         if line is None:
             return
+        depth = event.get("depth")
+        if isinstance(depth, int) and depth > 0:  # a sub-agent's step, under its parent's
+            line = f"{'  ' * depth}[sub {str(event.get('run_id', ''))[:6]}] {line}"
         line = redact(line)  # stderr is often a CI log: no secrets in clear there either
         permanent = event["type"] in _PERMANENT or not self.live
         if self.live:
@@ -77,6 +80,10 @@ class ProgressPrinter:
                 f"[call {event['call']}] {event['purpose']} stop={event['stop_reason']} "
                 f"in={usage['input_tokens']} out={usage['output_tokens']} tokens={event['tokens']}"
             )
+        if kind == "tool_call" and event["name"] == "task" and isinstance(event.get("args"), dict):
+            args = event["args"]
+            what = args.get("description") or args.get("prompt") or ""
+            return f"[task] {args.get('agent') or 'general'}: {_short(what)}"
         if kind == "tool_call":
             return f"[tool] {event['name']} {_short(event['args'])}"
         if kind == "mcp_server":

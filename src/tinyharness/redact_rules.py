@@ -681,15 +681,18 @@ _KEY_QUALIFIERS = sorted(
     }
 )
 _QUALIFIERS_SQUASHED = tuple(sorted({q.replace("_", "").replace("-", "") for q in _KEY_QUALIFIERS}))
-# Key names are words of any script (``contraseña``, ``пароль``), with ``_``, ``.`` and ``-``.
-_KEY_BEFORE = re.compile(r"[\w.-]{1,48}\Z")
-_KEY_CHAR = re.compile(r"[\w.-]")
+# Key names are words of any script (``contraseña``, ``пароль``), with ``_``, ``.`` and ``-``;
+# but not Chinese or Japanese characters around the stem: those scripts write no spaces, so in
+# ``我的密码是…`` the key is ``密码`` and ``是`` ("is") the separator.
+_KEY_CLASS = r"[^\W\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|[.-]"
+_KEY_BEFORE = re.compile(f"(?:{_KEY_CLASS}){{1,48}}\\Z")
+_KEY_CHAR = re.compile(_KEY_CLASS)
 _KEY_BEFORE_VALUE = re.compile(
-    r"""([\w.-]{1,64})(?:\\{0,3}["'`\]]){0,2}[ \t]{0,8}(?:=>|:=|==|=|:)[ \t]{0,8}@?"""
-    r"""(?:\\{0,3}["'`])?\Z"""
+    f"((?:{_KEY_CLASS}){{1,64}})"
+    r"""(?:\\{0,3}["'`\]]){0,2}[ \t]{0,8}(?:=>|:=|==|=|:)[ \t]{0,8}@?(?:\\{0,3}["'`])?\Z"""
 )
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w{0,80}")
-_KEY_AFTER = re.compile(r"[\w.-]{0,48}")
+_KEY_AFTER = re.compile(f"(?:{_KEY_CLASS}){{0,48}}")
 
 
 def _secret_key_name(text: str, stem_start: int, stem_end: int) -> bool:

@@ -23,14 +23,26 @@ from typing import Any
 
 from .events import Event
 from .report import build_report, metrics_table, render_terminal, write_html, write_png
-from .runlog import RunLog, RunLogError, RunNotFound, RunSummary, default_path
+from .runlog import (
+    RunLogError,
+    RunLogStore,
+    RunNotFound,
+    RunSummary,
+    default_path,
+    is_postgres_url,
+    open_run_log,
+)
 
 Handler = Callable[[argparse.Namespace], int]
 _PREVIEW = 160
 
 
 def _add_log_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--log", metavar="PATH", help=f"run log database (default: {default_path()})")
+    parser.add_argument(
+        "--log",
+        metavar="PATH|URL",
+        help=f"run log: a SQLite file or a postgresql://... URL (default: {default_path()})",
+    )
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -48,6 +60,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     export = subparsers.add_parser("export", help="a run's events as JSON Lines (the --events format)")
     export.add_argument("run", metavar="RUN", help="run id or a unique prefix of it")
     export.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    export.add_argument(
+        "--tree", action="store_true", help="also the events of its sub-agents' runs, after its own"
+    )
     _add_log_option(export)
     export.set_defaults(handler=cmd_export)
 
@@ -69,19 +84,20 @@ def _fail(message: str, code: int) -> int:
     return code
 
 
-def _guarded(body: Callable[[argparse.Namespace, RunLog], int], *, listing: bool = False) -> Handler:
+def _guarded(body: Callable[[argparse.Namespace, RunLogStore], int], *, listing: bool = False) -> Handler:
     """Open the run log, run the command, turn typed errors into exit codes. A missing file is
     an empty list for ``listing`` commands and "not found" for the others; it is not created."""
 
     def handler(args: argparse.Namespace) -> int:
+        shared = bool(args.log) and is_postgres_url(args.log)
         path = Path(args.log) if args.log else default_path()
-        if not path.exists():
+        if not shared and not path.exists():
             if listing:
                 print(f"no runs logged yet ({path})", file=sys.stderr)
                 return 0
             return _fail(f"no run log at {path}", 1)
         try:
-            with RunLog(path) as log:
+            with open_run_log(args.log if shared else path) as log:
                 return body(args, log)
         except RunNotFound as exc:
             return _fail(str(exc), 1)
@@ -107,14 +123,19 @@ def _stop(run: RunSummary) -> str:
     return run.stop or "unfinished"
 
 
-def _runs(args: argparse.Namespace, log: RunLog) -> int:
+def _tree_id(run: RunSummary) -> str:
+    """The id, indented under its parent's for a sub-agent's run."""
+    return f"{'  ' * (run.depth - 1)}└ {run.id}" if run.depth > 0 else run.id
+
+
+def _runs(args: argparse.Namespace, log: RunLogStore) -> int:
     runs = log.list_runs(args.limit)
     if not runs:
         print("no runs logged yet", file=sys.stderr)
         return 0
     headers = ["id", "started", "model", "stop", "calls", "compactions", "task"]
     rows = [
-        [r.id, _when(r.started), r.model or "-", _stop(r), str(r.model_calls), str(r.compactions)]
+        [_tree_id(r), _when(r.started), r.model or "-", _stop(r), str(r.model_calls), str(r.compactions)]
         for r in runs
     ]
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(headers[:-1])]
@@ -237,8 +258,32 @@ def transcript(events: Sequence[Event]) -> list[str]:
     return lines
 
 
-def _show(args: argparse.Namespace, log: RunLog) -> int:
-    print("\n".join(transcript(log.events(args.run))))
+def tree_transcript(log: RunLogStore, run_id: str, *, indent: str = "") -> list[str]:
+    """``transcript`` of a run, with each sub-agent's transcript nested (indented) right after
+    the result of the task call that started it."""
+    events = log.events(run_id)
+    by_call: dict[str, list[RunSummary]] = {}
+    for child in log.children(log.resolve(run_id)):
+        by_call.setdefault(child.call_id or "", []).append(child)
+    replies, results = _traced(events)
+    lines: list[str] = []
+    for event in events:
+        lines += [indent + line for line in _describe(event, replies, results)]
+        if event.get("type") == "tool_result" and event.get("name") == "task":
+            for child in by_call.pop(str(event.get("call_id")), []):
+                lines.append(f"{indent}    ┌ sub-agent run {child.id} (depth {child.depth}, {_stop(child)})")
+                lines += tree_transcript(log, child.id, indent=indent + "    │ ")
+    for children in by_call.values():  # started by a call whose result was never logged (a kill)
+        for child in children:
+            lines.append(f"{indent}    ┌ sub-agent run {child.id} (depth {child.depth}, {_stop(child)})")
+            lines += tree_transcript(log, child.id, indent=indent + "    │ ")
+    if not any(e.get("type") == "run_end" for e in events):
+        lines.append(f"{indent}(no run_end: the run is still going, or it was killed)")
+    return lines
+
+
+def _show(args: argparse.Namespace, log: RunLogStore) -> int:
+    print("\n".join(tree_transcript(log, args.run)))
     return 0
 
 
@@ -248,8 +293,11 @@ cmd_show = _guarded(_show)
 # --- export -----------------------------------------------------------------------------------
 
 
-def _export(args: argparse.Namespace, log: RunLog) -> int:
+def _export(args: argparse.Namespace, log: RunLogStore) -> int:
     lines = log.event_lines(args.run)
+    if args.tree:
+        for child in log.tree(log.get_run(args.run))[1:]:
+            lines += log.event_lines(child.id)
     text = "".join(line + "\n" for line in lines)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
@@ -264,7 +312,7 @@ cmd_export = _guarded(_export)
 # --- report -----------------------------------------------------------------------------------
 
 
-def _report(args: argparse.Namespace, log: RunLog) -> int:
+def _report(args: argparse.Namespace, log: RunLogStore) -> int:
     report = build_report(log.events(args.run))
     width = args.width or min(shutil.get_terminal_size((100, 24)).columns, 140)
     try:
@@ -279,9 +327,40 @@ def _report(args: argparse.Namespace, log: RunLog) -> int:
             f"report needs plotext and matplotlib ({exc.name} is missing): pip install plotext matplotlib", 2
         )
     sys.stdout.write(chart + "\n" + metrics_table(report))
+    tree = log.tree(log.get_run(args.run))
+    if len(tree) > 1:
+        sys.stdout.write("\n" + subagent_table(log, tree))
     if written is not None:
         print(f"wrote {written}", file=sys.stderr)
     return 0
+
+
+def subagent_table(log: RunLogStore, tree: Sequence[RunSummary]) -> str:
+    """The tree of runs under a report: each run's stop, model calls, billed tokens (a parent's
+    include its sub-agents') and peak tokens in its window."""
+    headers = ["run", "stop", "calls", "billed", "peak window", "task"]
+    rows = []
+    for run in tree:
+        peaks = [e.get("tokens") for e in log.events(run.id) if e.get("type") == "model_call"]
+        peak = max((t for t in peaks if isinstance(t, int)), default=None)
+        billed = sum(v for v in (run.usage or {}).values() if isinstance(v, int)) if run.usage else None
+        rows.append(
+            [
+                _tree_id(run),
+                _stop(run),
+                str(run.model_calls),
+                "-" if billed is None else f"{billed:,}",
+                "-" if peak is None else f"{peak:,}",
+                _one_line(run.task, 50),
+            ]
+        )
+    widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(headers)]
+    lines = [
+        "sub-agents (the tree of runs):",
+        "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)),
+    ]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in rows]
+    return "\n".join(lines) + "\n"
 
 
 cmd_report = _guarded(_report)

@@ -30,6 +30,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -72,6 +73,23 @@ MIGRATIONS: list[list[str]] = [
     ],
 ]
 SESSION_STORE = Schema("session store", APPLICATION_ID, MIGRATIONS)
+SUBAGENT_MARK = "/task:"  # in a session's name: a sub-agent's own session, never resumed alone
+
+
+def subagent_prefix(parent: str, call_id: str) -> str:
+    """The name of the sessions of the sub-agents the task call ``call_id`` of session
+    ``parent`` started, up to their number: ``PARENT/task:CALL_ID#``."""
+    return f"{parent}{SUBAGENT_MARK}{call_id}#"
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """A saved session as a list shows it."""
+
+    name: str
+    saved: float  # Unix time of its last commit
+    messages: int
+    opening: str  # the text of its first message (the task), spaces collapsed
 
 
 class SessionStoreError(HarnessError):
@@ -102,9 +120,40 @@ class SessionStore:
         return SQLiteSession(self, name)
 
     def latest(self) -> str | None:
-        """The session saved most recently (what ``--resume`` without ``--session`` continues)."""
-        row = self._query("SELECT name FROM sessions ORDER BY saved DESC LIMIT 1")
+        """The session saved most recently (what ``--resume`` without ``--session`` continues),
+        a sub-agent's aside: it is resumed by its parent's run."""
+        row = self._query(
+            "SELECT name FROM sessions WHERE instr(name, ?) = 0 ORDER BY saved DESC LIMIT 1", (SUBAGENT_MARK,)
+        )
         return str(row[0][0]) if row else None
+
+    def recent(self, limit: int = 20) -> list[SessionInfo]:
+        """The sessions saved most recently, newest first, with what each began with (not the
+        sub-agents' asides, which their parent's run resumes)."""
+        rows = self._query(
+            """SELECT s.name, s.saved,
+                      (SELECT COUNT(*) FROM session_messages m WHERE m.session = s.name),
+                      (SELECT m.message FROM session_messages m WHERE m.session = s.name
+                       ORDER BY m.position LIMIT 1)
+               FROM sessions s WHERE instr(s.name, ?) = 0 ORDER BY s.saved DESC LIMIT ?""",
+            (SUBAGENT_MARK, limit),
+        )
+        found = []
+        for name, saved, count, first in rows:
+            try:
+                opening = message_from_dict(json.loads(first)).text if first else ""
+            except (ValueError, KeyError, TypeError):
+                opening = ""
+            found.append(SessionInfo(str(name), float(saved), int(count), " ".join(opening.split())))
+        return found
+
+    def names_under(self, prefix: str) -> list[str]:
+        """The sessions whose name starts with ``prefix``, oldest first (a run's sub-agents)."""
+        escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        rows = self._query(
+            "SELECT name FROM sessions WHERE name LIKE ? ESCAPE '\\' ORDER BY saved, rowid", (escaped + "%",)
+        )
+        return [str(name) for (name,) in rows]
 
     def close(self) -> None:
         with self._lock:

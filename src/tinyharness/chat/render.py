@@ -15,6 +15,56 @@ from rich.syntax import Syntax
 from rich.text import Text
 
 _ARG_PREVIEW = 60
+_OUTPUT_PREVIEW = 100  # characters of a tool's output shown inline
+KEPT_OUTPUTS = 500  # tool outputs /show can still show
+_QUOTE_TAGS = ("<tool_output", "</tool_output")
+
+
+class Outputs:
+    """The tool outputs of this chat, numbered in the order the calls were shown, for ``/show``."""
+
+    def __init__(self) -> None:
+        self._numbers: dict[str, int] = {}
+        self._calls: dict[int, tuple[str, str]] = {}  # number -> (call id, the call as shown)
+        self._contents: dict[str, str] = {}
+
+    def number(self, call_id: str, shown: str) -> int:
+        if call_id not in self._numbers:
+            number = len(self._numbers) + 1
+            self._numbers[call_id] = number
+            self._calls[number] = (call_id, shown)
+            self._calls.pop(number - KEPT_OUTPUTS, None)
+        return self._numbers[call_id]
+
+    def keep(self, call_id: str, content: str) -> None:
+        self._contents[call_id] = content
+        if len(self._contents) > KEPT_OUTPUTS:
+            self._contents.pop(next(iter(self._contents)))
+
+    def content(self, call_id: str) -> str | None:
+        return self._contents.get(call_id)
+
+    def get(self, number: int) -> tuple[str, str | None] | None:
+        """The call as shown and its whole output (None when not kept), or None."""
+        entry = self._calls.get(number)
+        if entry is None:
+            return None
+        call_id, shown = entry
+        return shown, self._contents.get(call_id)
+
+    @property
+    def last(self) -> int:
+        return len(self._numbers)
+
+
+def preview(content: str) -> str:
+    """The first line that says something (not blank, not the ``<tool_output>`` quote around
+    an MCP result), shortened; "" for an empty output."""
+    lines = (line.strip() for line in content.splitlines())
+    first = next(
+        (line for line in lines if line and not line.startswith(("<tool_output", "</tool_output"))), ""
+    )
+    return first if len(first) <= _OUTPUT_PREVIEW else first[:_OUTPUT_PREVIEW] + "…"
 
 
 def short_args(args: Any) -> str:
@@ -55,9 +105,16 @@ class TurnView:
     terminal); the next event starts it again."""
 
     def __init__(
-        self, console: Console, *, tokens: int = 0, window: int | None = None, step: str = ""
+        self,
+        console: Console,
+        *,
+        tokens: int = 0,
+        window: int | None = None,
+        step: str = "",
+        outputs: Outputs | None = None,
     ) -> None:
         self.console = console
+        self.outputs = outputs or Outputs()
         self.tokens = tokens
         self.window = window
         self.step = step  # the plan's current step ("2/5 Write the tests"), "" without a plan
@@ -123,9 +180,14 @@ class TurnView:
             return
         if kind == "tool_call":
             self._flush_text()
+            shown = f"{event.get('name')}({short_args(event.get('args'))})"
+            number = self.outputs.number(str(event.get("call_id")), shown)
             self.console.print(
                 Text.assemble(
-                    ("⏺ ", "cyan"), (str(event.get("name")), "bold"), f"({short_args(event.get('args'))})"
+                    ("⏺ ", "cyan"),
+                    (f"[{number}] ", "dim"),
+                    (str(event.get("name")), "bold"),
+                    f"({short_args(event.get('args'))})",
                 )
             )
             self.activity = f"running {event.get('name')}"
@@ -133,10 +195,18 @@ class TurnView:
         elif kind == "tool_result":
             self._flush_text()
             ok = bool(event.get("ok"))
-            size = f"{int(event.get('chars') or 0):,} chars" + (
-                ", truncated" if event.get("truncated") else ""
-            )
-            self.console.print(Text(f"  ⎿ {'ok' if ok else 'error'}, {size}", style="green" if ok else "red"))
+            chars = int(event.get("chars") or 0)
+            size = f"{chars:,} chars" + (", truncated" if event.get("truncated") else "")
+            call_id = str(event.get("call_id"))
+            content = self.outputs.content(call_id)
+            line = Text(f"  ⎿ {'ok' if ok else 'error'}, {size}", style="green" if ok else "red")
+            if content:
+                first = preview(content)
+                line.append(f": {first}", style="default")
+                if first != content.strip():  # more than the preview shows: say how to see it
+                    number = self.outputs.number(call_id, str(event.get("name")))
+                    line.append(f"  (/show {number} for all of it)", style="dim")
+            self.console.print(line)
             self.activity = "thinking"
             self._ensure_live()
         elif kind == "compaction":

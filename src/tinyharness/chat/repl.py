@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import signal
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -34,7 +34,7 @@ from ..messages import Message, ToolResultBlock
 from ..session import Session, close_orphans
 from ..tools.plan import plan_event
 from ..tools.shell import stop_running_commands
-from .render import TurnView, plan_step, show_diff
+from .render import Outputs, TurnView, plan_step, show_diff
 from .review import WriteReview
 
 INTERRUPTED_RESULT = (
@@ -45,16 +45,18 @@ HELP = [
     ("/help", "this list"),
     ("/context", "tokens in the window by part (system, tools, history, notes) and the trigger"),
     ("/compact [instructions]", "compact the conversation now, with optional instructions"),
+    ("/show [N]", "the whole output of tool call N (default: the last one)"),
     ("/notes", "show the notes file"),
     ("/memory search QUERY", "search long-term memory"),
     ("/plan", "show the agent's plan"),
     ("/model [NAME]", "show the model, or switch to NAME (the conversation goes on)"),
     ("/undo", "put back the files the last turn changed"),
     ("/clear", "start a new conversation"),
-    ("/resume [SESSION]", "continue an earlier conversation (default: the latest)"),
+    ("/resume [N|NAME]", "list earlier conversations, or continue one by its number or name"),
     ("/exit", "leave (also Ctrl-D, or Ctrl-C twice)"),
 ]
 _T = TypeVar("_T")
+_RESUME_LIST = 20  # conversations /resume lists
 
 # (model string, session name, the locked session or None, review) -> a ready agent
 BuildAgent = Callable[[str, str, Any, WriteReview], Agent]
@@ -66,6 +68,24 @@ class Sessions(Protocol):
     def open(self, name: str) -> Session: ...
 
     def latest(self) -> str | None: ...
+
+    def recent(self, limit: int = 20) -> Sequence[SavedInfo]: ...
+
+
+class SavedInfo(Protocol):
+    """A saved conversation as ``/resume`` lists it."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def saved(self) -> float: ...
+
+    @property
+    def messages(self) -> int: ...
+
+    @property
+    def opening(self) -> str: ...
 
 
 @dataclass
@@ -99,8 +119,9 @@ class ChatSession:
         self.last_was_interrupt = False
         self._task: asyncio.Future[Any] | None = None
         self._pressed = self._signal_seen = False
+        self.outputs = Outputs()
         self.saved = self._open(self.session)
-        self.agent = setup.build(self.model, self.session, self.saved, self.review)
+        self.agent = self._built(self.model, self.session, self.saved)
         self.agent.messages = self._history(self.saved)
 
     # --- the loop -----------------------------------------------------------------------------
@@ -140,7 +161,13 @@ class ChatSession:
             text, self.pending_note = f"{self.pending_note}\n\n{text}", ""
         context = self.agent.context
         step = plan_step(plan_event(self.agent.anchors)) if self.agent.anchors is not None else ""
-        self.view = TurnView(self.console, tokens=context.tokens, window=context.context_window, step=step)
+        self.view = TurnView(
+            self.console,
+            tokens=context.tokens,
+            window=context.context_window,
+            step=step,
+            outputs=self.outputs,
+        )
         self.review.begin_turn()
         self.view.start()
         try:
@@ -280,6 +307,8 @@ class ChatSession:
                 await self._compact(rest)
             elif name == "/memory":
                 self._memory(rest)
+            elif name == "/show":
+                self._show(rest)
             elif name == "/model":
                 await self._model(rest)
             elif name == "/clear":
@@ -321,6 +350,27 @@ class ChatSession:
             lines.add_row("compaction trigger", f"{compact_at:,} ({context.strategy or ''})")
         lines.add_row("messages", str(len(self.agent.messages)))
         self.console.print(lines)
+
+    def _show(self, which: str) -> None:
+        number = self.outputs.last if not which else int(which) if which.isdigit() else -1
+        entry = self.outputs.get(number) if number > 0 else None
+        if entry is None:
+            last = self.outputs.last
+            known = f"1 to {last}" if last else "none yet"
+            self.console.print(Text(f"usage: /show N, a tool call's number ({known})", style="red"))
+            return
+        shown, content = entry
+        self.console.print(Text.assemble(("⏺ ", "cyan"), (f"[{number}] ", "dim"), shown))
+        if content is None:
+            self.console.print(Text("  (its output is no longer kept)", style="dim"))
+            return
+        self.console.print(Text(content))
+
+    def _built(self, model: str, session: str, saved: Session | None) -> Agent:
+        """An agent from the setup, its tool outputs kept for /show."""
+        agent = self.setup.build(model, session, saved, self.review)
+        agent.tools.on_result = lambda call, block: self.outputs.keep(call.id, block.content)
+        return agent
 
     def _read_notes(self) -> str:
         try:
@@ -409,7 +459,7 @@ class ChatSession:
         the chat as it was."""
         saved = self._open(session) if session != self.session else self.saved
         try:
-            fresh = self.setup.build(model or self.model, session, saved, self.review)
+            fresh = self._built(model or self.model, session, saved)
         except BaseException:
             if saved is not self.saved and saved is not None:
                 saved.close()
@@ -430,9 +480,13 @@ class ChatSession:
         if sessions is None:
             self.console.print(Text("/resume needs the run log (drop --no-log)", style="red"))
             return
-        session = name or sessions.latest()
-        if not session or session == self.session:
-            self.console.print(Text("no other saved conversation; /resume NAME picks one", style="dim"))
+        listed = [info for info in sessions.recent(_RESUME_LIST) if info.name != self.session]
+        if not name:
+            self._list_sessions(listed)
+            return
+        session = listed[int(name) - 1].name if name.isdigit() and 0 < int(name) <= len(listed) else name
+        if session == self.session:
+            self.console.print(Text(f"session {session} is the one open now", style="dim"))
             return
         await self._switch(session, None)
         history = self.agent.messages
@@ -443,6 +497,18 @@ class ChatSession:
         last = next((m.text for m in reversed(history) if m.role == "assistant" and m.text), "")
         if last:
             self.console.print(Markdown(last))
+
+    def _list_sessions(self, listed: Sequence[SavedInfo]) -> None:
+        if not listed:
+            self.console.print(Text("no other saved conversation yet", style="dim"))
+            return
+        table = Table(show_header=False, box=None)
+        for number, info in enumerate(listed, start=1):
+            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.saved))
+            opening = info.opening if len(info.opening) <= 60 else info.opening[:60] + "…"
+            table.add_row(str(number), info.name, when, f"{info.messages} messages", opening)
+        self.console.print(table)
+        self.console.print(Text("/resume N (or /resume NAME) continues one", style="dim"))
 
     def _open(self, name: str) -> Session | None:
         """The session ``name``, locked for this chat (None without a session store)."""

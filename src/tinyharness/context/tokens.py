@@ -135,8 +135,11 @@ class HeuristicCounter(_PartsCounter):
         if not text:
             return 0
         w = self._w
-        cjk = len(_CJK.findall(text))
-        other = len(_NON_ASCII.findall(text)) - cjk
+        # Both classes are non-ASCII: an ASCII text (most code and tool output) skips two passes.
+        cjk = other = 0
+        if not text.isascii():
+            cjk = len(_CJK.findall(text))
+            other = len(_NON_ASCII.findall(text)) - cjk
         digit_groups = sum((len(run) + 2) // 3 for run in _DIGITS.findall(text))
         total = (
             w["cjk"] * cjk

@@ -37,6 +37,7 @@ from .text import (
 TS_CONFIG = "english"
 HNSW_MIN_ROWS = 5000  # vectors of one model before they get an HNSW index
 HNSW_EF_SEARCH = 100  # candidates the HNSW scan keeps (pgvector's default is 40)
+LARGEST_CAP = common_term_cap(2**62)  # the cap of any store (it grows with the store, up to this)
 
 
 def _schema(prefix: str) -> list[str]:
@@ -219,7 +220,7 @@ class PostgresStore(SQLStoreBase):
         where.append("status = 'current'")
         scope_sql = " AND ".join(where)
         # One round trip for the memories in scope and every term's document frequency, each
-        # counted only up to MAX_TERM_ROWS + 1 (the largest cap) and read against the cap below.
+        # counted only up to the largest cap + 1 and read against this scope's cap below.
         counts = ", ".join(
             f"numnode(to_tsquery('{TS_CONFIG}', %s)), (SELECT count(*) FROM (SELECT 1 FROM "
             f"{self._t}memories WHERE {scope_sql} AND tsv @@ to_tsquery('{TS_CONFIG}', %s) LIMIT %s) s)"
@@ -227,7 +228,7 @@ class PostgresStore(SQLStoreBase):
         )
         cur.execute(
             f"SELECT (SELECT count(*) FROM {self._t}memories WHERE {scope_sql}), {counts}",
-            [*params, *(v for term in terms for v in (term, *params, term, MAX_TERM_ROWS + 1))],
+            [*params, *(v for term in terms for v in (term, *params, term, LARGEST_CAP + 1))],
         )
         found = cur.fetchone()
         total = int(found[0])

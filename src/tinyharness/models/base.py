@@ -116,3 +116,13 @@ class CountsTokens(Protocol):
     """A model that can count tokens exactly with its own tokenizer (``counter="exact"``)."""
 
     def count_tokens(self, text: str) -> int: ...
+
+
+@runtime_checkable
+class SharedBySubAgents(Protocol):
+    """A model one run tree shares, whose answers depend on which agent asks (the scripted
+    model: a response may name the sub-agent that takes it). ``for_agent(label)`` is the model
+    as the sub-agent started by the ``task`` call ``label`` sees it; models without this
+    method are shared as they are."""
+
+    def for_agent(self, label: str) -> Model: ...

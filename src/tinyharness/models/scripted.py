@@ -5,20 +5,28 @@ File format (a public contract, see the README)::
     {"responses": [{"stop_reason": "tool_use" | "end_turn" | "max_tokens",
                     "content": [Anthropic-shaped blocks],
                     "usage": {"input_tokens": int, "output_tokens": int},
-                    "purpose": "agent" | "compact" | "memory" | "flush"   # optional
+                    "purpose": "agent" | "compact" | "memory" | "flush",  # optional
+                    "agent": CALL_ID                                     # optional
                    }, ...]}
 
 Every request consumes the next response in order. When any response carries ``purpose``, each
 request takes the next response of its own purpose instead, so a script stays valid wherever a
-compaction happens to fall. Running out, or leaving responses unused, is a ``ScriptError``. An
-optional top-level ``"stream_delay"`` (seconds) spaces the word chunks ``stream`` yields, so a
-terminal shows them arrive.
+compaction happens to fall. A response with ``"agent": CALL_ID`` is taken only by the sub-agent
+that the ``task`` call with that id started (``for_agent``); responses without it belong to the
+top-level run. So a script stays deterministic when sub-agents run at the same time. Running
+out, or leaving responses unused, is a ``ScriptError``. An optional top-level
+``"stream_delay"`` (seconds) spaces the word chunks ``stream`` yields, so a terminal shows them
+arrive. Optional top-level ``"latency"`` (seconds) is waited before every answer, as a real
+server takes time (benchmarks of many runs at once); ``"request_log"`` names a file (relative to
+the script's folder) that gets one JSON line per request received, with its number, purpose
+and the process id, so a test can count requests across processes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 from collections import deque
 from collections.abc import AsyncIterator
@@ -34,7 +42,7 @@ _PURPOSES = ("agent", "compact", "memory", "flush")
 _CHUNK = re.compile(r"\s*\S+\s*|\s+")  # a word with the spaces around it
 
 
-def _parse_response(index: int, data: Any) -> tuple[str | None, ModelResponse]:
+def _parse_response(index: int, data: Any) -> tuple[str | None, str | None, ModelResponse]:
     where = f"response #{index + 1}"
     if not isinstance(data, dict):
         raise InvalidScript(f"{where} must be an object, got {type(data).__name__}")
@@ -44,6 +52,9 @@ def _parse_response(index: int, data: Any) -> tuple[str | None, ModelResponse]:
     purpose = data.get("purpose")
     if purpose is not None and purpose not in _PURPOSES:
         raise InvalidScript(f"{where}: purpose must be one of {_PURPOSES}, got {purpose!r}")
+    agent = data.get("agent")
+    if agent is not None and (not isinstance(agent, str) or not agent):
+        raise InvalidScript(f"{where}: agent must be the id of the task call that starts the sub-agent")
     content = data.get("content", [])
     if not isinstance(content, list):
         raise InvalidScript(f"{where}: content must be a list of blocks")
@@ -56,7 +67,7 @@ def _parse_response(index: int, data: Any) -> tuple[str | None, ModelResponse]:
         parsed_usage = Usage(int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0)))
     except (TypeError, ValueError, AttributeError):
         raise InvalidScript(f"{where}: usage must hold integer input_tokens and output_tokens") from None
-    return purpose, ModelResponse(Message("assistant", blocks), stop_reason, parsed_usage)
+    return purpose, agent, ModelResponse(Message("assistant", blocks), stop_reason, parsed_usage)
 
 
 class ScriptedModel:
@@ -77,16 +88,26 @@ class ScriptedModel:
         if not isinstance(responses, list):
             raise InvalidScript(f"{self.source}: expected an object with a 'responses' list")
         parsed = [_parse_response(i, r) for i, r in enumerate(responses)]
-        self.by_purpose = any(purpose is not None for purpose, _ in parsed)
-        self._queues: dict[str | None, deque[ModelResponse]] = {}
-        for purpose, response in parsed:
-            key = (purpose or "agent") if self.by_purpose else None
+        self.by_purpose = any(purpose is not None for purpose, _, _ in parsed)
+        # (agent, purpose) -> responses; agent None is the top-level run
+        self._queues: dict[tuple[str | None, str | None], deque[ModelResponse]] = {}
+        for purpose, agent, response in parsed:
+            key = (agent, (purpose or "agent") if self.by_purpose else None)
             self._queues.setdefault(key, deque()).append(response)
         self.requests: list[ModelRequest] = []
         delay = data.get("stream_delay", 0)
         if not isinstance(delay, int | float) or delay < 0:
             raise InvalidScript(f"{self.source}: stream_delay must be a number of seconds >= 0")
         self.stream_delay = float(delay)
+        latency = data.get("latency", 0)
+        if not isinstance(latency, int | float) or latency < 0:
+            raise InvalidScript(f"{self.source}: latency must be a number of seconds >= 0")
+        self.latency = float(latency)
+        log = data.get("request_log")
+        if log is not None and not isinstance(log, str):
+            raise InvalidScript(f"{self.source}: request_log must be a file name")
+        base = Path(script).parent if not isinstance(script, dict) else Path.cwd()
+        self.request_log = base / log if log else None
 
     @staticmethod
     def _load(path: Path) -> Any:
@@ -103,12 +124,36 @@ class ScriptedModel:
     def context_window(self) -> int | None:
         return self._window
 
+    def for_agent(self, label: str) -> ScriptedModel:
+        """The model as the sub-agent started by the task call ``label`` sees it: responses
+        marked ``"agent": label`` when the script has any, else the shared order."""
+        if not any(agent is not None for agent, _ in self._queues):
+            return self
+        return _AgentView(self, label)
+
     async def complete(self, request: ModelRequest) -> ModelResponse:
+        if self.request_log is not None:
+            line = {"n": len(self.requests) + 1, "purpose": request.purpose, "pid": os.getpid()}
+            with open(self.request_log, "a", encoding="utf-8") as file:
+                file.write(json.dumps(line) + "\n")
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        return self._take(request, None)
+
+    def replayed(self, request: ModelRequest) -> None:
+        """A durable run answered ``request`` from its record (an earlier process received it):
+        skip the response it took, so the next request gets the next one. Not a request: no
+        latency, no line in the request log."""
+        self._take(request, None)
+
+    def _take(self, request: ModelRequest, agent: str | None) -> ModelResponse:
         self.requests.append(request)
-        key = request.purpose if self.by_purpose else None
+        key = (agent, request.purpose if self.by_purpose else None)
         queue = self._queues.get(key)
         if not queue:
             which = f" with purpose {request.purpose!r}" if self.by_purpose else ""
+            if agent is not None:
+                which += f" for the sub-agent of task call {agent!r}"
             raise ScriptError(
                 f"{self.source}: out of responses{which} at request #{len(self.requests)} "
                 f"(a {request.purpose} request); add responses to the script"
@@ -134,3 +179,33 @@ class ScriptedModel:
                 f"{self.source}: {left} scripted response(s) left unused after "
                 f"{len(self.requests)} request(s); the run ended earlier than the script expects"
             )
+
+
+class _AgentView(ScriptedModel):
+    """A sub-agent's side of a ScriptedModel: it takes the responses marked with its label;
+    closing it checks nothing (the shared model checks the whole script once)."""
+
+    def __init__(self, shared: ScriptedModel, label: str) -> None:  # no super().__init__: a view
+        self.shared = shared
+        self.label = label
+        self.name = shared.name
+        self._window = shared.context_window
+        self.source = shared.source
+        self.stream_delay = shared.stream_delay
+        self.by_purpose = shared.by_purpose
+
+    @property
+    def requests(self) -> list[ModelRequest]:  # type: ignore[override]
+        return self.shared.requests
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        return self.shared._take(request, self.label)
+
+    def for_agent(self, label: str) -> ScriptedModel:
+        return self.shared.for_agent(label)
+
+    def unused(self) -> int:
+        return 0
+
+    async def aclose(self) -> None:
+        return None

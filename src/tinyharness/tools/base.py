@@ -57,6 +57,10 @@ class Tool:
     # function, awaited on the loop instead of run in a thread.
     server: str | None = None
     timeout: float | None = None  # seconds; None: the registry's
+    # A call a killed run cut off is run again on resume, because the tool continues its own
+    # recorded work instead of repeating it (``task`` resumes its sub-agent's session); every
+    # other tool's cut-off call gets "outcome unknown" instead.
+    resumes: bool = False
 
     @property
     def spec(self) -> ToolSpec:
@@ -386,7 +390,11 @@ async def _in_daemon_thread(function: Callable[..., Any], args: dict[str, Any]) 
         with contextlib.suppress(RuntimeError):  # the loop closed while the tool hung
             loop.call_soon_threadsafe(_settle, future, output, error)
 
-    threading.Thread(target=work, name=f"tool-{getattr(function, '__name__', 'call')}", daemon=True).start()
+    # The thread runs in a copy of the caller's context, as asyncio.to_thread does (EventBus.hold
+    # follows the events a tool emits from its thread).
+    context = contextvars.copy_context()
+    name = f"tool-{getattr(function, '__name__', 'call')}"
+    threading.Thread(target=context.run, args=(work,), name=name, daemon=True).start()
     try:
         return await future
     except asyncio.CancelledError:  # Ctrl-C or a timeout: tell the tool to stop
@@ -436,6 +444,9 @@ class ToolRegistry:
         self.permissions: PermissionPolicy = permissions or AllowAll()
         self.result_cap = result_cap
         self.timeout = timeout
+        # Called with each call and its result block before the tool_result event (a UI that
+        # keeps whole outputs, as the chat's /show does; events carry only their size).
+        self.on_result: Callable[[ToolUseBlock, ToolResultBlock], None] | None = None
         for tool in tools:
             self.add(tool)
 
@@ -481,6 +492,9 @@ class ToolRegistry:
         origin = {"server": tool.server} if tool is not None and tool.server else {}
         events.emit("tool_call", call_id=call.id, name=call.name, args=call.input, **origin)
         result = await self.execute(call.name, call.input)
+        block = ToolResultBlock(call.id, result.content, is_error=not result.ok)
+        if self.on_result is not None:
+            self.on_result(call, block)
         events.emit(
             "tool_result",
             call_id=call.id,
@@ -490,7 +504,7 @@ class ToolRegistry:
             chars=len(result.content),
             truncated=result.truncated,
         )
-        return ToolResultBlock(call.id, result.content, is_error=not result.ok)
+        return block
 
     async def execute(self, name: str, raw_args: Any) -> ToolResult:
         """Run one call; every failure comes back as ``ok=False`` text, never as an exception."""
