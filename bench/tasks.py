@@ -255,7 +255,7 @@ TASKS: tuple[Task, ...] = (
         "check",
         "question",
         "What does slugify in src/shop/utils.py return for 'Hello World'? Read the code.",
-        says(r"hello-world"),
+        says(r"(?<![\w-])hello-world"),  # not "-hello-world", an answer the 0.5B model gave
     ),
     Task("def-inventory", "tune", "find", "Which file defines the class Inventory?", says(r"inventory\.py")),
     Task(

@@ -88,15 +88,24 @@ def test_plan_without_tools_is_free_text_and_response_schema_wins() -> None:
     assert (structured.schema, structured.expects_action) == (wanted, False)
 
 
-@pytest.mark.parametrize("tools", [(CALC,), ()])
-def test_final_only_plan_says_tools_are_unavailable(tools: tuple[ToolSpec, ...]) -> None:
+def test_final_only_plan_without_tools_says_tools_are_unavailable() -> None:
     # Even without tools: a history of JSON actions would lead the model to write one more.
-    request = ModelRequest((Message.user("x"),), tools=tools, final_only=True)
+    request = ModelRequest((Message.user("x"),), tools=(), final_only=True)
     plan = json_mode.plan_request(request)
     assert "not available" in plan.system
-    assert "calculator" not in plan.system
     assert plan.schema == json_mode.action_schema([], final_only=True)
     assert plan.expects_action
+
+
+def test_final_only_plan_with_tools_keeps_the_prompt_prefix_and_allows_only_the_answer() -> None:
+    """The system prompt is the agent requests' own, so the server's cached prefix still holds;
+    only the grammar changes (a new prefix cost the 0.5B model the whole window again)."""
+    history = (Message.user("x"),)
+    agent = json_mode.plan_request(ModelRequest(history, system="sys", tools=(CALC,)))
+    final = json_mode.plan_request(ModelRequest(history, system="sys", tools=(CALC,), final_only=True))
+    assert final.system == agent.system and "calculator" in final.system
+    assert final.schema == json_mode.action_schema([], final_only=True)
+    assert final.expects_action
 
 
 def test_history_becomes_text_actions_and_result_messages() -> None:

@@ -155,7 +155,9 @@ def test_json_mode_tool_call_validates_against_the_tool_schema(local_server: Loc
 @needs_server
 def test_json_mode_final_only_yields_text(local_server: LocalServer) -> None:
     model = LocalModel(local_server, owns_server=False, temperature=0)
-    reply = run(model, ModelRequest(ASK_WEATHER, tools=(WEATHER,), final_only=True, max_tokens=24))
+    # Room for the envelope: with the tools' protocol kept (a stable prefix), the model writes
+    # the action indented, and 24 tokens ended inside '"arguments":'.
+    reply = run(model, ModelRequest(ASK_WEATHER, tools=(WEATHER,), final_only=True, max_tokens=64))
     assert reply.message.tool_uses == []
     (text,) = reply.message.content
     assert isinstance(text, TextBlock) and text.text.strip()

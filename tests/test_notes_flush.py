@@ -59,7 +59,7 @@ class NotingModel(ScriptedModel):
         spec = next(s for s in request.tools if s.name == request.tool_choice)
         assert spec.choices is not None
         (path,) = spec.choices(request.messages)["path"]
-        args = {"path": path, "text": f"what {path} does"}
+        args = {"path": path, "text": f"holds the step rules of {path}"}
         return ModelResponse(Message("assistant", (ToolUseBlock(f"n-{path}", "note", args),)), "tool_use")
 
 
@@ -114,14 +114,14 @@ def test_before_the_compaction_the_model_notes_each_file_still_in_the_window(tmp
         assert shown == [path]
     assert flushes[0].tools == model.requests[first - 1].tools  # same tools: same prompt prefix
     notes = (tmp_path / "NOTES.md").read_text(encoding="utf-8")
-    assert notes.splitlines() == [f"{p}: what {p} does" for p in asked]
+    assert notes.splitlines() == [f"{p}: holds the step rules of {p}" for p in asked]
     # Each note ran as a tool call (reported like any) before the compaction event.
     types = [(e["type"], e.get("name")) for e in sink.events]
     assert types.count(("tool_call", "note")) == len(asked)
     assert types.index(("tool_call", "note")) < types.index(("compaction", None))
     # After the compaction, NOTES.md is read back into the window of the next agent request.
     after = model.requests[purposes.index("compact") + 1]
-    assert after.purpose == "agent" and f"what {asked[-1]} does" in after.messages[0].text
+    assert after.purpose == "agent" and f"holds the step rules of {asked[-1]}" in after.messages[0].text
     # Like a summarizer request, the flush stays out of the history: the notes come back
     # through NOTES.md only. And the near-trigger warning is not given: the flush asks instead.
     assert not any(c.name == "note" for m in result.messages for c in m.tool_uses)
@@ -242,3 +242,27 @@ def test_a_general_note_that_echoes_the_flush_prompt_is_not_written(tmp_path: Pa
     assert asyncio.run(flush("sys", history, specs, call_model, 256)) == 0
     assert not (tmp_path / "NOTES.md").exists()
     assert "wrote no complete note" in sink.of_type("context_warning")[0]["message"]
+
+
+def test_a_file_note_that_echoes_the_task_or_the_ask_is_not_written(tmp_path: Path) -> None:
+    """Asked for README.md's note, the 0.5B model wrote the task back; with README.md then named
+    in the notes, read_file stopped offering it and the model read another file from line 213."""
+    (tmp_path / "README.md").write_text("# shop\nA tiny shop.\n", encoding="utf-8")
+    task = "Read README.md and tell me in one sentence what this project is"
+    history = [
+        Message.user(task),
+        Message("assistant", (ToolUseBlock("r1", "read_file", {"path": "README.md"}),)),
+        Message("user", (ToolResultBlock("r1", "README.md (lines 1-2 of 2)\n     1\t# shop"),)),
+    ]
+    echoes = iter([task, "Write a note with one line about what README.md does"])
+
+    async def call_model(request: ModelRequest) -> ModelResponse:
+        call = ToolUseBlock("n1", "note", {"path": "README.md", "text": next(echoes)})
+        return ModelResponse(Message("assistant", (call,)), "tool_use")
+
+    for _ in range(2):
+        sink = ListSink()
+        flush, specs = _flush(tmp_path, sink)
+        assert asyncio.run(flush("sys", history, specs, call_model, 256)) == 0
+        assert "wrote no complete note on README.md" in sink.of_type("context_warning")[0]["message"]
+    assert not (tmp_path / "NOTES.md").exists()

@@ -204,3 +204,79 @@ def test_reading_a_paged_file_again_without_start_line_goes_on(project: Path) ->
     )
     explicit = read(registry, "r3", path="a.py", start_line=1, end_line=2)  # asked for: given
     assert explicit[1].content[0].content.startswith("a.py (lines 1-2 of 31)")  # type: ignore[union-attr]
+
+
+def test_a_file_read_in_part_stays_on_offer_when_the_notes_name_it(project: Path) -> None:
+    """A note naming a file must not end its reading: the 0.5B model, with README.md named in
+    NOTES.md after two of its pages, asked for start_line=213 and the path grammar sent it to
+    another file."""
+    notes = NotesFile(project / "NOTES.md")
+    registry = builtin_tools(project, notes=notes)
+    first = read(registry, "r1", path="a.py", start_line=1, end_line=10)
+    notes.append("a.py: module a, a constant x")
+    notes.append("b.py: module b")
+    choices = offered(registry, first)
+    assert "a.py" in choices and "b.py" not in choices
+    rest = read(registry, "r2", path="a.py", start_line=11)
+    assert "a.py" not in offered(registry, [*first, *rest])  # read to the end: done
+
+
+def test_a_page_just_over_the_offload_cap_keeps_what_fits_not_a_quarter(project: Path) -> None:
+    """read_file sizes its pages in characters and the offload cap counts tokens; a page a few
+    tokens over the cap came back as a 358-character preview at window 3000 (a quarter of it)."""
+    (project / "long.py").write_text("".join(f"value_{n} = {n}\n" for n in range(120)), encoding="utf-8")
+    registry = builtin_tools(project)
+    window = read(registry, "r1", path="long.py")
+    text = window[1].content[0].content  # type: ignore[union-attr]
+    cap = int(len(text) / 3 * 0.95)  # the page is ~5% over the cap
+    ctx = StepContext(
+        system="",
+        call_model=None,  # type: ignore[arg-type]
+        count=lambda _m: 0,
+        count_text=lambda t: len(t) // 3,
+        keep_recent=4,
+        target=0,
+        offload_cap=cap,
+    )
+    cut = Offload().message(window[1], ctx).content[0].content  # type: ignore[union-attr]
+    assert OFFLOADED_MARK in cut
+    assert cap * 0.75 <= len(cut) // 3 <= cap
+
+
+@pytest.mark.parametrize("tool_mode", ["json", "native"])
+def test_the_counter_counts_the_tool_list_the_adapter_sends(tmp_path: Path, tool_mode: str) -> None:
+    """JSON tool mode sends a short protocol text, not the schemas: counted as schemas, the
+    local tool list was 860 tokens where 309 were sent, and a compaction's counter jumped from
+    452 to 973 tokens with nothing added."""
+    from tinyharness.context.config import ContextConfig
+    from tinyharness.context.manager import build_context
+    from tinyharness.context.tokens import Chars4Counter, count_tools
+    from tinyharness.models.json_mode import protocol_prompt
+
+    model = OpenAIChatModel("m", base_url="http://127.0.0.1:9/v1", api_key="x", tool_mode=tool_mode)  # type: ignore[arg-type]
+    context = build_context(ContextConfig(window=8000, counter="chars4"), model=model)
+    specs = builtin_tools(tmp_path).specs
+    context.accountant.set_fixed("sys", specs)
+    chars4 = Chars4Counter()
+    sent = chars4.count_text(protocol_prompt(specs)) if tool_mode == "json" else count_tools(chars4, specs)
+    assert context.accountant.fixed_tokens == chars4.count_text("sys") + sent
+    if tool_mode == "json":
+        assert sent < count_tools(chars4, specs) / 2
+
+
+def test_the_ablation_options_switch_their_feature_off(tmp_path: Path) -> None:
+    """The task suite switches features off one at a time through options users have too."""
+    from tinyharness.cli import _task_focus
+
+    def args(*argv: str) -> Any:
+        return build_parser().parse_args(["run", "Read a.py", "--model", "local", *argv])
+
+    def read_spec(*argv: str) -> Any:
+        tools = _tools(args(*argv), tmp_path, EventBus(), 20_000)
+        return next(s for s in tools.specs if s.name == "read_file")
+
+    assert read_spec().choices is not None and read_spec("--no-path-choices").choices is None
+    assert _task_focus(args(), tmp_path)[1] is not None
+    assert _task_focus(args("--no-task-focus"), tmp_path)[1] is None
+    assert _task_focus(build_parser().parse_args(["run", "x", "--model", "openai:m"]), tmp_path)[1] is None
+    assert args("--restore-files", "0").restore_files == 0

@@ -217,6 +217,13 @@ class OutputCheck:
         )
 
 
+class AnswerRule(Protocol):
+    """Decides, from the history, that the next request must be the final answer (a plan a
+    small model cannot make itself, see ``tools.focus``): the prompt to ask it with, or None."""
+
+    def __call__(self, messages: Sequence[Message]) -> str | None: ...
+
+
 class _QueueSink:
     """Hands every event of a run to ``run_stream``'s queue."""
 
@@ -255,10 +262,12 @@ class Agent:
         checkpoint: Checkpointer | None = None,
         memory: LongTermMemory | None = None,
         output_type: Any = None,
+        answer_when: AnswerRule | None = None,
         anchors: Anchors | None = None,
         steps: Steps | None = None,
     ) -> None:
         self.model = model
+        self.answer_when = answer_when
         self.tools = tools if isinstance(tools, ToolRegistry) else _registry(tools)
         self.config = config or AgentConfig()
         self.output = OutputCheck(output_type) if output_type is not None else None
@@ -397,7 +406,7 @@ class Agent:
             if self.deadline is not None and time.monotonic() >= self.deadline:
                 raise TimeLimit(f"stopped after its time limit of {self.config.time_limit:g} s")
             self.iterations += 1
-            response = await self._agent_turn()
+            response = await self._agent_turn(final_only=self._answer_now())
             self._append(response.message)
             calls = response.message.tool_uses
             if response.stop_reason == "max_tokens":
@@ -415,6 +424,18 @@ class Agent:
                 self._append(self.output.retry_message())  # raises BadOutput on the second miss
                 continue
             await self._run_tools(calls)
+
+    def _answer_now(self) -> bool:
+        """Whether the answer rule asks for the final answer now (only right after tool
+        results); its prompt goes at the end of those results."""
+        if self.answer_when is None or not self.messages or not self.messages[-1].tool_results:
+            return False
+        prompt = self.answer_when(self.messages)
+        if prompt is None:
+            return False
+        self.messages[-1] = Message("user", (*self.messages[-1].content, TextBlock(prompt)))
+        self.events.emit("answer_now", message=prompt)
+        return True
 
     async def _run_tools(self, calls: list[ToolUseBlock]) -> None:
         """Run one turn's calls in parallel. Each is recorded as started before it runs and as
@@ -471,7 +492,7 @@ class Agent:
         return ModelRequest(
             messages=self._messages.snapshot(),
             system=self.config.system,
-            tools=() if final_only else self.tools.specs,
+            tools=self.tools.specs,  # also when final_only: the adapters forbid calls, the prefix stays
             purpose="agent",
             max_tokens=self.config.max_output_tokens,
             final_only=final_only,

@@ -59,11 +59,14 @@ from .sqlite_session import SessionStore, SessionStoreError, SQLiteSession, stor
 from .subagents import SubAgentConfig, SubAgentHost, SubAgents, load_profiles
 from .tools.base import DEFAULT_RESULT_CAP, ToolRegistry
 from .tools.builtin import builtin_tools
+from .tools.files import ReadState, text_files
+from .tools.focus import TaskFocus
 from .tools.history_search import DroppedHistory
 from .tools.notes import NotesFile
 from .tools.permissions import Permissions
 from .tools.plan import plan_tools
 from .tools.shell import check_shell_options
+from .tools.workspace import Workspace
 
 if TYPE_CHECKING:  # the MCP SDK is imported only when a run has MCP servers
     from .mcp.client import McpServers
@@ -409,6 +412,27 @@ def build_parser() -> argparse.ArgumentParser:
         f"a,b,c (default: {CONTEXT.strategy})",
     )
     context.add_argument("--compact-instructions", help="extra instructions for the summarizer")
+    context.add_argument(
+        "--restore-files",
+        type=_context_option("restore_files"),
+        metavar="N",
+        help=f"files re-read into the window after a compaction that lost content (default "
+        f"{CONTEXT.restore_files}; 0: none)",
+    )
+    context.add_argument(
+        "--path-choices",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="read_file's path limited to the workspace's files not read yet (default: on; the "
+        "JSON tool mode's grammar enforces it)",
+    )
+    context.add_argument(
+        "--task-focus",
+        action=argparse.BooleanOptionalAction,
+        help="when the task names files: read_file offers only those until they are read, then a "
+        "question is answered (default: on for local models, which cannot tell when they have the "
+        "answer; off otherwise)",
+    )
     context.add_argument(
         "--flush-notes",
         action=argparse.BooleanOptionalAction,
@@ -764,6 +788,7 @@ def _context(
         workspace=workspace,
         # Local models do not take notes when only asked (measured), so they must by default.
         flush_notes=args.flush_notes if args.flush_notes is not None else _is_local(args.model),
+        **({"restore_files": args.restore_files} if args.restore_files is not None else {}),
         summary_mode=getattr(args, "summary_mode", CONTEXT.summary_mode),
     )
     run_call: Callable[[ToolUseBlock], Awaitable[ToolResultBlock]] = functools.partial(
@@ -886,7 +911,12 @@ async def _run(
             events.sinks = [OnlyNew(durable_run, log.last_seq(durable_run), events.sinks)]
         session_name = session.name if session is not None else events.run_id
         structure = _Structure(args, workspace, session_name)
-        tools = _tools(args, workspace, events, _result_cap(args), structure)
+        read_state, focus = _task_focus(args, workspace)
+        tools = _tools(
+            args, workspace, events, _result_cap(args), structure, read_state=read_state, focus=focus
+        )
+        if focus is not None:  # a run that may write files needs more than reads: no forced answer
+            focus.answer = not any(tools.get(name) for name in ("write_file", "edit_file"))
         mcp_servers = await _mcp_servers(mcp_configs, events, workspace, tools)  # before the model: fail fast
         model = load_model(
             args.model,
@@ -926,6 +956,7 @@ async def _run(
             events=events,
             checkpoint=session,
             memory=memory,
+            answer_when=focus,
             anchors=structure.anchors,
             steps=steps,
         )
@@ -995,6 +1026,17 @@ def _result_cap(args: argparse.Namespace) -> int:
     return min(DEFAULT_RESULT_CAP, tokens * CODE_CHARS_PER_TOKEN + READ_RESERVE_CHARS)
 
 
+def _task_focus(args: argparse.Namespace, workspace: Path) -> tuple[ReadState, TaskFocus | None]:
+    """The run's read state, and the plan from the files the task names (on for local models
+    unless --no-task-focus; see tools.focus)."""
+    state = ReadState()
+    wanted = args.task_focus if args.task_focus is not None else _is_local(args.model)
+    if not wanted:
+        return state, None
+    space = Workspace(workspace)
+    return state, TaskFocus(lambda: text_files(space), state.lines_read)
+
+
 def _tools(
     args: argparse.Namespace,
     workspace: Path,
@@ -1002,6 +1044,9 @@ def _tools(
     result_cap: int,
     structure: _Structure | None = None,
     notes_path: Path | None = None,
+    *,
+    read_state: ReadState | None = None,
+    focus: TaskFocus | None = None,
 ) -> ToolRegistry:
     notes = NotesFile(
         notes_path or _notes_path(args, workspace),
@@ -1015,7 +1060,14 @@ def _tools(
         confirm=_confirm_on_terminal if sys.stdin.isatty() and not args.yes else None,
     )
     registry = builtin_tools(
-        workspace, notes=notes, permissions=permissions, shell=args.shell, result_cap=result_cap
+        workspace,
+        notes=notes,
+        permissions=permissions,
+        shell=args.shell,
+        result_cap=result_cap,
+        read_state=read_state,
+        focus=focus,
+        path_choices=args.path_choices,
     )
     if args.memory_dir:
         for tool in memory_tools(Path(args.memory_dir)):

@@ -32,7 +32,7 @@ what the usage leaves once the messages are counted at that ratio.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Literal
 
 from ..messages import Message
@@ -47,11 +47,20 @@ MIN_FIT_GROWTH = 200  # raw tokens two requests' messages must differ by to fit 
 
 class Accountant:
     def __init__(
-        self, counter: TokenCounter, mode: AccountingMode = "context", *, calibrate: bool = True
+        self,
+        counter: TokenCounter,
+        mode: AccountingMode = "context",
+        *,
+        calibrate: bool = True,
+        tools_text: Callable[[Sequence[ToolSpec]], str | None] | None = None,
     ) -> None:
         if mode not in ACCOUNTING_MODES:
             raise ValueError(f"accounting must be one of {ACCOUNTING_MODES}, got {mode!r}")
         self.mode: AccountingMode = mode
+        # The text the model's adapter sends for the tools, when not their schemas (JSON tool
+        # mode): counted as schemas, the Qwen tool list was 860 tokens where 309 were sent, and
+        # after a compaction the counter jumped from 452 to 973 with nothing added.
+        self.tools_text = tools_text
         self.raw = CachedCounter(counter)
         self.calibration = CalibratedCounter(counter) if calibrate else None
         # Per message in the window: its raw estimate, or 0 and its known tokens (see _cost).
@@ -118,7 +127,9 @@ class Accountant:
         if key == self._fixed_key:
             return
         self._fixed_key = key
-        self._fixed_raw = self.raw.count_text(system) + count_tools(self.raw, tools)
+        as_text = self.tools_text(tools) if self.tools_text is not None else None
+        tools_raw = count_tools(self.raw, tools) if as_text is None else self.raw.count_text(as_text)
+        self._fixed_raw = self.raw.count_text(system) + tools_raw
         self._fixed_fit = self._last_fit = None  # a new fixed part: fitted again
 
     def absorb(self, messages: Sequence[Message]) -> list[Message]:

@@ -137,8 +137,11 @@ class NotesFlush:
             except (ModelError, StopRun) as exc:
                 self._skipped(f"the request failed ({exc})")
                 break
-            if path is None:
-                calls = [c for c in calls if not _echoes_prompt(c)]
+            # An echo of the task or of the ask is no note: the 0.5B model wrote the task
+            # ("Read README.md and tell me...") as README.md's note, and a file the notes name
+            # is no longer offered to read_file.
+            echoed = (_task_text(messages), prompt_for(path))
+            calls = [c for c in calls if not any(_echoes(c, text, path) for text in echoed)]
             if not calls:
                 self._skipped(f"the model wrote no complete note{f' on {path}' if path else ''}")
             for call in calls:
@@ -159,7 +162,7 @@ class NotesFlush:
     async def _ask(self, base: ModelRequest, call_model: ModelCaller, path: str | None) -> list[ToolUseBlock]:
         """One flush request: ``base`` with the ask about ``path`` (or a general one) added to
         its last message; the reply's complete note calls."""
-        prompt = FILE_PROMPT.format(path=path) if path else FLUSH_PROMPT
+        prompt = prompt_for(path)
         *earlier, last = base.messages
         request = replace(
             base,
@@ -205,10 +208,27 @@ def _only_file(messages: Sequence[Message], reads: FileReads) -> list[Message]:
     return out
 
 
-def _echoes_prompt(call: ToolUseBlock) -> bool:
+def prompt_for(path: str | None) -> str:
+    """The ask of a flush request: about one file, or the general one."""
+    return FILE_PROMPT.format(path=path) if path else FLUSH_PROMPT
+
+
+def _task_text(messages: Sequence[Message]) -> str:
+    if not messages:
+        return ""
+    return " ".join(b.text for b in task_blocks(messages[0]) if isinstance(b, TextBlock))
+
+
+def _echoes(call: ToolUseBlock, source: str, path: str | None) -> bool:
+    """Whether the note's text is mostly words of ``source`` (ECHO_SHARE of its words of
+    three letters or more; the file's own name does not count, a note may name its file)."""
     text = call.input.get("text") if isinstance(call.input, dict) else None
-    if not isinstance(text, str):
+    if not isinstance(text, str) or not source:
         return False
-    words = set(re.findall(r"[a-z]+", text.lower()))
-    prompt = set(re.findall(r"[a-z]+", FLUSH_PROMPT.lower()))
-    return bool(words) and len(words & prompt) >= ECHO_SHARE * len(words)
+    own = _words(path or "")
+    words = _words(text) - own
+    return bool(words) and len(words & (_words(source) - own)) >= ECHO_SHARE * len(words)
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z]+", text.lower()) if len(w) > 2}

@@ -20,7 +20,7 @@ from ..errors import ConfigError, HarnessError
 from ..events import EventBus
 from ..history import paths_still_visible, recent_file_paths, tool_calls_by_id
 from ..messages import Message, TextBlock, ToolResultBlock
-from ..models.base import CountsTokens, Model, ModelRequest, ModelResponse, ToolSpec
+from ..models.base import CountsTokens, Model, ModelRequest, ModelResponse, SendsToolsAsText, ToolSpec
 from .accounting import Accountant
 from .audit import audit, with_anchors
 from .base import DroppedLog, ModelCaller
@@ -85,6 +85,7 @@ class ContextManager:
         exact_counter: Callable[[str], int] | None = None,
         file_reader: FileReader | None = None,
         run_call: RunCall | None = None,
+        tools_text: Callable[[Sequence[ToolSpec]], str | None] | None = None,
         flush_journal: FlushJournal | None = None,
         tool_specs: Callable[[], Sequence[ToolSpec]] | None = None,
         anchors: Anchors | None = None,
@@ -102,7 +103,9 @@ class ContextManager:
             raw = make_counter(config.counter, exact=exact_counter)
         except (ValueError, LookupError) as exc:
             raise ConfigError(f"--counter {config.counter}: {exc}") from None
-        self.accountant = Accountant(raw, config.accounting, calibrate=config.counter != "chars4")
+        self.accountant = Accountant(
+            raw, config.accounting, calibrate=config.counter != "chars4", tools_text=tools_text
+        )
         self.pipeline: list[Strategy] = parse_pipeline(config.strategy)
         self.events = events
         self.file_reader = file_reader or (workspace_reader(config.workspace) if config.workspace else None)
@@ -561,6 +564,7 @@ def build_context(
         exact_counter=model.count_tokens if isinstance(model, CountsTokens) else None,
         file_reader=file_reader,
         run_call=run_call,
+        tools_text=model.tools_text if isinstance(model, SendsToolsAsText) else None,
         flush_journal=flush_journal,
         tool_specs=tool_specs,
         anchors=anchors,

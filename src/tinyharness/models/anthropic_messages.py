@@ -155,6 +155,10 @@ class AnthropicModel:
             raise ModelError(f"{error} (while counting tokens; --counter auto needs no endpoint)") from exc
         return int(counted.input_tokens)
 
+    def tools_text(self, tools: Sequence[ToolSpec]) -> str | None:
+        """The protocol text JSON tool mode sends for ``tools``; None for native tools."""
+        return json_mode.protocol_prompt(tools) if self.tool_mode == "json" and tools else None
+
     async def aclose(self) -> None:
         await self._client.close()
         if self._count_client is not None:

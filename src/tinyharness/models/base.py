@@ -112,6 +112,17 @@ async def stream_reply(model: Model, request: ModelRequest) -> AsyncIterator[Str
 
 
 @runtime_checkable
+class SendsToolsAsText(Protocol):
+    """A model whose adapter sends the tool list as text of its own (JSON tool mode: a short
+    protocol in the system prompt, not the schemas), so the token count of a request's fixed
+    part is that text's, not the schemas'."""
+
+    def tools_text(self, tools: Sequence[ToolSpec]) -> str | None:
+        """The text sent for ``tools``, or None when they go as schemas (native tools)."""
+        ...
+
+
+@runtime_checkable
 class CountsTokens(Protocol):
     """A model that can count tokens exactly with its own tokenizer (``counter="exact"``)."""
 

@@ -203,7 +203,10 @@ def plan_request(request: ModelRequest) -> JsonModePlan:
     if not request.tools and not request.final_only:
         # Nothing to call (a summary, say): a free-text answer needs no protocol.
         return JsonModePlan(request.system, history, None, False)
-    protocol = protocol_prompt(request.tools, final_only=request.final_only)
+    # With tools, a final-only request keeps the same protocol text (the grammar alone allows
+    # only the answer): the prompt prefix stays the one the server has cached, so the answer
+    # costs the new tokens, not the whole window again (minutes for a small model on 2 cores).
+    protocol = protocol_prompt(request.tools, final_only=not request.tools)
     system = f"{request.system}\n\n{protocol}" if request.system else protocol
     schema = action_schema(
         request.tools,

@@ -25,7 +25,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 import openai
 
 from ..errors import ConfigError, ModelError
-from .base import ModelRequest, ModelResponse, StreamItem
+from .base import ModelRequest, ModelResponse, StreamItem, ToolSpec
 from .catalog import (
     CATALOG,
     DEFAULT_MODEL,
@@ -374,6 +374,9 @@ class LocalModel:
 
     def count_tokens(self, text: str) -> int:
         return self.server.count_tokens(text)
+
+    def tools_text(self, tools: Sequence[ToolSpec]) -> str | None:
+        return self._adapter.tools_text(tools)
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         return await self._adapter.complete(request)

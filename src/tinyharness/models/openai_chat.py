@@ -163,6 +163,10 @@ class OpenAIChatModel:
         )
         return ModelResponse(message, stop_reason, usage_from_wire(response))
 
+    def tools_text(self, tools: Sequence[ToolSpec]) -> str | None:
+        """The protocol text JSON tool mode sends for ``tools``; None for native tools."""
+        return json_mode.protocol_prompt(tools) if self.tool_mode == "json" and tools else None
+
     async def aclose(self) -> None:
         await self._client.close()
 

@@ -9,7 +9,8 @@ from collections.abc import Callable
 from .base import DEFAULT_RESULT_CAP, ToolRegistry, function_tool
 from .calculator import calculator
 from .clock import current_time
-from .files import file_tools
+from .files import ReadState, file_tools
+from .focus import TaskFocus
 from .notes import DEFAULT_NOTES_NAME, NotesFile
 from .permissions import Permissions
 from .shell import DEFAULT_SHELL_TIMEOUT, shell_tool
@@ -47,6 +48,9 @@ def builtin_tools(
     result_cap: int = DEFAULT_RESULT_CAP,
     timeout: float = 60.0,
     shell: bool = False,
+    read_state: ReadState | None = None,
+    focus: TaskFocus | None = None,
+    path_choices: bool = True,
 ) -> ToolRegistry:
     """A registry with every built-in tool.
 
@@ -54,14 +58,22 @@ def builtin_tools(
     ``Permissions()``: reading is allowed, writing is refused until the caller allows it; the
     policy is bound to the workspace so path rules also see real paths. ``shell=True`` adds the
     ``shell`` tool (risk "execute", so still refused unless the permissions let it run), with a
-    time limit below the registry's so the command is killed, not abandoned.
+    time limit below the registry's so the command is killed, not abandoned. ``read_state``,
+    ``focus`` and ``path_choices`` go to the file tools (see ``file_tools``).
     """
     space = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
     notes_file = notes if notes is not None else NotesFile(space.root / DEFAULT_NOTES_NAME)
     policy = (permissions if permissions is not None else Permissions()).with_workspace(space)
     registry = ToolRegistry(permissions=policy, result_cap=result_cap, timeout=timeout)
     for tool in [
-        *file_tools(space, output_cap=result_cap, notes_text=_notes_since(notes_file)),
+        *file_tools(
+            space,
+            output_cap=result_cap,
+            read_state=read_state,
+            notes_text=_notes_since(notes_file),
+            focus=focus,
+            path_choices=path_choices,
+        ),
         function_tool(calculator),
         function_tool(current_time),
         *notes_file.tools(),

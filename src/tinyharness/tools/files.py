@@ -13,6 +13,7 @@ can hang the process.
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import re
 import stat
@@ -27,6 +28,7 @@ from ..history import OFFLOADED_RESULT_MARK, file_reads, restored_in_full
 from ..messages import Message
 from ..safefs import Spot
 from .base import DEFAULT_RESULT_CAP, Tool, ToolError, function_tool, raise_if_stopped
+from .focus import TaskFocus
 from .workspace import Workspace, fs_error
 
 BINARY_SNIFF_BYTES = 8192
@@ -110,6 +112,15 @@ class ReadState:
         reached = self.covered.get(path, 0)
         return reached + 1 if reached and path not in self.done else None
 
+    def lines_read(self, path: str) -> int:
+        """How far ``path`` was read from line 1 (an empty file read counts as 1)."""
+        path = os.path.normpath(path)
+        return self.covered.get(path, 0) or (1 if path in self.done else 0)
+
+    def partial(self) -> set[str]:
+        """Files read from line 1 but not to the end."""
+        return {path for path in self.covered if path not in self.done}
+
     def forget(self, path: str) -> None:
         """The read's text did not reach the model whole (cut to a preview later)."""
         path = os.path.normpath(path)
@@ -123,11 +134,15 @@ def file_tools(
     output_cap: int = DEFAULT_RESULT_CAP,
     read_state: ReadState | None = None,
     notes_text: Callable[[], str] | None = None,
+    focus: TaskFocus | None = None,
+    path_choices: bool = True,
 ) -> list[Tool]:
     """The five file tools, confined to ``workspace``. ``output_cap`` bounds read_file and
     list_dir output so the registry's own cap never has to cut a listing in the middle.
-    ``read_state`` records the files read (see ``path_choices``); ``notes_text`` gives the
-    current notes, whose named files read_file no longer offers."""
+    ``read_state`` records the files read (see ``narrowed_paths``); ``notes_text`` gives the
+    current notes, whose named files read_file no longer offers; ``focus`` (built on the same
+    read state), the task's named files, which read_file offers alone until they are read.
+    ``path_choices`` False leaves read_file's path free (no choices at all)."""
     read_budget = max(200, output_cap - 500)  # room for the header and the continuation note
     state = read_state if read_state is not None else ReadState()
 
@@ -251,7 +266,11 @@ def file_tools(
     return [
         replace(
             function_tool(read_file),
-            choices=functools.partial(path_choices, workspace, state=state, notes_text=notes_text),
+            choices=functools.partial(
+                narrowed_paths, workspace, state=state, notes_text=notes_text, focus=focus
+            )
+            if path_choices
+            else None,
         ),
         function_tool(list_dir),
         function_tool(grep),
@@ -260,11 +279,12 @@ def file_tools(
     ]
 
 
-def path_choices(
+def narrowed_paths(
     workspace: Workspace,
     messages: Sequence[Message],
     state: ReadState | None = None,
     notes_text: Callable[[], str] | None = None,
+    focus: TaskFocus | None = None,
 ) -> dict[str, list[str]]:
     """read_file's ``path`` choices: the workspace's files (none when there are more than
     MAX_PATH_CHOICES), less those already read to the end in this run (``state``, and the reads
@@ -276,7 +296,10 @@ def path_choices(
     the task's words and never a real file; constrained to all files, it read one file 5 times
     and was stopped as stuck; with files already read left out, it read a new file at every
     step. With Qwen2.5-Coder-0.5B over 38 files, leaving out the files NOTES.md names too took
-    coverage from 13 files to all 38."""
+    coverage from 13 files to all 38. With a ``focus``, the files the task names and the run
+    has not read yet are the only choices (see ``focus.py``)."""
+    if focus is not None and (unread := focus.unread(messages)):
+        return {"path": unread}
     files: list[str] = []
     for path in _walk_text_files(workspace, "."):
         if len(files) == MAX_PATH_CHOICES:
@@ -286,7 +309,11 @@ def path_choices(
     if state is not None:
         seen |= state.done
     if notes_text is not None:
-        seen |= _named_in(notes_text(), files)
+        # A file read in part stays on offer even when the notes name it: its note is about
+        # the lines read so far (measured: with README.md named in a note after its first
+        # pages, the 0.5B model went on at start_line=213 in another file).
+        partial = state.partial() if state is not None else set()
+        seen |= _named_in(notes_text(), files) - partial
     left = [name for name in files if name not in seen]
     return {"path": left or files}
 
@@ -591,6 +618,11 @@ def _size(size: int) -> str:
         if scaled < 1024 or unit == "GB":
             break
     return f"{scaled:.1f} {unit}"
+
+
+def text_files(workspace: Workspace, limit: int = MAX_GREP_FILES) -> list[str]:
+    """The workspace's files as read_file's choices name them, at most ``limit``."""
+    return list(itertools.islice(_walk_text_files(workspace, "."), limit))
 
 
 def _walk_text_files(workspace: Workspace, inner: str) -> Iterator[str]:
