@@ -256,12 +256,21 @@ class Folder:
         """A regular file inside the folder, opened for reading (links inside are followed),
         and its real path relative to the folder."""
         for _attempt in range(_RETRIES):
-            with self.at(rel) as spot:
-                try:
-                    return spot.open_read(), spot.relative
-                except OSError as exc:
-                    if exc.errno != errno.ELOOP:  # ELOOP: became a link since resolution
-                        raise
+            handle: BinaryIO | None = None
+            try:
+                with self.at(rel) as spot:  # its exit checks the folder was not moved meanwhile
+                    try:
+                        handle = spot.open_read()
+                    except OSError as exc:
+                        if exc.errno != errno.ELOOP:  # ELOOP: became a link since resolution
+                            raise
+                        continue
+                    shown = spot.relative
+            except BaseException:
+                if handle is not None:  # opened, then the folder turned out moved: no leak
+                    handle.close()
+                raise
+            return handle, shown
         raise OSError(errno.ELOOP, "the path keeps changing", rel)
 
     def read(self, rel: str, limit: int) -> tuple[bytes, int]:
