@@ -142,6 +142,7 @@ def _ascii_features(text: str) -> tuple[int, int, int, int]:
     indent = data.count(b"\n  ") + data.count(b"\t")
     return words, digit_groups, punct, indent
 
+
 # Weights per feature, fitted by least squares (weighted by 1/sqrt(tokens)) against each
 # encoding. cl100k counts a Chinese character as ~1.13 tokens, o200k as ~0.81; both spend ~1.2
 # tokens per ASCII word (a leading space and the occasional split) and ~0.6 per punctuation mark.
