@@ -66,7 +66,11 @@ def message_parts(message: Message) -> list[str]:
 
 
 def _json(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)
+    return _ENCODER.encode(value)
+
+
+# ``json.dumps(value, ensure_ascii=False, default=str)``, without building an encoder per call.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
 
 
 class _PartsCounter:
