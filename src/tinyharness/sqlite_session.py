@@ -103,7 +103,11 @@ def store_path_for(log_path: Path) -> Path:
 
 def _json(value: Any) -> str:
     # ASCII escapes: a lone surrogate (some models send them) cannot be stored as UTF-8 text.
-    return json.dumps(value, ensure_ascii=True, default=str)
+    return _ENCODER.encode(value)
+
+
+# ``json.dumps(value, default=str)``, without building an encoder per call (several per turn).
+_ENCODER = json.JSONEncoder(ensure_ascii=True, default=str)
 
 
 class SessionStore:
