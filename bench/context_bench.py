@@ -65,6 +65,27 @@ def true_counter() -> tuple[str, Callable[[str], int]]:
     return "bytes/3", lambda text: len(text.encode("utf-8")) // 3
 
 
+class RequestTokens:
+    """Input tokens of a request as a real tokenizer counts them (``count``), every message
+    counted once: the count is kept by message identity, so a long run costs no more per turn
+    than a short one. Every simulated model of the benches bills by this rule."""
+
+    def __init__(self, count: Callable[[str], int]) -> None:
+        self.count = count
+        self._cache: dict[int, tuple[Message, int]] = {}
+
+    def message(self, message: Message) -> int:
+        hit = self._cache.get(id(message))
+        if hit is None or hit[0] is not message:
+            hit = (message, 4 + sum(self.count(p) for p in message_parts(message)))
+            self._cache[id(message)] = hit
+        return hit[1]
+
+    def request(self, request: ModelRequest) -> int:
+        fixed = self.count(request.system) + sum(self.count(t.description) + 60 for t in request.tools)
+        return fixed + sum(self.message(m) for m in request.messages)
+
+
 def make_workspace(root: Path, workload: Workload) -> list[str]:
     rng = random.Random(2024)
     (root / "src").mkdir()
@@ -109,22 +130,11 @@ class BenchModel:
         self.agent_inputs: list[int] = []
         self.after_compaction: list[tuple[ModelRequest, str]] = []  # with NOTES.md at that time
         self.prefix = PrefixTracker()
-        self._cache: dict[int, tuple[Message, int]] = {}
+        self.input_tokens = RequestTokens(count).request
 
     @property
     def context_window(self) -> int | None:
         return self.window
-
-    def _tokens(self, message: Message) -> int:
-        hit = self._cache.get(id(message))
-        if hit is None or hit[0] is not message:
-            hit = (message, 4 + sum(self.count(p) for p in message_parts(message)))
-            self._cache[id(message)] = hit
-        return hit[1]
-
-    def input_tokens(self, request: ModelRequest) -> int:
-        fixed = self.count(request.system) + sum(self.count(t.description) + 60 for t in request.tools)
-        return fixed + sum(self._tokens(m) for m in request.messages)
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         self.calls += 1
