@@ -212,13 +212,7 @@ def run_strategy(strategy: str, workload: Workload) -> dict[str, object]:
             config=AgentConfig(max_iterations=workload.rounds + 5),
         )
         result = agent.run(task)
-        constraints = TASK_CONSTRAINTS + FILE_CONSTRAINTS
-        kept_constraints, kept_notes = [], []
-        for request, notes in model.after_compaction:
-            text = _request_text(request)
-            kept_constraints.append(sum(c in text for c in constraints) / len(constraints))
-            facts = re.findall(r"fact \d+: \S+", notes)
-            kept_notes.append(sum(f in text for f in facts) / len(facts) if facts else 1.0)
+        kept_constraints, kept_notes = retained(model.after_compaction)
         return {
             "strategy": strategy,
             "stop": result.stop,
@@ -227,10 +221,23 @@ def run_strategy(strategy: str, workload: Workload) -> dict[str, object]:
             "over": sum(t > workload.window for t in model.agent_inputs),
             "calls": model.calls,
             "compactions": result.compactions,
-            "constraints": _mean(kept_constraints),
-            "notes": _mean(kept_notes),
+            "constraints": kept_constraints,
+            "notes": kept_notes,
             "prefix": model.prefix.mean_share,
         }
+
+
+def retained(after_compaction: list[tuple[ModelRequest, str]]) -> tuple[float | None, float | None]:
+    """Mean shares, over the first requests after each compaction, of the six constraints and of
+    the facts NOTES.md held at that time that the request states (None without a compaction)."""
+    constraints = TASK_CONSTRAINTS + FILE_CONSTRAINTS
+    kept_constraints, kept_notes = [], []
+    for request, notes in after_compaction:
+        text = _request_text(request)
+        kept_constraints.append(sum(c in text for c in constraints) / len(constraints))
+        facts = re.findall(r"fact \d+: \S+", notes)
+        kept_notes.append(sum(f in text for f in facts) / len(facts) if facts else 1.0)
+    return _mean(kept_constraints), _mean(kept_notes)
 
 
 def _mean(values: list[float]) -> float | None:
