@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tinyharness.agent import Agent, AgentConfig
+from tinyharness.anchors import Anchors
 from tinyharness.context.accounting import Accountant
 from tinyharness.context.config import ContextConfig
 from tinyharness.context.manager import build_context
@@ -34,9 +35,10 @@ from tinyharness.context.prefix import PrefixTracker
 from tinyharness.context.tokens import HeuristicCounter, message_parts, offline_encoding
 from tinyharness.events import EventBus, ListSink
 from tinyharness.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from tinyharness.models.base import ModelRequest, ModelResponse, Usage
+from tinyharness.models.base import Model, ModelRequest, ModelResponse, Usage
 from tinyharness.tools.builtin import builtin_tools
 from tinyharness.tools.notes import NotesFile
+from tinyharness.tools.plan import plan_tools
 
 TASK_CONSTRAINTS = [
     "Constraint T1: never change the public API",
@@ -189,6 +191,35 @@ def _request_text(request: ModelRequest) -> str:
     return "\n".join(p for m in request.messages for p in message_parts(m))
 
 
+def long_task(small: bool) -> Workload:
+    """The long-task workload: 300 rounds in a 32k window, or the quick pass (40 rounds over 12
+    files in an 8k window)."""
+    return Workload(40, 8_000, files=12) if small else Workload(300, 32_000)
+
+
+def long_task_agent(
+    root: Path,
+    workload: Workload,
+    strategy: str,
+    model: Model,
+    events: EventBus,
+    *,
+    anchors: Anchors | None = None,
+    put_back: bool = True,
+) -> Agent:
+    """The agent of the workload in ``root`` (NOTES.md there, compaction at 0.7 of the window
+    by ``strategy``). With ``anchors`` it also has the plan tools and opens with the pins; the
+    context puts the pins and plan back after compaction unless ``put_back`` is False."""
+    notes_path = root / "NOTES.md"
+    config = ContextConfig(strategy, window=workload.window, ratio=0.7, notes_path=notes_path, workspace=root)
+    context = build_context(config, events=events, anchors=anchors if put_back else None)
+    tools = builtin_tools(root, notes=NotesFile(notes_path))
+    for tool in plan_tools(anchors, events) if anchors is not None else ():
+        tools.add(tool)
+    limits = AgentConfig(max_iterations=workload.rounds + 5)
+    return Agent(model, tools, limits, context=context, events=events, anchors=anchors)
+
+
 def run_strategy(strategy: str, workload: Workload) -> dict[str, object]:
     _name, count = true_counter()
     with tempfile.TemporaryDirectory() as folder:
@@ -197,20 +228,8 @@ def run_strategy(strategy: str, workload: Workload) -> dict[str, object]:
         notes_path = root / "NOTES.md"
         sink = ListSink()
         model = BenchModel(files, workload.rounds, count, workload.window, sink, notes_path)
-        events = EventBus([sink])
-        context = build_context(
-            ContextConfig(strategy, window=workload.window, ratio=0.7, notes_path=notes_path, workspace=root),
-            events=events,
-        )
-        tools = builtin_tools(root, notes=NotesFile(notes_path))
+        agent = long_task_agent(root, workload, strategy, model, EventBus([sink]))
         task = "Summarize every file under src/ into NOTES.md. " + "; ".join(TASK_CONSTRAINTS)
-        agent = Agent(
-            model,
-            tools,
-            context=context,
-            events=events,
-            config=AgentConfig(max_iterations=workload.rounds + 5),
-        )
         result = agent.run(task)
         kept_constraints, kept_notes = retained(model.after_compaction)
         return {
@@ -294,7 +313,7 @@ def main(argv: list[str] | None = None) -> str:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--small", action="store_true", help="40 rounds, 8k window, small CPU table")
     args = parser.parse_args(argv)
-    workload = Workload(40, 8_000, files=12) if args.small else Workload(300, 32_000)
+    workload = long_task(args.small)
     name, _ = true_counter()
     lines = [
         f"workload: {workload.rounds} rounds, window {workload.window:,}, trigger 0.7, tokens by {name}",

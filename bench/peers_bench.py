@@ -41,6 +41,7 @@ from bench.context_bench import (
     BenchModel,
     Workload,
     _fmt,
+    long_task,
     make_workspace,
     retained,
     true_counter,
@@ -858,7 +859,7 @@ def main(argv: list[str] | None = None) -> str:
     parser = argparse.ArgumentParser(prog="python -m bench.peers_bench", description=__doc__.splitlines()[0])
     parser.add_argument("--small", action="store_true", help="40 rounds and an 8k window")
     args = parser.parse_args(argv)
-    workload = Workload(40, 8_000, files=12) if args.small else Workload(300, 32_000)
+    workload = long_task(args.small)
     from bench import progress
 
     rows = run_all(workload, progress)
