@@ -766,6 +766,7 @@ def _context(
     structure: _Structure | None = None,
     notes: Path | None = None,
     steps: DurableSteps | None = None,
+    anchors: Anchors | None = None,
 ) -> ContextPolicy:
     # No window here: --context-window went to the model (a local server sizes itself by it),
     # and the context takes the model's, so the window is resolved in one place.
@@ -797,7 +798,7 @@ def _context(
         run_call=run_call,
         flush_journal=session,
         tool_specs=lambda: tools.specs,
-        anchors=structure.anchors if structure is not None else None,
+        anchors=structure.anchors if structure is not None else anchors,  # a sub-agent's: its pins
         dropped=structure.history if structure is not None else None,
     )
 
@@ -1129,9 +1130,14 @@ def _subagents(
         return registry
 
     def context(
-        model: Model, events: EventBus, registry: ToolRegistry, notes: Path, session: SQLiteSession | None
+        model: Model,
+        events: EventBus,
+        registry: ToolRegistry,
+        notes: Path,
+        session: SQLiteSession | None,
+        pins: Anchors | None,
     ) -> ContextPolicy:
-        return _context(args, model, events, workspace, registry, session, notes=notes)
+        return _context(args, model, events, workspace, registry, session, notes=notes, anchors=pins)
 
     def model(spec: str) -> Model:
         provider = spec.strip().partition(":")[0]
