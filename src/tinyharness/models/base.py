@@ -51,7 +51,7 @@ class ModelRequest:
     (used by memory extraction); ``tool_choice`` names a tool of ``tools`` the reply must call
     (the notes flush before a compaction)."""
 
-    messages: tuple[Message, ...]
+    messages: Sequence[Message]  # a tuple, or the agent's O(1) ``Snapshot`` of its history
     system: str = ""
     tools: tuple[ToolSpec, ...] = ()
     purpose: Purpose = "agent"
