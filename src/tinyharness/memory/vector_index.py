@@ -111,18 +111,25 @@ class VectorIndex:
         self._size += count
 
     def _quantize(self, start: int, stop: int) -> None:
-        """Fill the int8 copy of the float32 rows ``start:stop``: per row, scale = max |x| / 127
-        (in blocks, so a bulk load needs no float64 copy of the whole matrix)."""
-        for begin in range(start, stop, 8192):
-            block = slice(begin, min(begin + 8192, stop))
-            values = self._matrix[block].astype(np.float64)
-            scale = np.abs(values).max(axis=1, initial=0.0) / 127.0
-            scale[scale == 0] = 1.0  # a zero row: int8 zeros, no error
-            codes = np.clip(np.rint(values / scale[:, None]), -127, 127)
-            self._int8[block] = codes.astype(np.int8)
-            self._scale[block] = scale
-            self._int8_norm[block] = scale * np.linalg.norm(codes, axis=1)
-            self._error[block] = np.linalg.norm(values - scale[:, None] * codes, axis=1)
+        """Fill the int8 copy of the float32 rows ``start:stop``: per row, scale = max |x| / 127.
+        In float32 and in blocks (a float64 copy of 100k rows took 4.5 s and 600 MB); the error
+        norm is then raised by 1e-6 |x|, more than float32 can have lost computing it."""
+        for begin in range(start, stop, 4096):
+            values = self._matrix[begin : min(begin + 4096, stop)]
+            scale = np.abs(values).max(axis=1, initial=0.0)
+            scale[scale == 0] = 127.0  # a zero row: int8 zeros, no error
+            scale /= 127.0
+            codes = np.rint(values / scale[:, None])
+            np.clip(codes, -127, 127, out=codes)
+            rows = slice(begin, begin + len(values))
+            self._int8[rows] = codes
+            self._scale[rows] = scale
+            norms = scale.astype(np.float64) * np.sqrt(np.einsum("ij,ij->i", codes, codes, dtype=np.float64))
+            self._int8_norm[rows] = norms
+            codes *= scale[:, None]
+            codes -= values  # -(rounding error)
+            error = np.sqrt(np.einsum("ij,ij->i", codes, codes, dtype=np.float64))
+            self._error[rows] = error + 1e-6 * (norms + error)
 
     def remove(self, key: int) -> None:
         row = self._position.pop(key, None)
