@@ -44,6 +44,7 @@ from .errors import (
 )
 from .events import EventBus
 from .guards import RepetitionGuard
+from .history import harness_texts, strip_echo
 from .messages import (
     Message,
     TextBlock,
@@ -419,7 +420,9 @@ class Agent:
                 continue
             cut_offs = 0
             if not calls:
-                if self.output is None or self.output.accepts(response.message.text):
+                if self.output is None:
+                    return self._without_echo(response.message.text)
+                if self.output.accepts(response.message.text):
                     return response.message.text
                 self._append(self.output.retry_message())  # raises BadOutput on the second miss
                 continue
@@ -653,4 +656,10 @@ class Agent:
         if not any(isinstance(b, TextBlock) for b in kept):
             kept = (*kept, TextBlock("(no final answer)"))
         self._append(Message("assistant", kept))
-        return response.message.text
+        text = response.message.text
+        return text if self.output is not None else self._without_echo(text, prompt.text)
+
+    def _without_echo(self, answer: str, *extra: str) -> str:
+        """The answer without the harness's own words copied at its start or end (the history
+        keeps the reply as it came; see ``history.strip_echo``)."""
+        return strip_echo(answer, [*harness_texts(self.messages[-4:]), *extra])

@@ -51,6 +51,7 @@ def builtin_tools(
     read_state: ReadState | None = None,
     focus: TaskFocus | None = None,
     path_choices: bool = True,
+    overwrite: bool = True,
 ) -> ToolRegistry:
     """A registry with every built-in tool.
 
@@ -59,7 +60,7 @@ def builtin_tools(
     policy is bound to the workspace so path rules also see real paths. ``shell=True`` adds the
     ``shell`` tool (risk "execute", so still refused unless the permissions let it run), with a
     time limit below the registry's so the command is killed, not abandoned. ``read_state``,
-    ``focus`` and ``path_choices`` go to the file tools (see ``file_tools``).
+    ``focus``, ``path_choices`` and ``overwrite`` go to the file tools (see ``file_tools``).
     """
     space = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
     notes_file = notes if notes is not None else NotesFile(space.root / DEFAULT_NOTES_NAME)
@@ -73,6 +74,7 @@ def builtin_tools(
             notes_text=_notes_since(notes_file),
             focus=focus,
             path_choices=path_choices,
+            overwrite=overwrite,
         ),
         function_tool(calculator),
         function_tool(current_time),

@@ -14,7 +14,15 @@ So when a task names files of the workspace, the harness plans for it:
   task);
 - ``__call__``: once every named file has been read, a question (a run that cannot write
   files, and a task that does not ask for notes) is answered in the next request, which offers
-  only the final answer. A task that names no file is left to the model.
+  only the final answer;
+- ``symbol_files``: a task that names no file but a symbol ("Which file defines the class
+  Inventory?") is planned the same way from the files that define the symbol, found by the
+  harness as grep would (measured: left to itself, the 0.5B wandered to the iteration limit
+  on 4 of 4 such tasks). A task that names neither is left to the model.
+
+The prompt that asks for the answer ends with the task's own words and no instruction a model
+can continue: the 0.5B copied "... Now give your final answer to the task with final_answer,
+from what you read." into its answers (``history.strip_echo`` removes what is still copied).
 
 May import ``messages``, ``history`` and the file tools' read state; nothing else.
 """
@@ -28,10 +36,13 @@ from collections.abc import Callable, Iterable, Sequence
 from ..history import HARNESS_TEXT_PREFIX
 from ..messages import Message, TextBlock
 
-ANSWER_NOW = (
-    "You have read {files}, the file{s} the task names. Now give your final answer to the task "
-    "with final_answer, from what you read."
-)
+ANSWER_NOW = "[Read: {files}]{found} The task: {task}"
+FOUND = " {symbol} is defined in {where}."
+# Only the files of a workspace this small are searched for a named symbol (at most this many
+# bytes of each): a repository of thousands of files is left to the model's own grep.
+MAX_SYMBOL_SEARCH_FILES = 400
+MAX_SYMBOL_SEARCH_BYTES = 256_000
+MAX_SYMBOL_FILES = 3  # more files define it: the symbol does not point to the answer
 # A task that asks for notes needs the note tool after the reads, not an answer.
 _ASKS_FOR_NOTES = re.compile(r"\bnotes?\b|NOTES\.md", re.IGNORECASE)
 
@@ -64,39 +75,117 @@ def named_files(task: str, files: Iterable[str]) -> list[str]:
     return sorted(found, key=found.__getitem__)
 
 
+def named_symbols(task: str) -> list[str]:
+    """Identifiers the task names, in its order: in backquotes, with an underscore
+    (``apply_discount``, ``MAX_STOCK``), in camelCase, or capitalized after the first word
+    (``Inventory``; kept only where some file defines it, see ``symbol_files``)."""
+    found: list[str] = []
+    for match in _IDENTIFIER.finditer(task):
+        word = match.group(1) or match.group(2)
+        quoted = match.group(1) is not None
+        strong = quoted or "_" in word.strip("_") or _CAMEL.search(word) is not None
+        capital = (
+            word[0].isupper() and match.start() > 0 and not _SENTENCE_START.search(task, 0, match.start())
+        )
+        if (strong or capital) and word not in found:
+            found.append(word)
+    return found
+
+
+_IDENTIFIER = re.compile(r"`([A-Za-z_][\w]*)`|(?<![\w./`-])([A-Za-z_]\w*)(?![\w`]|\.\w)")
+_CAMEL = re.compile(r"[a-z][A-Z]")
+_SENTENCE_START = re.compile(r"(?:^|[.?!:]\s+)\W*$")
+
+
+def definition_pattern(symbol: str) -> re.Pattern[str]:
+    """A line that defines ``symbol``: ``def``/``class`` and their kin in common languages, or
+    an assignment (``NAME = ...``, ``NAME: int = ...``, a TOML or INI key)."""
+    name = re.escape(symbol)
+    keyword = r"(?:async[ \t]+def|def|class|function|func|fn|struct|interface|type|enum|const|let|var)"
+    return re.compile(
+        rf"^[ \t]*(?:export[ \t]+)?{keyword}[ \t]+{name}\b|^[ \t]*{name}[ \t]*(?::[^=\n]*)?=(?!=)",
+        re.MULTILINE,
+    )
+
+
+def symbol_files(
+    symbols: Sequence[str], files: Sequence[str], read_text: Callable[[str], str]
+) -> tuple[str, list[str]]:
+    """The first of ``symbols`` that one to MAX_SYMBOL_FILES of ``files`` define, and those
+    files (``read_text`` gives a file's text, "" when unreadable); ("", []) when none does or
+    the workspace is too big to search."""
+    if not symbols or len(files) > MAX_SYMBOL_SEARCH_FILES:
+        return "", []
+    texts = {path: read_text(path) for path in files}
+    for symbol in symbols:
+        pattern = definition_pattern(symbol)
+        defining = [path for path, text in texts.items() if pattern.search(text)]
+        if 0 < len(defining) <= MAX_SYMBOL_FILES:
+            return symbol, defining
+    return "", []
+
+
 class TaskFocus:
     """The plan above for one run. ``files`` lists the workspace's text files (called when
     needed, the workspace may change); ``read_lines`` says how far a file was read from line 1
-    (the run's read state); ``answer`` is False when the run may change files (an edit needs
-    more than reads, so no answer is forced)."""
+    (the run's read state); ``read_text`` gives a file's text for the symbol search (without
+    it, only named files are planned for); ``answer`` is False when the run may change files
+    (an edit needs more than reads, so no answer is forced)."""
 
     def __init__(
         self,
         files: Callable[[], Iterable[str]],
         read_lines: Callable[[str], int],
         *,
+        read_text: Callable[[str], str] | None = None,
         answer: bool = True,
     ) -> None:
         self.files = files
         self.read_lines = read_lines
+        self.read_text = read_text
         self.answer = answer
-        self._named: tuple[str, list[str]] | None = None
+        self._plan: tuple[str, list[str], str] | None = None  # task, files, symbol they define
+
+    def _planned(self, messages: Sequence[Message]) -> tuple[list[str], str]:
+        task = task_text(messages)
+        if self._plan is None or self._plan[0] != task:
+            self._plan = (task, *self._files_for(task))
+        return self._plan[1], self._plan[2]
+
+    def _files_for(self, task: str) -> tuple[list[str], str]:
+        """The files the task names; else those that define a symbol it names, and the symbol."""
+        if not task:
+            return [], ""
+        files = list(self.files())
+        named = named_files(task, files)
+        if named or self.read_text is None:
+            return named, ""
+        symbol, defining = symbol_files(named_symbols(task), files, self.read_text)
+        return defining, symbol
 
     def named(self, messages: Sequence[Message]) -> list[str]:
-        task = task_text(messages)
-        if self._named is None or self._named[0] != task:
-            self._named = (task, named_files(task, self.files()) if task else [])
-        return self._named[1]
+        """The files the plan reads: named by the task, or defining a symbol it names."""
+        return self._planned(messages)[0]
 
     def unread(self, messages: Sequence[Message]) -> list[str]:
-        """Named files not read yet: read_file's only choices while there are any."""
+        """Planned files not read yet: read_file's only choices while there are any."""
         return [path for path in self.named(messages) if self.read_lines(os.path.normpath(path)) == 0]
 
     def __call__(self, messages: Sequence[Message]) -> str | None:
         """The prompt that asks for the final answer now, or None to let the model go on."""
         if not self.answer:
             return None
-        named = self.named(messages)
-        if not named or self.unread(messages) or _ASKS_FOR_NOTES.search(task_text(messages)):
+        named, symbol = self._planned(messages)
+        task = task_text(messages)
+        if not named or self.unread(messages) or _ASKS_FOR_NOTES.search(task):
             return None
-        return ANSWER_NOW.format(files=", ".join(named), s="s" if len(named) > 1 else "")
+        return answer_prompt(task, named, symbol)
+
+
+def answer_prompt(task: str, files: Sequence[str], symbol: str = "") -> str:
+    """What asks for the answer: the files read, where the symbol is defined, then the task's
+    own words last, so the answer answers them (no instruction to copy; the request's grammar
+    already allows only the final answer)."""
+    where = ", ".join(files)
+    found = FOUND.format(symbol=symbol, where=where) if symbol else ""
+    return ANSWER_NOW.format(files=where, found=found, task=" ".join(task.split()))
