@@ -255,3 +255,19 @@ def test_a_stopped_runs_answer_drops_the_copied_stop_prompt(shop: Path) -> None:
     )
     result = Agent(model, builtin_tools(shop), AgentConfig(max_iterations=1)).run("Which port?")
     assert result.stop == "max_iterations" and result.final == "8042."
+
+
+def test_in_json_mode_the_answer_prompt_is_the_last_thing_before_the_answer() -> None:
+    """The next-action hint follows the results, and the harness's words after the results (the
+    answer prompt ending with the task) come last, so the answer answers the task's words."""
+    from tinyharness.messages import TextBlock, ToolResultBlock, ToolUseBlock
+    from tinyharness.models.json_mode import NEXT_ACTION_HINT, history_as_text
+
+    prompt = "[Read: config.toml] The task: Which port does config.toml set?"
+    messages = [
+        Message.user("Which port does config.toml set?"),
+        Message("assistant", (ToolUseBlock("call_1", "read_file", {"path": "config.toml"}),)),
+        Message("user", (ToolResultBlock("call_1", "port = 8042"), TextBlock(prompt))),
+    ]
+    last = history_as_text(messages)[-1].text
+    assert last.endswith(prompt) and last.index(NEXT_ACTION_HINT) < last.index(prompt)
