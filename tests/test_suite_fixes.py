@@ -271,3 +271,107 @@ def test_in_json_mode_the_answer_prompt_is_the_last_thing_before_the_answer() ->
     ]
     last = history_as_text(messages)[-1].text
     assert last.endswith(prompt) and last.index(NEXT_ACTION_HINT) < last.index(prompt)
+
+
+# --- the plan's reads are required, and an edit task ends once its file is changed ---------------
+
+
+def test_the_named_files_must_be_read_first_then_the_choice_is_free(shop: Path) -> None:
+    """Measured with the 0.5B: offered only the named file, it still called write_file before
+    reading the file it was to edit, and list_dir on a named file."""
+    task = "Which port does config.toml set for the server?"
+    state = ReadState()
+    focus = _focus(shop, state)
+    model = ScriptedModel({"responses": [_call("c1", "read_file", path="config.toml"), _answer("8042")]})
+    agent = Agent(
+        model,
+        builtin_tools(shop, read_state=state, focus=focus),
+        AgentConfig(max_iterations=5),
+        answer_when=focus,
+        tool_when=focus.next_tool,
+    )
+    assert agent.run(task).final == "8042"
+    first, second = model.requests
+    assert first.tool_choice == "read_file" and second.tool_choice is None and second.final_only
+
+
+def test_a_read_that_failed_is_not_required_again(shop: Path) -> None:
+    (shop / "logo.png").write_bytes(b"\x89PNG\x00\x00")
+    focus = _focus(shop, ReadState())
+    tools = builtin_tools(shop, read_state=ReadState(), focus=focus)
+    head = [Message.user("What is in logo.png?")]
+    assert focus.next_tool(head) == "read_file"
+    failed = asyncio.run(tools.execute("read_file", {"path": "logo.png"}))
+    assert not failed.ok
+    from tinyharness.messages import ToolResultBlock, ToolUseBlock
+
+    history = [
+        *head,
+        Message("assistant", (ToolUseBlock("c1", "read_file", {"path": "logo.png"}),)),
+        Message("user", (ToolResultBlock("c1", failed.content, is_error=True),)),
+    ]
+    assert focus.next_tool(history) is None
+
+
+def test_an_edit_task_is_answered_once_its_named_file_is_changed(shop: Path) -> None:
+    task = "In src/shop/pricing.py, change TAX_RATE from 0.2 to 0.25."
+    state = ReadState()
+    focus = _focus(shop, state)
+    tools = builtin_tools(
+        shop, read_state=state, focus=focus, permissions=Permissions(allow_write=True), overwrite=False
+    )
+    focus.answer = False  # a run that may write: no answer right after the reads
+    model = ScriptedModel(
+        {
+            "responses": [
+                _call("c1", "read_file", path="src/shop/pricing.py"),
+                _call(
+                    "c2", "edit_file", path="src/shop/pricing.py", old="TAX_RATE = 0.2", new="TAX_RATE = 0.25"
+                ),
+                _answer("Changed TAX_RATE to 0.25."),
+            ]
+        }
+    )
+    agent = Agent(model, tools, AgentConfig(max_iterations=6), answer_when=focus, tool_when=focus.next_tool)
+    result = agent.run(task)
+    assert result.stop == "end_turn" and result.model_calls == 3
+    first, second, third = model.requests
+    assert first.tool_choice == "read_file" and not second.final_only and second.tool_choice is None
+    assert third.final_only and third.messages[-1].text.endswith(task)
+    assert "TAX_RATE = 0.25\n" in (shop / "src/shop/pricing.py").read_text(encoding="utf-8")
+
+
+def test_a_failed_edit_does_not_end_the_task(shop: Path) -> None:
+    from tinyharness.messages import ToolResultBlock, ToolUseBlock
+
+    state = ReadState()
+    state.record("src/shop/pricing.py", 1, 7, 7)
+    focus = _focus(shop, state)
+    focus.answer = False
+    task = [Message.user("In src/shop/pricing.py, change TAX_RATE to 0.25.")]
+    call = ToolUseBlock("c1", "edit_file", {"path": "src/shop/pricing.py", "old": "X", "new": "Y"})
+    failed = [
+        *task,
+        Message("assistant", (call,)),
+        Message("user", (ToolResultBlock("c1", "no", is_error=True),)),
+    ]
+    assert focus(failed) is None
+    done = [*task, Message("assistant", (call,)), Message("user", (ToolResultBlock("c1", "Edited"),))]
+    assert focus(done) is not None
+
+
+def test_edit_file_offers_the_named_files_lines_as_old_text(shop: Path) -> None:
+    """Measured with the 0.5B: free, its old text was a line not in the file, then the whole
+    read_file result with line numbers. Narrowed, old is one of the file's own unique lines."""
+    state = ReadState()
+    focus = _focus(shop, state)
+    tools = builtin_tools(shop, read_state=state, focus=focus, permissions=Permissions(allow_write=True))
+    spec = next(s for s in tools.specs if s.name == "edit_file")
+    assert spec.choices is not None
+    choices = spec.choices([Message.user("In src/shop/pricing.py, change TAX_RATE from 0.2 to 0.25.")])
+    assert choices["path"] == ["src/shop/pricing.py"]
+    assert "TAX_RATE = 0.2" in choices["old"] and "    return price" in choices["old"]
+    assert "" not in choices["old"]  # blank lines are not unique, and change nothing
+    for line in choices["old"]:
+        assert PRICING.count(line) == 1
+    assert spec.choices([Message.user("Rename every helper in this project")]) == {}  # no named file

@@ -964,6 +964,7 @@ async def _run(
             checkpoint=session,
             memory=memory,
             answer_when=focus,
+            tool_when=focus.next_tool if focus is not None else None,
             anchors=structure.anchors,
             steps=steps,
         )

@@ -294,8 +294,47 @@ def file_tools(
         function_tool(list_dir),
         function_tool(grep),
         writer,
-        function_tool(edit_file, risk="write"),
+        replace(
+            function_tool(edit_file, risk="write"),
+            choices=functools.partial(edit_choices, workspace, focus=focus)
+            if path_choices and focus is not None
+            else None,
+        ),
     ]
+
+
+MAX_EDIT_CHOICES = 300  # lines offered as edit_file's old text
+MAX_EDIT_CHOICE_CHARS = 300
+MAX_EDIT_CHOICE_BYTES = 200_000  # a larger named file leaves old free
+
+
+def edit_choices(
+    workspace: Workspace, messages: Sequence[Message], focus: TaskFocus | None = None
+) -> dict[str, list[str]]:
+    """edit_file's choices when the task names the files to change (``focus``): ``path`` one of
+    them, ``old`` one whole line of them that occurs once in its file. Measured with
+    Qwen2.5-Coder-0.5B asked to change one constant: free, it gave as old text a line that
+    was not in the file, then the whole read_file result with its line numbers, refused each
+    time; a line picked from the file's own lines matches by construction (``new`` stays free). Edits
+    of several lines are not offered this way (a small model's edit is one line); with no
+    named file both stay free."""
+    named = focus.named(messages) if focus is not None else []
+    lines: list[str] = []
+    for path in named:
+        text = head_text(workspace, path, MAX_EDIT_CHOICE_BYTES + 1)
+        if len(text) > MAX_EDIT_CHOICE_BYTES:
+            return {"path": named}
+        counts: dict[str, int] = {}
+        for line in text.splitlines():
+            counts[line] = counts.get(line, 0) + 1
+        lines.extend(
+            line
+            for line, count in counts.items()
+            if count == 1 and line.strip() and len(line) <= MAX_EDIT_CHOICE_CHARS and text.count(line) == 1
+        )
+    if not lines or len(lines) > MAX_EDIT_CHOICES:
+        return {"path": named} if named else {}
+    return {"path": named, "old": lines}
 
 
 def narrowed_paths(

@@ -173,13 +173,62 @@ class TaskFocus:
 
     def __call__(self, messages: Sequence[Message]) -> str | None:
         """The prompt that asks for the final answer now, or None to let the model go on."""
-        if not self.answer:
-            return None
         named, symbol = self._planned(messages)
         task = task_text(messages)
         if not named or self.unread(messages) or _ASKS_FOR_NOTES.search(task):
             return None
+        if not self.answer:
+            return edit_done_prompt(task, named, messages)
         return answer_prompt(task, named, symbol)
+
+    def next_tool(self, messages: Sequence[Message]) -> str | None:
+        """The tool the next request must call: read_file while planned files are unread (the
+        grammar then admits only a read of one of them). Measured with the 0.5B: with the
+        named file only offered, not required, it called write_file before reading the file it
+        was to edit, and list_dir on a named file before reading it. None after a read that
+        failed (a binary file, say), so a file that cannot be read is not asked for forever."""
+        if not self.unread(messages) or _last_read_failed(messages):
+            return None
+        return READ_TOOL
+
+
+READ_TOOL = "read_file"
+CHANGE_TOOLS = ("edit_file", "write_file")
+EDITED = "[Changed: {files}] The task: {task}"
+
+
+def _last_read_failed(messages: Sequence[Message]) -> bool:
+    if len(messages) < 2 or not messages[-1].tool_results:
+        return False
+    calls = {call.id: call.name for call in messages[-2].tool_uses}
+    return any(r.is_error and calls.get(r.tool_use_id) == READ_TOOL for r in messages[-1].tool_results)
+
+
+def changed_files(messages: Sequence[Message]) -> set[str]:
+    """Files an edit_file or write_file call of ``messages`` changed (its result no error)."""
+    failed = {r.tool_use_id for m in messages for r in m.tool_results if r.is_error}
+    answered = {r.tool_use_id for m in messages for r in m.tool_results}
+    return {
+        os.path.normpath(call.input["path"])
+        for m in messages
+        for call in m.tool_uses
+        if call.name in CHANGE_TOOLS
+        and call.id in answered
+        and call.id not in failed
+        and isinstance(call.input, dict)
+        and isinstance(call.input.get("path"), str)
+    }
+
+
+def edit_done_prompt(task: str, named: Sequence[str], messages: Sequence[Message]) -> str | None:
+    """In a run that may change files: once every named file was changed, the answer is asked
+    for: a small model cannot tell when it is done (measured with the 0.5B: after its change it
+    went on calling tools until the iteration limit). A task whose change spans files it does
+    not name may end before those, a trade made for the small models this plan is for."""
+    changed = changed_files(messages)
+    if not all(os.path.normpath(path) in changed for path in named):
+        return None
+    return EDITED.format(files=", ".join(named), task=" ".join(task.split()))
 
 
 def answer_prompt(task: str, files: Sequence[str], symbol: str = "") -> str:
