@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import replace
 
 from .base import DEFAULT_RESULT_CAP, ToolRegistry, function_tool
 from .calculator import calculator
@@ -66,6 +67,13 @@ def builtin_tools(
     notes_file = notes if notes is not None else NotesFile(space.root / DEFAULT_NOTES_NAME)
     policy = (permissions if permissions is not None else Permissions()).with_workspace(space)
     registry = ToolRegistry(permissions=policy, result_cap=result_cap, timeout=timeout)
+    notes_tools = notes_file.tools()
+    if focus is not None:  # a notes task's plan: which file to note next (see tools.focus)
+        if focus.notes_text is None:
+            focus.notes_text = _notes_since(notes_file)
+        notes_tools = [
+            replace(tool, choices=focus.note_choices) if tool.name == "note" else tool for tool in notes_tools
+        ]
     for tool in [
         *file_tools(
             space,
@@ -78,7 +86,7 @@ def builtin_tools(
         ),
         function_tool(calculator),
         function_tool(current_time),
-        *notes_file.tools(),
+        *notes_tools,
     ]:
         registry.add(tool)
     if shell:

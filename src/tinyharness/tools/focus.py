@@ -139,11 +139,14 @@ class TaskFocus:
         *,
         read_text: Callable[[str], str] | None = None,
         answer: bool = True,
+        notes_text: Callable[[], str] | None = None,
     ) -> None:
         self.files = files
         self.read_lines = read_lines
         self.read_text = read_text
         self.answer = answer
+        # The note lines this run wrote (the built-in tools set it): a notes task's plan.
+        self.notes_text = notes_text
         self._plan: tuple[str, list[str], str] | None = None  # task, files, symbol they define
 
     def _planned(self, messages: Sequence[Message]) -> tuple[list[str], str]:
@@ -175,8 +178,10 @@ class TaskFocus:
         """The prompt that asks for the final answer now, or None to let the model go on."""
         named, symbol = self._planned(messages)
         task = task_text(messages)
-        if not named or self.unread(messages) or _ASKS_FOR_NOTES.search(task):
+        if not named or self.unread(messages):
             return None
+        if _ASKS_FOR_NOTES.search(task):
+            return notes_done_prompt(task, named, self._unnoted(named))
         if not self.answer:
             return edit_done_prompt(task, named, messages)
         return answer_prompt(task, named, symbol)
@@ -187,12 +192,38 @@ class TaskFocus:
         named file only offered, not required, it called write_file before reading the file it
         was to edit, and list_dir on a named file before reading it. None after a read that
         failed (a binary file, say), so a file that cannot be read is not asked for forever."""
+        if self.note_path(messages) is not None:
+            return NOTE_TOOL
         if not self.unread(messages) or _last_read_failed(messages):
             return None
         return READ_TOOL
 
+    def note_path(self, messages: Sequence[Message]) -> str | None:
+        """In a task that asks for notes: the first planned file read and not noted yet, which
+        the next request must note (before the next read, so the note is written with that
+        file's text last in view). Measured with the 0.5B on "Read cart.py and pricing.py and
+        write a one-line summary of each into the notes": left free after the reads, it read
+        other files until the iteration limit and wrote no note."""
+        if self.notes_text is None or not _ASKS_FOR_NOTES.search(task_text(messages)):
+            return None
+        named = self.named(messages)
+        unnoted = self._unnoted(named)
+        return next((p for p in named if p in unnoted and self.read_lines(os.path.normpath(p)) > 0), None)
+
+    def note_choices(self, messages: Sequence[Message]) -> dict[str, list[str]]:
+        """The note tool's ``path``, fixed to the file the plan notes next (else free)."""
+        path = self.note_path(messages)
+        return {"path": [path]} if path is not None else {}
+
+    def _unnoted(self, named: Sequence[str]) -> list[str]:
+        notes = self.notes_text() if self.notes_text is not None else ""
+        noted = {line.partition(":")[0].strip() for line in notes.splitlines()}
+        return [path for path in named if path not in noted]
+
 
 READ_TOOL = "read_file"
+NOTE_TOOL = "note"
+NOTED = "[Noted: {files}] The task: {task}"
 CHANGE_TOOLS = ("edit_file", "write_file")
 EDITED = "[Changed: {files}] The task: {task}"
 
@@ -218,6 +249,14 @@ def changed_files(messages: Sequence[Message]) -> set[str]:
         and isinstance(call.input, dict)
         and isinstance(call.input.get("path"), str)
     }
+
+
+def notes_done_prompt(task: str, named: Sequence[str], unnoted: Sequence[str]) -> str | None:
+    """In a task that asks for notes: once every planned file is noted, the answer is asked for
+    (the notes are the task's result; a small model goes on reading other files otherwise)."""
+    if unnoted:
+        return None
+    return NOTED.format(files=", ".join(named), task=" ".join(task.split()))
 
 
 def edit_done_prompt(task: str, named: Sequence[str], messages: Sequence[Message]) -> str | None:
