@@ -680,4 +680,5 @@ class Agent:
     def _without_echo(self, answer: str, *extra: str) -> str:
         """The answer without the harness's own words copied at its start or end (the history
         keeps the reply as it came; see ``history.strip_echo``)."""
-        return strip_echo(answer, [*harness_texts(self.messages[-4:]), *extra])
+        kept = strip_echo(answer, [*harness_texts(self.messages[-4:]), *extra])
+        return kept or ("(no final answer)" if answer.strip() else answer)

@@ -166,7 +166,8 @@ def strip_echo(answer: str, texts: Iterable[str]) -> str:
     """``answer`` without a run of words copied from ``texts`` at its start or end (measured:
     Qwen2.5-Coder-0.5B ended 2 of 8 answers with the harness's own prompt, "... Now give your
     final answer to the task with final_answer, from what you read."). Only runs of at least
-    MIN_ECHO_WORDS words go, and an answer that would be left empty is kept whole."""
+    MIN_ECHO_WORDS words go; an answer that is all echo gives "" (the 0.5B answered an edit
+    task with the answer prompt's "The task: In src/shop/pricing.py, change TAX_RATE ...")."""
     grams = {g for text in texts for g in _grams(_words(text))}
     spans = [(m.start(), m.end(), _norm(m.group())) for m in re.finditer(r"\S+", answer)]
     spans = [span for span in spans if span[2]]  # bare punctuation is no word
@@ -175,6 +176,8 @@ def strip_echo(answer: str, texts: Iterable[str]) -> str:
     for i in range(len(words) - ECHO_WORDS + 1):
         if tuple(words[i : i + ECHO_WORDS]) in grams:
             echoed[i : i + ECHO_WORDS] = [True] * ECHO_WORDS
+    if len(words) >= MIN_ECHO_WORDS and all(echoed):
+        return ""
     head = next((i for i, e in enumerate(echoed) if not e), len(echoed))
     tail = next((i for i in range(len(echoed), 0, -1) if not echoed[i - 1]), 0)
     start = spans[head][0] if 0 < head < len(spans) and head >= MIN_ECHO_WORDS else 0

@@ -28,7 +28,7 @@ from ..history import OFFLOADED_RESULT_MARK, file_reads, restored_in_full
 from ..messages import Message
 from ..safefs import Spot
 from .base import DEFAULT_RESULT_CAP, Tool, ToolError, function_tool, raise_if_stopped
-from .focus import TaskFocus
+from .focus import TaskFocus, named_symbols, task_text
 from .workspace import Workspace, fs_error
 
 BINARY_SNIFF_BYTES = 8192
@@ -332,6 +332,9 @@ def edit_choices(
             for line, count in counts.items()
             if count == 1 and line.strip() and len(line) <= MAX_EDIT_CHOICE_CHARS and text.count(line) == 1
         )
+    # The line to change names what the task names ("change TAX_RATE ...": 2 of 9 lines).
+    symbols = named_symbols(task_text(messages))
+    lines = [line for line in lines if any(s in line for s in symbols)] or lines
     if not lines or len(lines) > MAX_EDIT_CHOICES:
         return {"path": named} if named else {}
     return {"path": named, "old": lines}

@@ -194,9 +194,23 @@ class TaskFocus:
         failed (a binary file, say), so a file that cannot be read is not asked for forever."""
         if self.note_path(messages) is not None:
             return NOTE_TOOL
-        if not self.unread(messages) or _last_read_failed(messages):
-            return None
-        return READ_TOOL
+        if self.unread(messages):
+            return None if _last_read_failed(messages) else READ_TOOL
+        if self.edit_due(messages):
+            return EDIT_TOOL
+        return None
+
+    def edit_due(self, messages: Sequence[Message]) -> bool:
+        """In a run that may change files and a task that asks for a change: the planned files
+        are read and not all changed yet, so the next request must edit (measured with the
+        0.5B on "In src/shop/pricing.py, change TAX_RATE from 0.2 to 0.25": after the read it
+        called write_file on the file, refused, before any edit)."""
+        named = self.named(messages)
+        task = task_text(messages)
+        if self.answer or not named or not asks_for_change(task):
+            return False
+        changed = changed_files(messages)
+        return not all(os.path.normpath(path) in changed for path in named)
 
     def note_path(self, messages: Sequence[Message]) -> str | None:
         """In a task that asks for notes: the first planned file read and not noted yet, which
@@ -222,6 +236,18 @@ class TaskFocus:
 
 
 READ_TOOL = "read_file"
+EDIT_TOOL = "edit_file"
+# An imperative to change something; a question ("What does it set?") is not one.
+_CHANGE_VERB = re.compile(
+    r"\b(?:change|set|rename|replace|edit|update|fix|add|remove|delete|insert|modify)\b", re.IGNORECASE
+)
+
+
+def asks_for_change(task: str) -> bool:
+    """Whether ``task`` asks for a change to files: a change verb, and not a question."""
+    return _CHANGE_VERB.search(task) is not None and not task.rstrip().endswith("?")
+
+
 NOTE_TOOL = "note"
 NOTED = "[Noted: {files}] The task: {task}"
 CHANGE_TOOLS = ("edit_file", "write_file")
