@@ -341,7 +341,7 @@ def test_an_edit_task_is_answered_once_its_named_file_is_changed(shop: Path) -> 
     assert result.stop == "end_turn" and result.model_calls == 3
     first, second, third = model.requests
     assert first.tool_choice == "read_file" and not second.final_only and second.tool_choice == "edit_file"
-    assert third.final_only and third.messages[-1].text.endswith(task)
+    assert third.final_only and third.messages[-1].text.endswith("[Changed: src/shop/pricing.py]")
     assert "TAX_RATE = 0.25\n" in (shop / "src/shop/pricing.py").read_text(encoding="utf-8")
 
 

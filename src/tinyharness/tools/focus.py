@@ -181,9 +181,9 @@ class TaskFocus:
         if not named or self.unread(messages):
             return None
         if _ASKS_FOR_NOTES.search(task):
-            return notes_done_prompt(task, named, self._unnoted(named))
+            return notes_done_prompt(named, self._unnoted(named))
         if not self.answer:
-            return edit_done_prompt(task, named, messages)
+            return edit_done_prompt(named, messages)
         return answer_prompt(task, named, symbol)
 
     def next_tool(self, messages: Sequence[Message]) -> str | None:
@@ -249,9 +249,10 @@ def asks_for_change(task: str) -> bool:
 
 
 NOTE_TOOL = "note"
-NOTED = "[Noted: {files}] The task: {task}"
+NOTED = "[Noted: {files}]"
 CHANGE_TOOLS = ("edit_file", "write_file")
-EDITED = "[Changed: {files}] The task: {task}"
+# After a change or the notes, no task words: the 0.5B answered both with "The task: ..." copied.
+EDITED = "[Changed: {files}]"
 
 
 def _last_read_failed(messages: Sequence[Message]) -> bool:
@@ -277,15 +278,15 @@ def changed_files(messages: Sequence[Message]) -> set[str]:
     }
 
 
-def notes_done_prompt(task: str, named: Sequence[str], unnoted: Sequence[str]) -> str | None:
+def notes_done_prompt(named: Sequence[str], unnoted: Sequence[str]) -> str | None:
     """In a task that asks for notes: once every planned file is noted, the answer is asked for
     (the notes are the task's result; a small model goes on reading other files otherwise)."""
     if unnoted:
         return None
-    return NOTED.format(files=", ".join(named), task=" ".join(task.split()))
+    return NOTED.format(files=", ".join(named))
 
 
-def edit_done_prompt(task: str, named: Sequence[str], messages: Sequence[Message]) -> str | None:
+def edit_done_prompt(named: Sequence[str], messages: Sequence[Message]) -> str | None:
     """In a run that may change files: once every named file was changed, the answer is asked
     for: a small model cannot tell when it is done (measured with the 0.5B: after its change it
     went on calling tools until the iteration limit). A task whose change spans files it does
@@ -293,7 +294,7 @@ def edit_done_prompt(task: str, named: Sequence[str], messages: Sequence[Message
     changed = changed_files(messages)
     if not all(os.path.normpath(path) in changed for path in named):
         return None
-    return EDITED.format(files=", ".join(named), task=" ".join(task.split()))
+    return EDITED.format(files=", ".join(named))
 
 
 def answer_prompt(task: str, files: Sequence[str], symbol: str = "") -> str:
