@@ -291,6 +291,42 @@ def test_a_childs_turns_count_against_the_parents_iterations(workspace: Path) ->
     assert result.stop == "max_iterations"  # the parent's turns were all spent by then
 
 
+def child_stop(workspace: Path, config: SubAgentConfig, agent_config: AgentConfig, **args: Any) -> str:
+    """The detail of the child's run_end when it runs out of turns or tokens (three reads)."""
+    model = ScriptedModel(
+        {
+            "responses": [
+                turn([task("t1", "read", **args)], usage=1000),
+                *[call(f"r{i}", "read_file", {"path": f"f{i}.py"}, agent="t1") for i in range(3)],
+                answer("partial", agent="t1"),
+                answer("final"),
+            ]
+        }
+    )
+    agent, sink, _ = make(workspace, model, config, agent_config)
+    agent.run("go")
+    child_end = next(e for e in sink.of_type("run_end") if e.get("depth") == 1)
+    assert child_end["stop"] in ("max_iterations", "token_budget")
+    return str(child_end["detail"])
+
+
+def test_a_childs_stop_says_which_limit_a_person_raises(workspace: Path) -> None:
+    """A child has no --max-iterations of its own: its stop names the setting it hit."""
+    own = child_stop(workspace, SubAgentConfig(max_iterations=2), AgentConfig(max_iterations=50))
+    assert "2 iterations" in own and "--subagent-iterations" in own and "--max-iterations" not in own
+    parents = child_stop(workspace, SubAgentConfig(max_iterations=20), AgentConfig(max_iterations=3))
+    assert "2 iterations" in parents and "its parent run had left" in parents
+    assert "the parent's limit (--max-iterations)" in parents
+    profiles = load_profiles({"reader": {"description": "r", "max_iterations": 2, "token_budget": 90_000}})
+    kind = child_stop(workspace, SubAgentConfig(profiles=profiles), AgentConfig(), agent="reader")
+    assert "sub-agent kind 'reader'" in kind and "max_iterations in the config file" in kind
+    tokens = child_stop(workspace, SubAgentConfig(token_share=0.1), AgentConfig(token_budget=3040))
+    assert "its share of the tokens its parent run had left" in tokens and "--token-budget" in tokens
+    profiles = load_profiles({"reader": {"description": "r", "token_budget": 100}})
+    kind = child_stop(workspace, SubAgentConfig(profiles=profiles), AgentConfig(), agent="reader")
+    assert "the token budget of sub-agent kind 'reader': token_budget in the config file" in kind
+
+
 def test_a_child_cannot_outlive_its_parents_time_limit(workspace: Path) -> None:
     model = ScriptedModel({"responses": [turn([task("t1", "x")]), answer("ok")]})
     agent, _, runner = make(workspace, model, agent_config=AgentConfig(time_limit=5))
@@ -300,6 +336,7 @@ def test_a_child_cannot_outlive_its_parents_time_limit(workspace: Path) -> None:
     agent.deadline = time.monotonic() + 3
     carve = runner._carve(agent, runner.config.profiles["general"], runner._ledger(agent))
     assert 2 < carve.seconds <= 3
+    assert carve.hints["time_limit"] == "the time its parent run had left: raise the parent's --time-limit"
 
 
 # --- cancellation -----------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ import dataclasses
 import functools
 import json
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -92,6 +92,9 @@ class AgentConfig:
     - ``trace``: add the exact request to every ``model_call`` event.
     - ``time_limit``: seconds of wall time before the run stops (``time_limit``), checked
       before each turn; None for none (sub-agents get a share of their parent's).
+    - ``limit_hints``: what a person changes to raise a limit, by field (``max_iterations``,
+      ``token_budget``, ``time_limit``), said when the run stops on it; empty for a run's own
+      options. A sub-agent's limits come from its parent's and its profile, not from them.
     """
 
     system: str = DEFAULT_SYSTEM_PROMPT
@@ -100,6 +103,7 @@ class AgentConfig:
     max_output_tokens: int = 1024
     trace: bool = False
     time_limit: float | None = None
+    limit_hints: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for name in _COUNTS:
@@ -116,6 +120,12 @@ _COUNTS = {  # fields that must be positive integers, and the CLI option that se
     "token_budget": "--token-budget",
     "max_output_tokens": "--max-output-tokens",
 }
+
+
+def _hint(config: AgentConfig, limit: str) -> str:
+    """`` (what to change)`` for a stop on ``limit`` when the config says, else nothing."""
+    hint = config.limit_hints.get(limit)
+    return f" ({hint})" if hint else ""
 
 
 def problem(field: str, value: Any) -> str | None:
@@ -412,9 +422,11 @@ class Agent:
             await self._run_tools(self.messages[-1].tool_uses)  # a turn interrupted by a kill
         while True:
             if self.iterations >= self.config.max_iterations:
-                raise IterationLimit(f"stopped after {self.iterations} iterations (--max-iterations)")
+                hint = self.config.limit_hints.get("max_iterations", "--max-iterations")
+                raise IterationLimit(f"stopped after {self.iterations} iterations ({hint})")
             if self.deadline is not None and time.monotonic() >= self.deadline:
-                raise TimeLimit(f"stopped after its time limit of {self.config.time_limit:g} s")
+                spent = f"stopped after its time limit of {self.config.time_limit:g} s"
+                raise TimeLimit(spent + _hint(self.config, "time_limit"))
             self.iterations += 1
             final_only = self._answer_now()
             response = await self._agent_turn(final_only=final_only, tool_choice=self._tool_now(final_only))
@@ -524,7 +536,8 @@ class Agent:
         self.validator.check(request.messages, purpose=request.purpose)
         budget = self.config.token_budget
         if budget is not None and self.billed.total >= budget and not request.final_only:
-            raise TokenBudgetSpent(f"used {self.billed.total} of the {budget}-token budget")
+            spent = f"used {self.billed.total} of the {budget}-token budget"
+            raise TokenBudgetSpent(spent + _hint(self.config, "token_budget"))
         self.model_calls += 1
         if self.steps is not None:
             response = await self.steps.model_call(request, self._ask_model)

@@ -615,14 +615,7 @@ async def _chat(args: argparse.Namespace) -> int:
         events = EventBus([log] if log is not None else [])
         if session is not None:
             session.run_id = events.run_id
-        model = load_model(
-            args.model,
-            base_url=args.base_url,
-            tool_mode=args.tool_mode,
-            timeout=args.timeout,
-            max_retries=args.max_retries,
-            context_window=args.context_window,
-        )
+        model = _model_from_args(args)
         if name not in structures:  # one plan per conversation: a /model switch keeps it
             structures[name] = _Structure(args, workspace, name)
             saved = session.load() if session is not None else None
@@ -925,14 +918,7 @@ async def _run(
         if focus is not None:  # a run that may write files needs more than reads: no forced answer
             focus.answer = not any(tools.get(name) for name in ("write_file", "edit_file"))
         mcp_servers = await _mcp_servers(mcp_configs, events, workspace, tools)  # before the model: fail fast
-        model = load_model(
-            args.model,
-            base_url=args.base_url,
-            tool_mode=args.tool_mode,
-            timeout=args.timeout,
-            max_retries=args.max_retries,
-            context_window=args.context_window,
-        )
+        model = _model_from_args(args)
         from .models.local import LocalModel  # here: the module loads the SDK, not every command needs it
 
         if isinstance(model, LocalModel) and model.notice:  # another local model stands in
@@ -1039,6 +1025,19 @@ def _overwrite(args: argparse.Namespace) -> bool:
     local models, see tools.files.NO_OVERWRITE). The chat has no such option: its default."""
     wanted: bool | None = getattr(args, "overwrite_files", None)
     return wanted if wanted is not None else not _is_local(args.model)
+
+
+def _model_from_args(args: argparse.Namespace) -> Model:
+    """The run's model as the options (after the settings file) name it: a run and every chat
+    agent build it the same way."""
+    return load_model(
+        args.model,
+        base_url=args.base_url,
+        tool_mode=args.tool_mode,
+        timeout=args.timeout,
+        max_retries=args.max_retries,
+        context_window=args.context_window,
+    )
 
 
 def _task_focus(args: argparse.Namespace, workspace: Path) -> tuple[ReadState, TaskFocus | None]:

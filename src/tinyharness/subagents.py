@@ -221,6 +221,7 @@ class _Carve:
     iterations: int
     tokens: int | None
     seconds: float
+    hints: dict[str, str] = field(default_factory=dict)  # what to change for each (AgentConfig)
 
 
 @dataclass
@@ -353,11 +354,28 @@ class SubAgents:
     def _carve(self, parent: Agent, profile: Profile, ledger: _Ledger) -> _Carve:
         """The child's budget: at most the profile's (else the config's) limits, and never more
         than the parent has left once its other running children hold theirs."""
+        # Each limit names, for the stop message, what a person changes to raise it: the
+        # profile's setting, the sub-agents' default, or the parent's own limit when what the
+        # parent had left was less.
+        kind = f"sub-agent kind {profile.name!r}"
+        hints: dict[str, str] = {}
         iterations_left = parent.config.max_iterations - parent.iterations - ledger.iterations
-        iterations = min(profile.max_iterations or self.config.max_iterations, iterations_left)
+        if profile.max_iterations is not None:
+            iterations = profile.max_iterations
+            hints["max_iterations"] = f"the turn limit of {kind}: max_iterations in the config file"
+        else:
+            iterations = self.config.max_iterations
+            hints["max_iterations"] = "the turn limit of one sub-agent: --subagent-iterations"
+        if iterations_left < iterations:
+            iterations = iterations_left
+            hints["max_iterations"] = (
+                "the turns its parent run had left: raise the parent's limit (--max-iterations)"
+            )
         if iterations < 1:
             raise ToolError("no turns left in this run's budget for a sub-agent; finish the work yourself")
         tokens = profile.token_budget
+        if tokens is not None:
+            hints["token_budget"] = f"the token budget of {kind}: token_budget in the config file"
         budget = parent.config.token_budget
         if budget is not None:
             left = budget - parent.billed.total - ledger.tokens
@@ -366,13 +384,26 @@ class SubAgents:
                 raise ToolError(
                     "no tokens left in this run's budget for a sub-agent; finish the work yourself"
                 )
-            tokens = min(tokens, share) if tokens is not None else share
-        seconds = profile.time_limit or self.config.time_limit
+            if tokens is None or share < tokens:
+                tokens = share
+                hints["token_budget"] = (
+                    "its share of the tokens its parent run had left: raise the parent's budget "
+                    "(--token-budget)"
+                )
+        if profile.time_limit is not None:
+            seconds = profile.time_limit
+            hints["time_limit"] = f"the time limit of {kind}: time_limit in the config file"
+        else:
+            seconds = self.config.time_limit
+            hints["time_limit"] = "the time limit of one sub-agent; a kind's time_limit in the config file"
         if parent.deadline is not None:
-            seconds = min(seconds, parent.deadline - time.monotonic())
-            if seconds <= 0:
+            left_seconds = parent.deadline - time.monotonic()
+            if left_seconds <= 0:
                 raise ToolError("no time left in this run's budget for a sub-agent")
-        return _Carve(iterations, tokens, seconds)
+            if left_seconds < seconds:
+                seconds = left_seconds
+                hints["time_limit"] = "the time its parent run had left: raise the parent's --time-limit"
+        return _Carve(iterations, tokens, seconds, hints)
 
     def _model(self, parent: Agent, profile: Profile, label: str) -> Model:
         model = parent.model
@@ -423,6 +454,7 @@ class SubAgents:
                     max_output_tokens=parent.config.max_output_tokens,
                     trace=parent.config.trace,
                     time_limit=carve.seconds,
+                    limit_hints=carve.hints,
                 ),
                 context=context,
                 events=events,

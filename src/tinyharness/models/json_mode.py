@@ -367,6 +367,29 @@ def final_so_far(text: str) -> str | None:
     return _partial_final(text)
 
 
+class AnswerStream:
+    """What a streaming adapter shows of its reply's text deltas: every delta as it comes in
+    native mode; in JSON mode only the final answer's new text as it decodes (an action that
+    calls a tool shows nothing). Both wire adapters stream through it."""
+
+    def __init__(self, tool_mode: ToolMode) -> None:
+        self._json = tool_mode == "json"
+        self._raw = ""
+        self._shown = ""
+
+    def feed(self, delta: str) -> str:
+        """The text to show for ``delta``; empty when there is nothing new to show."""
+        if not self._json:
+            return delta
+        self._raw += delta
+        answer = final_so_far(self._raw)
+        # A decode that no longer extends what was shown (a trimmed escape) waits for more.
+        if answer is None or not answer.startswith(self._shown) or len(answer) <= len(self._shown):
+            return ""
+        new, self._shown = answer[len(self._shown) :], answer
+        return new
+
+
 def _partial_final(text: str) -> str | None:
     """The answer so far of a ``{"final": "...`` reply cut by the token limit, or None."""
     match = _PARTIAL_FINAL.match(text)
