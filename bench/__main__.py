@@ -1,6 +1,7 @@
 """``python -m bench``: run every benchmark and write bench/RESULTS.md.
 
-    python -m bench                 # the full suite (about 15 minutes on 2 cores)
+    python -m bench                 # the full suite (about 50 minutes on 2 shared cores; the
+                                    # secrets, durable, e2e, peers and memory parts take most)
     python -m bench --small         # the quick version of every part
     python -m bench --only loop,e2e # some parts: loop, tokens, peers, memory, e2e, secrets, parallel,
                                     # mcp, tasks, grep, anchors, subagents, durable (needs
@@ -249,12 +250,15 @@ def main(argv: list[str] | None = None) -> int:
         f"At the start: {load_line()}.",
     ]
     body: list[str] = []
+    took_by_part: dict[str, float] = {}
+    begun = time.perf_counter()
     for part in parts:
         title, alone, function = SECTIONS[part]
         progress(f"{title} ...")
         started = time.perf_counter()
         text = function(args.small)
         took = time.perf_counter() - started
+        took_by_part[part] = took
         progress(f"{title}: done in {took:.0f} s")
         body += [
             "",
@@ -266,6 +270,11 @@ def main(argv: list[str] | None = None) -> int:
         body.append(text)
         print(f"\n## {title}\n\n{text}", flush=True)
     out.append(f"At the end: {load_line()}.")
+    total = time.perf_counter() - begun
+    slowest = sorted(took_by_part.items(), key=lambda item: -item[1])
+    split = ", ".join(f"{part} {took:.0f} s" for part, took in slowest)
+    out += ["", f"The whole run took {total:.0f} s ({total / 60:.1f} min): {split}."]
+    progress(f"all parts done in {total:.0f} s ({total / 60:.1f} min): {split}")
     out += body
     Path(args.output).write_text("\n".join(out) + "\n", encoding="utf-8")
     progress(f"wrote {args.output}")

@@ -175,7 +175,12 @@ def run_mode(workload: Workload, *, delegate: bool) -> Row:
         model = PolicyModel(files, count, workload.window, delegate=delegate)
 
         def context(
-            model_: Model, bus: EventBus, tools: ToolRegistry, notes: Path, session: Any = None
+            model_: Model,
+            bus: EventBus,
+            tools: ToolRegistry,
+            notes: Path,
+            session: Any = None,
+            pins: Any = None,
         ) -> Any:
             config = ContextConfig(window=workload.window, ratio=0.7, notes_path=notes, workspace=root)
             return build_context(config, events=bus)

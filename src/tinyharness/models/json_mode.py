@@ -223,6 +223,7 @@ def history_as_text(messages: Sequence[Message]) -> tuple[Message, ...]:
     converted: list[Message] = []
     for message in messages:
         parts: list[str] = []
+        hint_at = -1  # the hint follows the last result, before the harness's words after it
         for block in message.content:
             if isinstance(block, TextBlock):
                 if block.text:
@@ -234,8 +235,12 @@ def history_as_text(messages: Sequence[Message]) -> tuple[Message, ...]:
                 name = tool_names.get(block.tool_use_id, "tool")
                 flag = " (error)" if block.is_error else ""
                 parts.append(f"Result of {name} ({block.tool_use_id}){flag}:\n{block.content}")
-        if parts and any(isinstance(b, ToolResultBlock) for b in message.content):
-            parts.append(NEXT_ACTION_HINT)  # on every result message, so the prefix stays stable
+                hint_at = len(parts)
+        if hint_at >= 0:
+            # On every result message, so the prefix stays stable; before what the harness adds
+            # after the results (a nudge, the answer prompt ending with the task's words), so
+            # those words are the last the model reads before its action.
+            parts.insert(hint_at, NEXT_ACTION_HINT)
         if parts:
             converted.append(Message(message.role, (TextBlock("\n\n".join(parts)),)))
     return tuple(converted)
