@@ -240,6 +240,7 @@ class ScaleRow:
     text_ms: float = float("nan")  # p50 of the full-text ranking alone
     vector_ms: float = float("nan")  # p50 of the vector ranking alone
     vector_recall: float = float("nan")  # its top VECTOR_DEPTH against the exact float32 scan
+    float32_ms: float = float("nan")  # p50 of SQLite's vector half as a plain float32 numpy scan
 
 
 VECTOR_DEPTH = 40  # what a top-5 search asks of the vector ranking (the store's candidates)
@@ -254,13 +255,15 @@ def exact_top(vectors: Vectors, query: Vectors, k: int) -> list[int]:
 
 def ranking_parts(
     store: MemoryStore, query: str, scope: Scope, vector: Vectors, key_of: dict[str, int]
-) -> tuple[float, float, list[int]]:
+) -> tuple[float, float, float, list[int]]:
     """ms of the store's full-text ranking and of its vector ranking for one search (the two
-    halves ``search`` fuses), and the vector ranking as positions in the bench's vectors. Reads
-    the SQL stores' ranking steps directly: a benchmark's look inside, not public API."""
+    halves ``search`` fuses), ms of SQLite's vector half done the plain way (one float32 numpy
+    scan of the same index, side by side with the int8 pass), and the vector ranking as positions
+    in the bench's vectors. Reads the SQL stores' ranking steps directly: a benchmark's look
+    inside, not public API."""
     read = getattr(store, "_read", None)
     if read is None:
-        return float("nan"), float("nan"), []
+        return float("nan"), float("nan"), float("nan"), []
     with read() as handle:
         began = time.perf_counter()
         store._text_ranking(handle, query, scope, VECTOR_DEPTH)  # type: ignore[attr-defined]
@@ -268,7 +271,16 @@ def ranking_parts(
         began = time.perf_counter()
         found = store._vector_ranking(handle, vector, scope, VECTOR_DEPTH)  # type: ignore[attr-defined]
         vector_ms = (time.perf_counter() - began) * 1000
-    return text_ms, vector_ms, [key_of[str(key)] for key, _ in found if str(key) in key_of]
+        plain_ms = float("nan")
+        index = getattr(store, "_index", None)
+        if index is not None:
+            pass_below, index.exact_below = index.exact_below, 2**62  # the float32 scan for every size
+            began = time.perf_counter()
+            plain = index.search(vector, scope, VECTOR_DEPTH)
+            plain_ms = (time.perf_counter() - began) * 1000
+            index.exact_below = pass_below
+            assert [key for key, _ in plain] == [key for key, _ in found] or len(plain) == len(found)
+    return text_ms, vector_ms, plain_ms, [key_of[str(key)] for key, _ in found if str(key) in key_of]
 
 
 def bench_scale(
@@ -302,13 +314,14 @@ def bench_scale(
             steady = sorted(timings[1:])
             # The two halves apart, and the vector half's recall against the exact scan, on a sample.
             key_of = ranking_keys(store, ids)
-            text_parts, vector_parts, recalls = [], [], []
+            text_parts, vector_parts, plain_parts, recalls = [], [], [], []
             for i in range(min(queries, 50)):
-                text_ms, vector_ms, found = ranking_parts(
+                text_ms, vector_ms, plain_ms, found = ranking_parts(
                     store, " ".join(query_words[i]), scope, query_vectors[i], key_of
                 )
                 text_parts.append(text_ms)
                 vector_parts.append(vector_ms)
+                plain_parts.append(plain_ms)
                 exact = exact_top(vectors, query_vectors[i], VECTOR_DEPTH)
                 recalls.append(len(set(found) & set(exact)) / len(exact))
             rows.append(
@@ -323,6 +336,7 @@ def bench_scale(
                     statistics.median(text_parts),
                     statistics.median(vector_parts),
                     statistics.mean(recalls) if key_of else float("nan"),
+                    statistics.median(plain_parts),
                 )
             )
             dispose(store)
@@ -904,20 +918,21 @@ def main(argv: Sequence[str] | None = None) -> str:
             say("## scale: bulk ingest, then hybrid search (text + 384-d vector, top 5)")
             say(
                 f"{'backend':10} {'memories':>9} {'vectors':>9} {'ingest/s':>9} {'p50 ms':>8} {'p95 ms':>8}"
-                f" {'first ms':>9} {'text ms':>8} {'vector ms':>10} {'vec recall':>11}"
+                f" {'first ms':>9} {'text ms':>8} {'vector ms':>10} {'vec recall':>11} {'f32 scan ms':>12}"
             )
             kinds = args.vectors.split(",")
             for r in bench_scale(openers, sizes, queries=50 if args.small else 200, kinds=kinds):
                 say(
                     f"{r.backend:10} {r.n:9d} {r.vectors:>9} {r.ingest_per_s:9.0f} "
                     f"{r.p50_ms:8.2f} {r.p95_ms:8.2f} {r.first_ms:9.1f}"
-                    f" {r.text_ms:8.2f} {r.vector_ms:10.2f} {r.vector_recall:11.3f}"
+                    f" {r.text_ms:8.2f} {r.vector_ms:10.2f} {r.vector_recall:11.3f} {r.float32_ms:12.2f}"
                 )
             say(
                 f"text ms, vector ms: p50 of each half of a search alone; vec recall: the vector "
                 f"half's top {VECTOR_DEPTH} against an exact float32 scan of the same vectors; "
                 "vectors: random unit vectors, or clustered like a sentence embedder's (one shared "
-                f"direction, {TOPICS} topics)"
+                f"direction, {TOPICS} topics); f32 scan ms: SQLite's vector half as one plain float32 "
+                "numpy scan of the same index (what it was before the int8 pass), same queries"
             )
             say()
         if "locomo" in parts:
