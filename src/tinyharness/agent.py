@@ -19,7 +19,7 @@ import dataclasses
 import functools
 import json
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -44,6 +44,7 @@ from .errors import (
 )
 from .events import EventBus
 from .guards import RepetitionGuard
+from .history import harness_texts, strip_echo
 from .messages import (
     Message,
     TextBlock,
@@ -91,6 +92,9 @@ class AgentConfig:
     - ``trace``: add the exact request to every ``model_call`` event.
     - ``time_limit``: seconds of wall time before the run stops (``time_limit``), checked
       before each turn; None for none (sub-agents get a share of their parent's).
+    - ``limit_hints``: what a person changes to raise a limit, by field (``max_iterations``,
+      ``token_budget``, ``time_limit``), said when the run stops on it; empty for a run's own
+      options. A sub-agent's limits come from its parent's and its profile, not from them.
     """
 
     system: str = DEFAULT_SYSTEM_PROMPT
@@ -99,6 +103,7 @@ class AgentConfig:
     max_output_tokens: int = 1024
     trace: bool = False
     time_limit: float | None = None
+    limit_hints: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for name in _COUNTS:
@@ -115,6 +120,12 @@ _COUNTS = {  # fields that must be positive integers, and the CLI option that se
     "token_budget": "--token-budget",
     "max_output_tokens": "--max-output-tokens",
 }
+
+
+def _hint(config: AgentConfig, limit: str) -> str:
+    """`` (what to change)`` for a stop on ``limit`` when the config says, else nothing."""
+    hint = config.limit_hints.get(limit)
+    return f" ({hint})" if hint else ""
 
 
 def problem(field: str, value: Any) -> str | None:
@@ -224,6 +235,13 @@ class AnswerRule(Protocol):
     def __call__(self, messages: Sequence[Message]) -> str | None: ...
 
 
+class ToolRule(Protocol):
+    """Decides, from the history, which tool the next request must call (the plan's next step
+    for a small model, see ``tools.focus``): its name, or None to leave the choice free."""
+
+    def __call__(self, messages: Sequence[Message]) -> str | None: ...
+
+
 class _QueueSink:
     """Hands every event of a run to ``run_stream``'s queue."""
 
@@ -263,11 +281,13 @@ class Agent:
         memory: LongTermMemory | None = None,
         output_type: Any = None,
         answer_when: AnswerRule | None = None,
+        tool_when: ToolRule | None = None,
         anchors: Anchors | None = None,
         steps: Steps | None = None,
     ) -> None:
         self.model = model
         self.answer_when = answer_when
+        self.tool_when = tool_when
         self.tools = tools if isinstance(tools, ToolRegistry) else _registry(tools)
         self.config = config or AgentConfig()
         self.output = OutputCheck(output_type) if output_type is not None else None
@@ -402,11 +422,14 @@ class Agent:
             await self._run_tools(self.messages[-1].tool_uses)  # a turn interrupted by a kill
         while True:
             if self.iterations >= self.config.max_iterations:
-                raise IterationLimit(f"stopped after {self.iterations} iterations (--max-iterations)")
+                hint = self.config.limit_hints.get("max_iterations", "--max-iterations")
+                raise IterationLimit(f"stopped after {self.iterations} iterations ({hint})")
             if self.deadline is not None and time.monotonic() >= self.deadline:
-                raise TimeLimit(f"stopped after its time limit of {self.config.time_limit:g} s")
+                spent = f"stopped after its time limit of {self.config.time_limit:g} s"
+                raise TimeLimit(spent + _hint(self.config, "time_limit"))
             self.iterations += 1
-            response = await self._agent_turn(final_only=self._answer_now())
+            final_only = self._answer_now()
+            response = await self._agent_turn(final_only=final_only, tool_choice=self._tool_now(final_only))
             self._append(response.message)
             calls = response.message.tool_uses
             if response.stop_reason == "max_tokens":
@@ -419,7 +442,9 @@ class Agent:
                 continue
             cut_offs = 0
             if not calls:
-                if self.output is None or self.output.accepts(response.message.text):
+                if self.output is None:
+                    return self._without_echo(response.message.text)
+                if self.output.accepts(response.message.text):
                     return response.message.text
                 self._append(self.output.retry_message())  # raises BadOutput on the second miss
                 continue
@@ -436,6 +461,13 @@ class Agent:
         self.messages[-1] = Message("user", (*self.messages[-1].content, TextBlock(prompt)))
         self.events.emit("answer_now", message=prompt)
         return True
+
+    def _tool_now(self, final_only: bool) -> str | None:
+        """The tool the tool rule says the next request must call, if it is offered."""
+        if final_only or self.tool_when is None:
+            return None
+        name = self.tool_when(self.messages)
+        return name if name is not None and self.tools.get(name) is not None else None
 
     async def _run_tools(self, calls: list[ToolUseBlock]) -> None:
         """Run one turn's calls in parallel. Each is recorded as started before it runs and as
@@ -474,22 +506,23 @@ class Agent:
         if stuck:
             raise Stuck(stuck)
 
-    async def _agent_turn(self, *, final_only: bool = False) -> ModelResponse:
+    async def _agent_turn(self, *, final_only: bool = False, tool_choice: str | None = None) -> ModelResponse:
         """One request of the loop (or the final answer), after the context policy's step."""
         self.messages = await self.context.prepare(self.config.system, self.messages, self.call_model)
         self._commit()
         try:
-            return await self.call_model(self._request(final_only=final_only))
+            return await self.call_model(self._request(final_only=final_only, tool_choice=tool_choice))
         except ContextLengthExceeded:
             self.messages = await self.context.recover(self.config.system, self.messages, self.call_model)
             self._commit()
             try:
-                return await self.call_model(self._request(final_only=final_only))
+                return await self.call_model(self._request(final_only=final_only, tool_choice=tool_choice))
             except ContextLengthExceeded as exc:
                 raise ContextOverflow(f"still too long after compaction: {exc}") from None
 
-    def _request(self, *, final_only: bool = False) -> ModelRequest:
+    def _request(self, *, final_only: bool = False, tool_choice: str | None = None) -> ModelRequest:
         return ModelRequest(
+            tool_choice=tool_choice,
             messages=self._messages.snapshot(),
             system=self.config.system,
             tools=self.tools.specs,  # also when final_only: the adapters forbid calls, the prefix stays
@@ -503,7 +536,8 @@ class Agent:
         self.validator.check(request.messages, purpose=request.purpose)
         budget = self.config.token_budget
         if budget is not None and self.billed.total >= budget and not request.final_only:
-            raise TokenBudgetSpent(f"used {self.billed.total} of the {budget}-token budget")
+            spent = f"used {self.billed.total} of the {budget}-token budget"
+            raise TokenBudgetSpent(spent + _hint(self.config, "token_budget"))
         self.model_calls += 1
         if self.steps is not None:
             response = await self.steps.model_call(request, self._ask_model)
@@ -653,4 +687,11 @@ class Agent:
         if not any(isinstance(b, TextBlock) for b in kept):
             kept = (*kept, TextBlock("(no final answer)"))
         self._append(Message("assistant", kept))
-        return response.message.text
+        text = response.message.text
+        return text if self.output is not None else self._without_echo(text, prompt.text)
+
+    def _without_echo(self, answer: str, *extra: str) -> str:
+        """The answer without the harness's own words copied at its start or end (the history
+        keeps the reply as it came; see ``history.strip_echo``)."""
+        kept = strip_echo(answer, [*harness_texts(self.messages[-4:]), *extra])
+        return kept or ("(no final answer)" if answer.strip() else answer)

@@ -59,8 +59,8 @@ from .sqlite_session import SessionStore, SessionStoreError, SQLiteSession, stor
 from .subagents import SubAgentConfig, SubAgentHost, SubAgents, load_profiles
 from .tools.base import DEFAULT_RESULT_CAP, ToolRegistry
 from .tools.builtin import builtin_tools
-from .tools.files import ReadState, text_files
-from .tools.focus import TaskFocus
+from .tools.files import ReadState, head_text, text_files
+from .tools.focus import MAX_SYMBOL_SEARCH_BYTES, TaskFocus
 from .tools.history_search import DroppedHistory
 from .tools.notes import NotesFile
 from .tools.permissions import Permissions
@@ -264,6 +264,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--allow-write",
         action="store_true",
         help="let write_file/edit_file run without asking (otherwise asked on a terminal, refused elsewhere)",
+    )
+    limits.add_argument(
+        "--overwrite-files",
+        action=argparse.BooleanOptionalAction,
+        help="with --allow-write, write_file may replace an existing file whole (default: on, off "
+        "for local models, which replaced whole files with a line or two when asked for a small "
+        "change; they change files with edit_file)",
     )
     limits.add_argument(
         "--allow",
@@ -608,14 +615,7 @@ async def _chat(args: argparse.Namespace) -> int:
         events = EventBus([log] if log is not None else [])
         if session is not None:
             session.run_id = events.run_id
-        model = load_model(
-            args.model,
-            base_url=args.base_url,
-            tool_mode=args.tool_mode,
-            timeout=args.timeout,
-            max_retries=args.max_retries,
-            context_window=args.context_window,
-        )
+        model = _model_from_args(args)
         if name not in structures:  # one plan per conversation: a /model switch keeps it
             structures[name] = _Structure(args, workspace, name)
             saved = session.load() if session is not None else None
@@ -773,6 +773,7 @@ def _context(
     structure: _Structure | None = None,
     notes: Path | None = None,
     steps: DurableSteps | None = None,
+    anchors: Anchors | None = None,
 ) -> ContextPolicy:
     # No window here: --context-window went to the model (a local server sizes itself by it),
     # and the context takes the model's, so the window is resolved in one place.
@@ -804,7 +805,7 @@ def _context(
         run_call=run_call,
         flush_journal=session,
         tool_specs=lambda: tools.specs,
-        anchors=structure.anchors if structure is not None else None,
+        anchors=structure.anchors if structure is not None else anchors,  # a sub-agent's: its pins
         dropped=structure.history if structure is not None else None,
     )
 
@@ -918,14 +919,7 @@ async def _run(
         if focus is not None:  # a run that may write files needs more than reads: no forced answer
             focus.answer = not any(tools.get(name) for name in ("write_file", "edit_file"))
         mcp_servers = await _mcp_servers(mcp_configs, events, workspace, tools)  # before the model: fail fast
-        model = load_model(
-            args.model,
-            base_url=args.base_url,
-            tool_mode=args.tool_mode,
-            timeout=args.timeout,
-            max_retries=args.max_retries,
-            context_window=args.context_window,
-        )
+        model = _model_from_args(args)
         from .models.local import LocalModel  # here: the module loads the SDK, not every command needs it
 
         if isinstance(model, LocalModel) and model.notice:  # another local model stands in
@@ -957,6 +951,7 @@ async def _run(
             checkpoint=session,
             memory=memory,
             answer_when=focus,
+            tool_when=focus.next_tool if focus is not None else None,
             anchors=structure.anchors,
             steps=steps,
         )
@@ -1026,6 +1021,26 @@ def _result_cap(args: argparse.Namespace) -> int:
     return min(DEFAULT_RESULT_CAP, tokens * CODE_CHARS_PER_TOKEN + READ_RESERVE_CHARS)
 
 
+def _overwrite(args: argparse.Namespace) -> bool:
+    """Whether write_file may replace an existing file (--overwrite-files; default: not for
+    local models, see tools.files.NO_OVERWRITE). The chat has no such option: its default."""
+    wanted: bool | None = getattr(args, "overwrite_files", None)
+    return wanted if wanted is not None else not _is_local(args.model)
+
+
+def _model_from_args(args: argparse.Namespace) -> Model:
+    """The run's model as the options (after the settings file) name it: a run and every chat
+    agent build it the same way."""
+    return load_model(
+        args.model,
+        base_url=args.base_url,
+        tool_mode=args.tool_mode,
+        timeout=args.timeout,
+        max_retries=args.max_retries,
+        context_window=args.context_window,
+    )
+
+
 def _task_focus(args: argparse.Namespace, workspace: Path) -> tuple[ReadState, TaskFocus | None]:
     """The run's read state, and the plan from the files the task names (on for local models
     unless --no-task-focus; see tools.focus)."""
@@ -1034,7 +1049,11 @@ def _task_focus(args: argparse.Namespace, workspace: Path) -> tuple[ReadState, T
     if not wanted:
         return state, None
     space = Workspace(workspace)
-    return state, TaskFocus(lambda: text_files(space), state.lines_read)
+    return state, TaskFocus(
+        lambda: text_files(space),
+        state.lines_read,
+        read_text=lambda path: head_text(space, path, MAX_SYMBOL_SEARCH_BYTES),
+    )
 
 
 def _tools(
@@ -1068,6 +1087,7 @@ def _tools(
         read_state=read_state,
         focus=focus,
         path_choices=args.path_choices,
+        overwrite=_overwrite(args),
     )
     if args.memory_dir:
         for tool in memory_tools(Path(args.memory_dir)):
@@ -1130,9 +1150,14 @@ def _subagents(
         return registry
 
     def context(
-        model: Model, events: EventBus, registry: ToolRegistry, notes: Path, session: SQLiteSession | None
+        model: Model,
+        events: EventBus,
+        registry: ToolRegistry,
+        notes: Path,
+        session: SQLiteSession | None,
+        pins: Anchors | None,
     ) -> ContextPolicy:
-        return _context(args, model, events, workspace, registry, session, notes=notes)
+        return _context(args, model, events, workspace, registry, session, notes=notes, anchors=pins)
 
     def model(spec: str) -> Model:
         provider = spec.strip().partition(":")[0]

@@ -49,9 +49,9 @@ class ModelRequest:
     """Everything one model call needs. ``final_only`` asks for a final answer with no tools
     (used when a limit stops the run); ``response_schema`` asks for JSON matching a schema
     (used by memory extraction); ``tool_choice`` names a tool of ``tools`` the reply must call
-    (the notes flush before a compaction)."""
+    (the notes flush before a compaction, the task focus's reads)."""
 
-    messages: tuple[Message, ...]
+    messages: Sequence[Message]  # a tuple, or the agent's O(1) ``Snapshot`` of its history
     system: str = ""
     tools: tuple[ToolSpec, ...] = ()
     purpose: Purpose = "agent"

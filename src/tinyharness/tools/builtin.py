@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import replace
 
 from .base import DEFAULT_RESULT_CAP, ToolRegistry, function_tool
 from .calculator import calculator
@@ -51,6 +52,7 @@ def builtin_tools(
     read_state: ReadState | None = None,
     focus: TaskFocus | None = None,
     path_choices: bool = True,
+    overwrite: bool = True,
 ) -> ToolRegistry:
     """A registry with every built-in tool.
 
@@ -59,12 +61,19 @@ def builtin_tools(
     policy is bound to the workspace so path rules also see real paths. ``shell=True`` adds the
     ``shell`` tool (risk "execute", so still refused unless the permissions let it run), with a
     time limit below the registry's so the command is killed, not abandoned. ``read_state``,
-    ``focus`` and ``path_choices`` go to the file tools (see ``file_tools``).
+    ``focus``, ``path_choices`` and ``overwrite`` go to the file tools (see ``file_tools``).
     """
     space = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
     notes_file = notes if notes is not None else NotesFile(space.root / DEFAULT_NOTES_NAME)
     policy = (permissions if permissions is not None else Permissions()).with_workspace(space)
     registry = ToolRegistry(permissions=policy, result_cap=result_cap, timeout=timeout)
+    notes_tools = notes_file.tools()
+    if focus is not None:  # a notes task's plan: which file to note next (see tools.focus)
+        if focus.notes_text is None:
+            focus.notes_text = _notes_since(notes_file)
+        notes_tools = [
+            replace(tool, choices=focus.note_choices) if tool.name == "note" else tool for tool in notes_tools
+        ]
     for tool in [
         *file_tools(
             space,
@@ -73,10 +82,11 @@ def builtin_tools(
             notes_text=_notes_since(notes_file),
             focus=focus,
             path_choices=path_choices,
+            overwrite=overwrite,
         ),
         function_tool(calculator),
         function_tool(current_time),
-        *notes_file.tools(),
+        *notes_tools,
     ]:
         registry.add(tool)
     if shell:
