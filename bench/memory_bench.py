@@ -710,14 +710,17 @@ def bench_rerank(
     questions: int,
     models: Sequence[str],
     depth: int = 20,
+    minutes: float | None = None,
 ) -> list[tuple[str, float, float, float, int]]:
-    """Recall@5 of a sample of ``questions`` questions of the tuning half, the store alone and
-    then each of ``models`` (model strings, e.g. ``local:qwen2.5-coder-0.5b``) reordering the
-    store's top ``depth`` (``ModelReranker``, what ``memory search --rerank`` runs), with the wall
-    time per question; rows (method, recall@5, ms per query, model tokens per query, n)."""
+    """Recall@5 of a sample of ``questions`` questions of the check half (dialogues the ranking
+    was not tuned on), the store alone and each of ``models`` (model strings, e.g.
+    ``local:qwen2.5-coder-0.5b``) reordering the store's top ``depth`` (``ModelReranker``, what
+    ``memory search --rerank`` runs) in one request per question, with the wall time and model
+    tokens per question. Both are measured on the same questions: a run stopped by ``minutes``
+    reports the questions it finished. Rows (method, recall@5, ms per query, tokens per query, n)."""
     import asyncio
 
-    from tinyharness.memory.rerank import ModelReranker
+    from tinyharness.memory.rerank import ModelReranker, chosen_numbers
     from tinyharness.models.factory import load_model
     from tinyharness.models.local import local_model
 
@@ -725,49 +728,83 @@ def bench_rerank(
     cached = DiskCachedEmbedder(embedder) if embedder else None
     store = SQLiteStore(tmp / "rerank.db", embedder=cached, vector_model="rerank")
     asked: list[tuple[str, Question]] = []
-    for sample in load_locomo(path)[TUNE.start : TUNE.stop]:
+    for number, sample in enumerate(load_locomo(path)):
         lines = chat_lines(sample, photos=False)
         file = tmp / f"rerank-{sample['sample_id']}.jsonl"
         file.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-        import_file(store, file)
-        asked += [
-            (str(sample["sample_id"]), q) for q in locomo_questions(sample, {line["id"] for line in lines})
-        ]
+        import_file(store, file)  # every dialogue in the store, as in the recall part
+        if number in CHECK:
+            known = {line["id"] for line in lines}
+            asked += [(str(sample["sample_id"]), q) for q in locomo_questions(sample, known)]
     asked = asked[:: max(1, len(asked) // questions)][:questions]
     rows: list[tuple[str, float, float, float, int]] = []
 
-    def measure(method: str, reranker: ModelReranker | None, tokens: list[int]) -> None:
-        total, started = 0.0, time.perf_counter()
-        for number, (sample_id, question) in enumerate(asked, 1):
-            hits = store.search(question.text, Scope(sample_id), limit=depth if reranker else 5)
-            if reranker is not None:
-                hits = loop.run_until_complete(reranker.rerank(question.text, hits, 5))
-            got = {source for hit in hits[:5] for source in hit.item.source_ids}
-            total += len(got & question.gold) / len(question.gold)
-            print(f"\r  ... {method}: {number}/{len(asked)}", end="", file=sys.stderr, flush=True)
-        print(file=sys.stderr)
-        elapsed = (time.perf_counter() - started) * 1000 / len(asked)
-        rows.append((method, total / len(asked), elapsed, tokens[0] / len(asked), len(asked)))
+    def recall_of(hits: Sequence[Any], question: Question) -> float:
+        got = {source for hit in hits[:5] for source in hit.item.source_ids}
+        return len(got & question.gold) / len(question.gold)
 
     loop = asyncio.new_event_loop()
     try:
-        measure("store", None, [0])
         for spec in models:
             kind, _, name = spec.partition(":")
             # A local server may load slowly on a busy machine: give it time (not timed below).
             model = local_model(name or None, startup_timeout=900) if kind == "local" else load_model(spec)
             tokens = [0]
 
-            async def counted(request: Any, model: Any = model, tokens: list[int] = tokens) -> Any:
+            answers: list[str] = []
+
+            async def counted(
+                request: Any, model: Any = model, tokens: list[int] = tokens, answers: list[str] = answers
+            ) -> Any:
                 response = await model.complete(request)
                 tokens[0] += response.usage.total
+                answers.append(response.message.text)
                 return response
 
+            reranker = ModelReranker(counted, depth=depth)
+            plain = reranked = 0.0
+            store_ms = model_ms = 0.0
+            done = changed = unreadable = 0
+            deadline = None if minutes is None else time.monotonic() + minutes * 60
             try:
                 loop.run_until_complete(counted_warmup(model))
-                measure(f"store + {spec} top {depth}", ModelReranker(counted, depth=depth), tokens)
+                for sample_id, question in asked:
+                    if deadline is not None and time.monotonic() > deadline:
+                        break
+                    began = time.perf_counter()
+                    hits = store.search(question.text, Scope(sample_id), limit=depth)
+                    searched = time.perf_counter()
+                    ordered = loop.run_until_complete(reranker.rerank(question.text, hits, 5))
+                    store_ms += (searched - began) * 1000
+                    model_ms += (time.perf_counter() - searched) * 1000
+                    plain += recall_of(hits, question)
+                    reranked += recall_of(ordered, question)
+                    done += 1
+                    # How often the model's answer was unreadable (the store's order kept) and how
+                    # often it changed which memories make the top 5.
+                    unreadable += not chosen_numbers(answers[-1], min(depth, len(hits)))
+                    changed += {h.item.id for h in hits[:5]} != {h.item.id for h in ordered[:5]}
+                    print(
+                        f"  ... {spec}: {done}/{len(asked)} store {plain / done:.3f} "
+                        f"reranked {reranked / done:.3f}, {model_ms / done / 1000:.0f} s/question, "
+                        f"top 5 changed {changed}, unreadable {unreadable}, answer {answers[-1][:80]!r}",
+                        file=sys.stderr,
+                        flush=True,
+                    )
             finally:
                 loop.run_until_complete(model.aclose())
+            if done:
+                rows.append(("store alone", plain / done, store_ms / done, 0.0, done))
+                print(f"  {spec}: top 5 changed in {changed} of {done}, unreadable answers {unreadable}")
+                rows.append(
+                    (
+                        f"store + {spec} top {depth}",
+                        reranked / done,
+                        (store_ms + model_ms) / done,
+                        tokens[0] / done,
+                        done,
+                    )
+                )
     finally:
         loop.close()
         store.close()
@@ -897,6 +934,9 @@ def main(argv: Sequence[str] | None = None) -> str:
     )
     parser.add_argument("--rerank-questions", type=int, default=60, help="questions the rerank part asks")
     parser.add_argument(
+        "--rerank-minutes", type=float, help="stop the rerank part after this long (reports what it finished)"
+    )
+    parser.add_argument(
         "--rerank-models",
         default="local:qwen2.5-coder-0.5b",
         help="comma list of model strings the rerank part measures (default local:qwen2.5-coder-0.5b)",
@@ -953,13 +993,18 @@ def main(argv: Sequence[str] | None = None) -> str:
             say()
         if "rerank" in parts:
             locomo = Path(args.locomo) if args.locomo else LOCOMO
-            say("## reranking the top 20 with a chat model (LoCoMo tuning half, a sample of questions)")
+            say("## reranking the top 20 with a chat model (LoCoMo check half, a sample of questions)")
             if not locomo.exists():
                 say("skipped: no LoCoMo file")
             else:
                 say(f"{'method':44} {'recall@5':>9} {'ms/query':>9} {'tokens/query':>13} {'questions':>10}")
                 for method, value, ms, tokens, count in bench_rerank(
-                    embedders, locomo, Path(tmp), args.rerank_questions, args.rerank_models.split(",")
+                    embedders,
+                    locomo,
+                    Path(tmp),
+                    args.rerank_questions,
+                    args.rerank_models.split(","),
+                    minutes=args.rerank_minutes,
                 ):
                     say(f"{method:44} {value:9.3f} {ms:9.0f} {tokens:13.0f} {count:10d}")
             say()
