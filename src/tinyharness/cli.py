@@ -58,8 +58,9 @@ from .settings import MODEL_ENV, load_settings, resolve_base_url, resolve_model
 from .sqlite_session import SessionStore, SessionStoreError, SQLiteSession, store_path_for
 from .subagents import SubAgentConfig, SubAgentHost, SubAgents, load_profiles
 from .tools.base import DEFAULT_RESULT_CAP, ToolRegistry
-from .tools.builtin import builtin_tools
-from .tools.files import ReadState, text_files
+from .tools.builtin import builtin_tools, notes_since
+from .tools.coverage import FileSetPlan
+from .tools.files import ReadState, file_head, text_files
 from .tools.focus import TaskFocus
 from .tools.history_search import DroppedHistory
 from .tools.notes import NotesFile
@@ -912,8 +913,16 @@ async def _run(
         session_name = session.name if session is not None else events.run_id
         structure = _Structure(args, workspace, session_name)
         read_state, focus = _task_focus(args, workspace)
+        file_set = _file_set(args, workspace, read_state, events) if focus is not None else None
         tools = _tools(
-            args, workspace, events, _result_cap(args), structure, read_state=read_state, focus=focus
+            args,
+            workspace,
+            events,
+            _result_cap(args),
+            structure,
+            read_state=read_state,
+            focus=focus,
+            file_set=file_set,
         )
         if focus is not None:  # a run that may write files needs more than reads: no forced answer
             focus.answer = not any(tools.get(name) for name in ("write_file", "edit_file"))
@@ -959,6 +968,7 @@ async def _run(
             answer_when=focus,
             anchors=structure.anchors,
             steps=steps,
+            plan=file_set,
         )
         task = None if args.resume else args.task
         return await agent.arun(
@@ -1037,6 +1047,22 @@ def _task_focus(args: argparse.Namespace, workspace: Path) -> tuple[ReadState, T
     return state, TaskFocus(lambda: text_files(space), state.lines_read)
 
 
+def _file_set(
+    args: argparse.Namespace, workspace: Path, read_state: ReadState, events: EventBus
+) -> FileSetPlan:
+    """The plan for a task over every file of a folder (with the task focus; see
+    tools.coverage): it reads the notes of this run and the run's read state."""
+    space = Workspace(workspace)
+    notes = NotesFile(_notes_path(args, workspace), root=workspace)
+    return FileSetPlan(
+        lambda: text_files(space),
+        notes_since(notes),
+        read_state.lines_read,
+        functools.partial(file_head, space),
+        events=events,
+    )
+
+
 def _tools(
     args: argparse.Namespace,
     workspace: Path,
@@ -1047,6 +1073,7 @@ def _tools(
     *,
     read_state: ReadState | None = None,
     focus: TaskFocus | None = None,
+    file_set: FileSetPlan | None = None,
 ) -> ToolRegistry:
     notes = NotesFile(
         notes_path or _notes_path(args, workspace),
@@ -1068,6 +1095,7 @@ def _tools(
         read_state=read_state,
         focus=focus,
         path_choices=args.path_choices,
+        file_set=file_set,
     )
     if args.memory_dir:
         for tool in memory_tools(Path(args.memory_dir)):

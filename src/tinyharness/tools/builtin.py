@@ -9,6 +9,7 @@ from collections.abc import Callable
 from .base import DEFAULT_RESULT_CAP, ToolRegistry, function_tool
 from .calculator import calculator
 from .clock import current_time
+from .coverage import FileSetPlan, guard_note
 from .files import ReadState, file_tools
 from .focus import TaskFocus
 from .notes import DEFAULT_NOTES_NAME, NotesFile
@@ -29,7 +30,7 @@ BUILTIN_TOOL_NAMES = (
 )
 
 
-def _notes_since(notes: NotesFile) -> Callable[[], str]:
+def notes_since(notes: NotesFile) -> Callable[[], str]:
     """The note lines written since now: files they name are done in this run. Lines from
     earlier runs do not count, or a question about a file noted last week could not read it."""
     before = set(notes.read().splitlines())
@@ -51,6 +52,7 @@ def builtin_tools(
     read_state: ReadState | None = None,
     focus: TaskFocus | None = None,
     path_choices: bool = True,
+    file_set: FileSetPlan | None = None,
 ) -> ToolRegistry:
     """A registry with every built-in tool.
 
@@ -59,7 +61,8 @@ def builtin_tools(
     policy is bound to the workspace so path rules also see real paths. ``shell=True`` adds the
     ``shell`` tool (risk "execute", so still refused unless the permissions let it run), with a
     time limit below the registry's so the command is killed, not abandoned. ``read_state``,
-    ``focus`` and ``path_choices`` go to the file tools (see ``file_tools``).
+    ``focus``, ``path_choices`` and ``file_set`` go to the file tools (see ``file_tools``);
+    ``file_set`` also checks the notes on its files and fixes the path of the one it asks for.
     """
     space = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
     notes_file = notes if notes is not None else NotesFile(space.root / DEFAULT_NOTES_NAME)
@@ -70,13 +73,17 @@ def builtin_tools(
             space,
             output_cap=result_cap,
             read_state=read_state,
-            notes_text=_notes_since(notes_file),
+            notes_text=notes_since(notes_file),
             focus=focus,
             path_choices=path_choices,
+            file_set=file_set,
         ),
         function_tool(calculator),
         function_tool(current_time),
-        *notes_file.tools(),
+        *(
+            guard_note(tool, file_set) if file_set is not None and tool.name == "note" else tool
+            for tool in notes_file.tools()
+        ),
     ]:
         registry.add(tool)
     if shell:
