@@ -126,6 +126,10 @@ def test_each_read_is_followed_by_its_note_and_the_run_ends_when_all_are_noted(p
         assert after_read.messages[-1].text.endswith(NOTE_NOW.format(path=path))
         note_spec = next(s for s in after_read.tools if s.name == "note")
         assert note_spec.choices is not None
+        # Only the task and this file's read in view: no earlier note or file to copy from.
+        task, read, result = after_read.messages
+        assert task.text == TASK and read.tool_uses[0].input == {"path": path}
+        assert FILES[path].splitlines()[0] in result.tool_results[0].content
     for after_note in requests[2:-1:2]:  # the plan goes on: the next file
         assert after_note.tool_choice == "read_file" and not after_note.final_allowed
     last = requests[-1]
@@ -222,9 +226,22 @@ def test_a_note_that_echoes_the_task_or_describes_a_neighbour_is_refused(project
     copied = {"path": "src/pkg/beta.py", "text": "Parse the configuration files of the shop."}
     neighbour = asyncio.run(registry.execute("note", copied))
     assert not neighbour.ok and "describes src/pkg/alpha.py" in neighbour.content
+    tool_text = {
+        "path": "src/pkg/beta.py",
+        "text": "Reads a text file from the workspace, with line numbers.",
+    }
+    described = asyncio.run(registry.execute("note", tool_text))
+    assert not described.ok and "repeats" in described.content
+    lines = {
+        "path": "src/pkg/beta.py",
+        "text": "src/pkg/beta.py (lines 1-4 of 4)\n 1 import os\n 2 def x(): pass",
+    }
+    copied_lines = asyncio.run(registry.execute("note", lines))
+    assert not copied_lines.ok and "copies the file's lines" in copied_lines.content
     unread = asyncio.run(registry.execute("note", {"path": "src/gamma.py", "text": "retries with backoff"}))
     assert not unread.ok and "has not been read" in unread.content
-    own = asyncio.run(registry.execute("note", {"path": "src/pkg/beta.py", "text": "renders the invoices"}))
+    own_text = {"path": "src/pkg/beta.py", "text": "renders the invoices\n\nThere are three modes:\n- pdf"}
+    own = asyncio.run(registry.execute("note", own_text))  # one line a file: the first
     assert own.ok
     assert (project / "NOTES.md").read_text(encoding="utf-8") == "src/pkg/beta.py: renders the invoices\n"
 

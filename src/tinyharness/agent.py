@@ -562,7 +562,9 @@ class Agent:
             messages=shape.view if shape.view is not None else self._messages.snapshot(),
             system=self.config.system,
             tools=self.tools.specs,  # also when final_only: the adapters forbid calls, the prefix stays
-            purpose="agent",
+            # A request with its own view is not the window: like the notes flush, it must not
+            # calibrate the window's token count (measured: the count fell from 2218 to 1244).
+            purpose="agent" if shape.view is None else "flush",
             max_tokens=self.config.max_output_tokens,
             final_only=shape.final_only,
             tool_choice=shape.tool_choice,

@@ -68,20 +68,23 @@ def builtin_tools(
     notes_file = notes if notes is not None else NotesFile(space.root / DEFAULT_NOTES_NAME)
     policy = (permissions if permissions is not None else Permissions()).with_workspace(space)
     registry = ToolRegistry(permissions=policy, result_cap=result_cap, timeout=timeout)
+    files = file_tools(
+        space,
+        output_cap=result_cap,
+        read_state=read_state,
+        notes_text=notes_since(notes_file),
+        focus=focus,
+        path_choices=path_choices,
+        file_set=file_set,
+    )
+    # A note must not be a tool's description (measured: the 0.5B wrote read_file's as a note).
+    known = [tool.description.split(". ", 1)[0] for tool in files]
     for tool in [
-        *file_tools(
-            space,
-            output_cap=result_cap,
-            read_state=read_state,
-            notes_text=notes_since(notes_file),
-            focus=focus,
-            path_choices=path_choices,
-            file_set=file_set,
-        ),
+        *files,
         function_tool(calculator),
         function_tool(current_time),
         *(
-            guard_note(tool, file_set) if file_set is not None and tool.name == "note" else tool
+            guard_note(tool, file_set, known) if file_set is not None and tool.name == "note" else tool
             for tool in notes_file.tools()
         ),
     ]:
