@@ -431,8 +431,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--task-focus",
         action=argparse.BooleanOptionalAction,
         help="when the task names files: read_file offers only those until they are read, then a "
-        "question is answered (default: on for local models, which cannot tell when they have the "
-        "answer; off otherwise)",
+        "question is answered; when it asks for every file of a folder (\"every .py file under "
+        "src/\"): read_file offers the files not done yet, each read is followed by its note, and "
+        "the run ends only when all are done (default: on for local models, which cannot tell when "
+        "they have the answer; off otherwise)",
     )
     context.add_argument(
         "--flush-notes",
