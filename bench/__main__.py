@@ -1,6 +1,7 @@
 """``python -m bench``: run every benchmark and write bench/RESULTS.md.
 
-    python -m bench                 # the full suite (about 15 minutes on 2 cores)
+    python -m bench                 # the full suite (about 50 minutes on 2 shared cores; the
+                                    # secrets, durable, e2e, peers and memory parts take most)
     python -m bench --small         # the quick version of every part
     python -m bench --only loop,e2e # some parts: loop, tokens, peers, memory, e2e, secrets, parallel,
                                     # mcp, tasks, grep, anchors, subagents, durable (needs
@@ -22,22 +23,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bench import HERE, load_line, machine_line, progress
-
-PARTS = (
-    "loop",
-    "tokens",
-    "peers",
-    "memory",
-    "e2e",
-    "secrets",
-    "parallel",
-    "mcp",
-    "tasks",
-    "grep",
-    "anchors",
-    "subagents",
-    "durable",
-)
 
 
 def _loop(small: bool) -> str:
@@ -78,7 +63,7 @@ def dominant(result: object) -> list[str]:
 def _tokens(small: bool) -> str:
     from bench import context_bench
 
-    report = _quiet(lambda: context_bench.main(["--small"] if small else []))
+    report = _report(context_bench.main, small)
     legend = (
         "Columns: stop reason, tokens billed (input + output of every call), peak tokens of one "
         "agent request, requests over the window, model calls, compactions, share of the six task "
@@ -91,7 +76,7 @@ def _tokens(small: bool) -> str:
 def _peers(small: bool) -> str:
     from bench import peers_bench
 
-    report = _quiet(lambda: peers_bench.main(["--small"] if small else []))
+    report = _report(peers_bench.main, small)
     legend = (
         "The workload of section 2 (same files, tool calls, tool outputs and summarizer; usage "
         "counted by one rule) through each harness's own loop and compaction, each with a fake "
@@ -113,7 +98,7 @@ def _memory(small: bool) -> str:
     entry = getattr(memory_bench, "main", None)
     if entry is None:
         return "Pending: bench/memory_bench.py has no main() yet."
-    report = _quiet(lambda: entry(["--small"] if small else []))
+    report = _report(entry, small)
     return f"```text\n{report}\n```"
 
 
@@ -127,7 +112,7 @@ def _e2e(small: bool) -> str:
 def _secrets(small: bool) -> str:
     from bench import secrets_bench
 
-    return _quiet(lambda: secrets_bench.main(["--small"] if small else []))
+    return _report(secrets_bench.main, small)
 
 
 def _parallel(small: bool) -> str:
@@ -178,7 +163,7 @@ def _anchors(small: bool) -> str:
     time on 2 cores, so it is reported from its cache (python -m bench.summary_drift)."""
     from bench import anchors_bench, summary_drift
 
-    report = _quiet(lambda: anchors_bench.main(["--small"] if small else []))
+    report = _report(anchors_bench.main, small)
     drift = summary_drift.cached_report()
     return f"{report}\n\n### Incremental against rewritten summaries on a local model\n\n{drift}"
 
@@ -200,6 +185,12 @@ def _durable(small: bool) -> str:
     from bench import durable_bench
 
     return durable_bench.run(small=small)
+
+
+def _report(entry: Callable[[list[str]], str], small: bool) -> str:
+    """The report of a part whose module's ``main(argv)`` prints it (``--small`` for the quick
+    pass)."""
+    return _quiet(lambda: entry(["--small"] if small else []))
 
 
 def _quiet(call: Callable[[], str]) -> str:
@@ -233,6 +224,7 @@ SECTIONS: dict[str, tuple[str, str, Callable[[bool], str]]] = {
         _durable,
     ),
 }
+PARTS = tuple(SECTIONS)  # in the order they run
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -258,12 +250,15 @@ def main(argv: list[str] | None = None) -> int:
         f"At the start: {load_line()}.",
     ]
     body: list[str] = []
+    took_by_part: dict[str, float] = {}
+    begun = time.perf_counter()
     for part in parts:
         title, alone, function = SECTIONS[part]
         progress(f"{title} ...")
         started = time.perf_counter()
         text = function(args.small)
         took = time.perf_counter() - started
+        took_by_part[part] = took
         progress(f"{title}: done in {took:.0f} s")
         body += [
             "",
@@ -275,6 +270,11 @@ def main(argv: list[str] | None = None) -> int:
         body.append(text)
         print(f"\n## {title}\n\n{text}", flush=True)
     out.append(f"At the end: {load_line()}.")
+    total = time.perf_counter() - begun
+    slowest = sorted(took_by_part.items(), key=lambda item: -item[1])
+    split = ", ".join(f"{part} {took:.0f} s" for part, took in slowest)
+    out += ["", f"The whole run took {total:.0f} s ({total / 60:.1f} min): {split}."]
+    progress(f"all parts done in {total:.0f} s ({total / 60:.1f} min): {split}")
     out += body
     Path(args.output).write_text("\n".join(out) + "\n", encoding="utf-8")
     progress(f"wrote {args.output}")

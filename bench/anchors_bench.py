@@ -30,8 +30,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.context_bench import TASK_CONSTRAINTS, BenchModel, Workload, make_workspace, true_counter
-from tinyharness.agent import Agent, AgentConfig
+from bench.context_bench import (
+    TASK_CONSTRAINTS,
+    BenchModel,
+    Workload,
+    long_task,
+    long_task_agent,
+    make_workspace,
+    true_counter,
+)
 from tinyharness.anchors import Anchors
 from tinyharness.context.audit import PLAN_HEADER, audit
 from tinyharness.context.config import ContextConfig
@@ -40,9 +47,6 @@ from tinyharness.context.summarize import UPDATE_PROMPT
 from tinyharness.events import EventBus, ListSink
 from tinyharness.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from tinyharness.models.base import ModelRequest, ModelResponse, Usage
-from tinyharness.tools.builtin import builtin_tools
-from tinyharness.tools.notes import NotesFile
-from tinyharness.tools.plan import plan_tools
 
 STRATEGIES = ["offload", "clear-tool-results", "sliding-window", "summarize", "restart", "default"]
 USER_PINS = [f"Pinned by the user: {c}" for c in TASK_CONSTRAINTS]
@@ -98,26 +102,12 @@ def retention(strategy: str, workload: Workload, *, put_back: bool) -> dict[str,
         model = PinningModel(
             files, workload.rounds, count, workload.window, sink, notes_path, anchors=anchors
         )
-        events = EventBus([sink])
-        config = ContextConfig(
-            strategy, window=workload.window, ratio=0.7, notes_path=notes_path, workspace=root
+        # Without put-back the user's pins still open the first request (as text after the task
+        # would), so the comparison is about what compaction keeps.
+        agent = long_task_agent(
+            root, workload, strategy, model, EventBus([sink]), anchors=anchors, put_back=put_back
         )
-        context = build_context(config, events=events, anchors=anchors if put_back else None)
-        tools = builtin_tools(root, notes=NotesFile(notes_path))
-        for tool in plan_tools(anchors, events):
-            tools.add(tool)
-        task = "Summarize every file under src/ into NOTES.md."
-        agent = Agent(
-            model,
-            tools,
-            AgentConfig(max_iterations=workload.rounds + 5),
-            context=context,
-            events=events,
-            # Without put-back the user's pins still open the first request (as text after the
-            # task would), so the comparison is about what compaction keeps.
-            anchors=anchors,
-        )
-        result = agent.run(task)
+        result = agent.run("Summarize every file under src/ into NOTES.md.")
         pin_checks = pins_kept = plan_checks = plans_kept = 0
         for request, pins, snapshot in model.checks:
             missing = audit(request.messages, snapshot, ())
@@ -238,7 +228,7 @@ def main(argv: list[str] | None = None) -> str:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--small", action="store_true", help="40 rounds, 8k window; 8 summary cycles")
     args = parser.parse_args(argv)
-    workload = Workload(40, 8_000, files=12) if args.small else Workload(300, 32_000)
+    workload = long_task(args.small)
     name, _ = true_counter()
     lines = [
         f"### Pinned-fact retention ({workload.rounds} rounds, window {workload.window:,}, tokens by {name})",

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tinyharness.agent import Agent, AgentConfig
+from tinyharness.anchors import Anchors
 from tinyharness.context.accounting import Accountant
 from tinyharness.context.config import ContextConfig
 from tinyharness.context.manager import build_context
@@ -34,9 +35,10 @@ from tinyharness.context.prefix import PrefixTracker
 from tinyharness.context.tokens import HeuristicCounter, message_parts, offline_encoding
 from tinyharness.events import EventBus, ListSink
 from tinyharness.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from tinyharness.models.base import ModelRequest, ModelResponse, Usage
+from tinyharness.models.base import Model, ModelRequest, ModelResponse, Usage
 from tinyharness.tools.builtin import builtin_tools
 from tinyharness.tools.notes import NotesFile
+from tinyharness.tools.plan import plan_tools
 
 TASK_CONSTRAINTS = [
     "Constraint T1: never change the public API",
@@ -63,6 +65,27 @@ def true_counter() -> tuple[str, Callable[[str], int]]:
     if exact is not None:
         return "o200k_base", exact
     return "bytes/3", lambda text: len(text.encode("utf-8")) // 3
+
+
+class RequestTokens:
+    """Input tokens of a request as a real tokenizer counts them (``count``), every message
+    counted once: the count is kept by message identity, so a long run costs no more per turn
+    than a short one. Every simulated model of the benches bills by this rule."""
+
+    def __init__(self, count: Callable[[str], int]) -> None:
+        self.count = count
+        self._cache: dict[int, tuple[Message, int]] = {}
+
+    def message(self, message: Message) -> int:
+        hit = self._cache.get(id(message))
+        if hit is None or hit[0] is not message:
+            hit = (message, 4 + sum(self.count(p) for p in message_parts(message)))
+            self._cache[id(message)] = hit
+        return hit[1]
+
+    def request(self, request: ModelRequest) -> int:
+        fixed = self.count(request.system) + sum(self.count(t.description) + 60 for t in request.tools)
+        return fixed + sum(self.message(m) for m in request.messages)
 
 
 def make_workspace(root: Path, workload: Workload) -> list[str]:
@@ -109,22 +132,11 @@ class BenchModel:
         self.agent_inputs: list[int] = []
         self.after_compaction: list[tuple[ModelRequest, str]] = []  # with NOTES.md at that time
         self.prefix = PrefixTracker()
-        self._cache: dict[int, tuple[Message, int]] = {}
+        self.input_tokens = RequestTokens(count).request
 
     @property
     def context_window(self) -> int | None:
         return self.window
-
-    def _tokens(self, message: Message) -> int:
-        hit = self._cache.get(id(message))
-        if hit is None or hit[0] is not message:
-            hit = (message, 4 + sum(self.count(p) for p in message_parts(message)))
-            self._cache[id(message)] = hit
-        return hit[1]
-
-    def input_tokens(self, request: ModelRequest) -> int:
-        fixed = self.count(request.system) + sum(self.count(t.description) + 60 for t in request.tools)
-        return fixed + sum(self._tokens(m) for m in request.messages)
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         self.calls += 1
@@ -179,6 +191,35 @@ def _request_text(request: ModelRequest) -> str:
     return "\n".join(p for m in request.messages for p in message_parts(m))
 
 
+def long_task(small: bool) -> Workload:
+    """The long-task workload: 300 rounds in a 32k window, or the quick pass (40 rounds over 12
+    files in an 8k window)."""
+    return Workload(40, 8_000, files=12) if small else Workload(300, 32_000)
+
+
+def long_task_agent(
+    root: Path,
+    workload: Workload,
+    strategy: str,
+    model: Model,
+    events: EventBus,
+    *,
+    anchors: Anchors | None = None,
+    put_back: bool = True,
+) -> Agent:
+    """The agent of the workload in ``root`` (NOTES.md there, compaction at 0.7 of the window
+    by ``strategy``). With ``anchors`` it also has the plan tools and opens with the pins; the
+    context puts the pins and plan back after compaction unless ``put_back`` is False."""
+    notes_path = root / "NOTES.md"
+    config = ContextConfig(strategy, window=workload.window, ratio=0.7, notes_path=notes_path, workspace=root)
+    context = build_context(config, events=events, anchors=anchors if put_back else None)
+    tools = builtin_tools(root, notes=NotesFile(notes_path))
+    for tool in plan_tools(anchors, events) if anchors is not None else ():
+        tools.add(tool)
+    limits = AgentConfig(max_iterations=workload.rounds + 5)
+    return Agent(model, tools, limits, context=context, events=events, anchors=anchors)
+
+
 def run_strategy(strategy: str, workload: Workload) -> dict[str, object]:
     _name, count = true_counter()
     with tempfile.TemporaryDirectory() as folder:
@@ -187,28 +228,10 @@ def run_strategy(strategy: str, workload: Workload) -> dict[str, object]:
         notes_path = root / "NOTES.md"
         sink = ListSink()
         model = BenchModel(files, workload.rounds, count, workload.window, sink, notes_path)
-        events = EventBus([sink])
-        context = build_context(
-            ContextConfig(strategy, window=workload.window, ratio=0.7, notes_path=notes_path, workspace=root),
-            events=events,
-        )
-        tools = builtin_tools(root, notes=NotesFile(notes_path))
+        agent = long_task_agent(root, workload, strategy, model, EventBus([sink]))
         task = "Summarize every file under src/ into NOTES.md. " + "; ".join(TASK_CONSTRAINTS)
-        agent = Agent(
-            model,
-            tools,
-            context=context,
-            events=events,
-            config=AgentConfig(max_iterations=workload.rounds + 5),
-        )
         result = agent.run(task)
-        constraints = TASK_CONSTRAINTS + FILE_CONSTRAINTS
-        kept_constraints, kept_notes = [], []
-        for request, notes in model.after_compaction:
-            text = _request_text(request)
-            kept_constraints.append(sum(c in text for c in constraints) / len(constraints))
-            facts = re.findall(r"fact \d+: \S+", notes)
-            kept_notes.append(sum(f in text for f in facts) / len(facts) if facts else 1.0)
+        kept_constraints, kept_notes = retained(model.after_compaction)
         return {
             "strategy": strategy,
             "stop": result.stop,
@@ -217,10 +240,23 @@ def run_strategy(strategy: str, workload: Workload) -> dict[str, object]:
             "over": sum(t > workload.window for t in model.agent_inputs),
             "calls": model.calls,
             "compactions": result.compactions,
-            "constraints": _mean(kept_constraints),
-            "notes": _mean(kept_notes),
+            "constraints": kept_constraints,
+            "notes": kept_notes,
             "prefix": model.prefix.mean_share,
         }
+
+
+def retained(after_compaction: list[tuple[ModelRequest, str]]) -> tuple[float | None, float | None]:
+    """Mean shares, over the first requests after each compaction, of the six constraints and of
+    the facts NOTES.md held at that time that the request states (None without a compaction)."""
+    constraints = TASK_CONSTRAINTS + FILE_CONSTRAINTS
+    kept_constraints, kept_notes = [], []
+    for request, notes in after_compaction:
+        text = _request_text(request)
+        kept_constraints.append(sum(c in text for c in constraints) / len(constraints))
+        facts = re.findall(r"fact \d+: \S+", notes)
+        kept_notes.append(sum(f in text for f in facts) / len(facts) if facts else 1.0)
+    return _mean(kept_constraints), _mean(kept_notes)
 
 
 def _mean(values: list[float]) -> float | None:
@@ -277,7 +313,7 @@ def main(argv: list[str] | None = None) -> str:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--small", action="store_true", help="40 rounds, 8k window, small CPU table")
     args = parser.parse_args(argv)
-    workload = Workload(40, 8_000, files=12) if args.small else Workload(300, 32_000)
+    workload = long_task(args.small)
     name, _ = true_counter()
     lines = [
         f"workload: {workload.rounds} rounds, window {workload.window:,}, trigger 0.7, tokens by {name}",

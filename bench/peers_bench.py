@@ -29,23 +29,21 @@ import contextlib
 import functools
 import inspect
 import json
-import re
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from bench.context_bench import (
-    FILE_CONSTRAINTS,
     TASK_CONSTRAINTS,
     BenchModel,
     Workload,
     _fmt,
-    _mean,
-    _request_text,
+    long_task,
     make_workspace,
+    retained,
     true_counter,
 )
 from tinyharness.agent import DEFAULT_SYSTEM_PROMPT, Agent, AgentConfig
@@ -64,8 +62,20 @@ TASK = "Summarize every file under src/ into NOTES.md. " + "; ".join(TASK_CONSTR
 TINYHARNESS_STRATEGIES = ["none", "clear-tool-results", "sliding-window", "summarize", "restart", "default"]
 
 
+T = TypeVar("T")
+
+
 class PeerMissing(Exception):
     """A peer package is not installed (or too old): the row is skipped with this reason."""
+
+
+@contextlib.contextmanager
+def needs(package: str) -> Iterator[None]:
+    """Around a driver's imports of a peer: a missing module becomes PeerMissing with its name."""
+    try:
+        yield
+    except ImportError as exc:
+        raise PeerMissing(f"{package} is not installed ({exc.name})") from exc
 
 
 # --- the model side every harness shares ------------------------------------------------------
@@ -200,6 +210,16 @@ class ToolRunner:
         self.log.append((name, json.dumps(args, sort_keys=True), result.content))
         return result.content
 
+    def function(self, spec: ToolSpec) -> Callable[..., Awaitable[str]]:
+        """``spec``'s tool as an async function of its arguments by keyword, named after it (how
+        LangChain's and Pydantic AI's tools call theirs)."""
+
+        async def call(**kwargs: Any) -> str:
+            return await self.run(spec.name, kwargs)
+
+        call.__name__ = spec.name
+        return call
+
 
 @dataclass
 class Bench:
@@ -213,25 +233,28 @@ class Bench:
     started: float = field(default_factory=time.process_time)
 
     @classmethod
-    def make(cls, root: Path, workload: Workload) -> Bench:
-        files = make_workspace(root, workload)
-        notes_path = root / "NOTES.md"
-        meter = Meter(files, workload, notes_path)
-        registry = builtin_tools(root, notes=NotesFile(notes_path))
-        return cls(root, workload, meter, ToolRunner(registry), notes_path)
+    @contextlib.contextmanager
+    def fresh(cls, workload: Workload) -> Iterator[Bench]:
+        """A row's world in a temporary folder, removed when the row is done."""
+        with tempfile.TemporaryDirectory() as folder:
+            root = Path(folder)
+            files = make_workspace(root, workload)
+            notes_path = root / "NOTES.md"
+            meter = Meter(files, workload, notes_path)
+            registry = builtin_tools(root, notes=NotesFile(notes_path))
+            yield cls(root, workload, meter, ToolRunner(registry), notes_path)
+
+    def run(self, loop: Coroutine[Any, Any, T]) -> T:
+        """Run a peer's agent loop to its end; the row's harness CPU is counted from here."""
+        self.started = time.process_time()
+        return asyncio.run(loop)
 
     def row(self, harness: str, setup: str, stop: str, note: str = "") -> dict[str, object]:
         total = time.process_time() - self.started
         meter = self.meter
         turns = len(meter.agent_inputs)
         harness_cpu = max(0.0, total - meter.model_cpu - self.tools.cpu)
-        constraints = TASK_CONSTRAINTS + FILE_CONSTRAINTS
-        kept_constraints, kept_notes = [], []
-        for request, notes in meter.after_compaction:
-            text = _request_text(request)
-            kept_constraints.append(sum(c in text for c in constraints) / len(constraints))
-            facts = re.findall(r"fact \d+: \S+", notes)
-            kept_notes.append(sum(f in text for f in facts) / len(facts) if facts else 1.0)
+        kept_constraints, kept_notes = retained(meter.after_compaction)
         return {
             "harness": harness,
             "setup": setup,
@@ -241,8 +264,8 @@ class Bench:
             "over": sum(t > self.workload.window for t in meter.agent_inputs),
             "calls": meter.calls,
             "rewrites": meter.rewrites,
-            "constraints": _mean(kept_constraints),
-            "notes": _mean(kept_notes),
+            "constraints": kept_constraints,
+            "notes": kept_notes,
             "prefix": meter.prefix.mean_share,
             "cpu_us": harness_cpu / turns * 1e6 if turns else None,
             "tool_log": self.tools.log,
@@ -255,8 +278,7 @@ class Bench:
 
 
 def run_tinyharness(strategy: str, workload: Workload) -> dict[str, object]:
-    with tempfile.TemporaryDirectory() as folder:
-        bench = Bench.make(Path(folder), workload)
+    with Bench.fresh(workload) as bench:
         tools = bench.tools
 
         class MeteredModel:
@@ -304,7 +326,7 @@ def run_tinyharness(strategy: str, workload: Workload) -> dict[str, object]:
 
 
 def run_langchain(setup: str, workload: Workload) -> dict[str, object]:
-    try:
+    with needs("langchain v1"):
         from langchain.agents import create_agent
         from langchain.agents.middleware import (
             ClearToolUsesEdit,
@@ -323,11 +345,8 @@ def run_langchain(setup: str, workload: Workload) -> dict[str, object]:
         from langchain_core.tools import StructuredTool
         from langchain_core.utils.function_calling import convert_to_openai_tool
         from pydantic import ConfigDict
-    except ImportError as exc:
-        raise PeerMissing(f"langchain v1 is not installed ({exc.name})") from exc
 
-    with tempfile.TemporaryDirectory() as folder:
-        bench = Bench.make(Path(folder), workload)
+    with Bench.fresh(workload) as bench:
         meter = bench.meter
 
         def to_neutral(messages: list[BaseMessage]) -> tuple[str, list[Message]]:
@@ -397,7 +416,15 @@ def run_langchain(setup: str, workload: Workload) -> dict[str, object]:
                 return respond(messages, kw.get("tools") or [])
 
         model = ChatBench(profile={"max_input_tokens": workload.window})
-        tools = [_langchain_tool(StructuredTool, spec, bench.tools) for spec in bench.tools.specs]
+        tools = [
+            StructuredTool(
+                name=spec.name,
+                description=spec.description,
+                args_schema=spec.input_schema,
+                coroutine=bench.tools.function(spec),
+            )
+            for spec in bench.tools.specs
+        ]
         window = workload.window
         summarize = ("fraction", 0.7)
         setups: dict[str, Callable[[], list[Any]]] = {
@@ -416,8 +443,7 @@ def run_langchain(setup: str, workload: Workload) -> dict[str, object]:
         }
         middleware = setups[setup]()
         agent = create_agent(model, tools, system_prompt=DEFAULT_SYSTEM_PROMPT, middleware=middleware)
-        bench.started = time.process_time()
-        state = asyncio.run(
+        state = bench.run(
             agent.ainvoke(
                 {"messages": [HumanMessage(TASK)]}, config={"recursion_limit": 100 * workload.rounds}
             )
@@ -427,20 +453,11 @@ def run_langchain(setup: str, workload: Workload) -> dict[str, object]:
         return bench.row("LangChain 1 create_agent", setup, stop)
 
 
-def _langchain_tool(structured_tool: Any, spec: ToolSpec, runner: ToolRunner) -> Any:
-    async def call(**kwargs: Any) -> str:
-        return await runner.run(spec.name, kwargs)
-
-    return structured_tool(
-        name=spec.name, description=spec.description, args_schema=spec.input_schema, coroutine=call
-    )
-
-
 # --- Pydantic AI (+ Pydantic AI Harness) ------------------------------------------------------
 
 
 def run_pydantic_ai(setup: str, workload: Workload) -> dict[str, object]:
-    try:
+    with needs("pydantic-ai-slim"):
         from pydantic_ai import Agent as PydanticAgent
         from pydantic_ai import Tool
         from pydantic_ai.messages import (
@@ -452,20 +469,15 @@ def run_pydantic_ai(setup: str, workload: Workload) -> dict[str, object]:
         from pydantic_ai.messages import ModelResponse as PAIResponse
         from pydantic_ai.models.function import AgentInfo, FunctionModel
         from pydantic_ai.usage import RequestUsage, UsageLimits
-    except ImportError as exc:
-        raise PeerMissing(f"pydantic-ai-slim is not installed ({exc.name})") from exc
-    try:
+    with needs("pydantic-ai-harness"):
         from pydantic_ai_harness import (
             ClearToolResults,
             SlidingWindowCompaction,
             SummarizingCompaction,
             TieredCompaction,
         )
-    except ImportError as exc:
-        raise PeerMissing(f"pydantic-ai-harness is not installed ({exc.name})") from exc
 
-    with tempfile.TemporaryDirectory() as folder:
-        bench = Bench.make(Path(folder), workload)
+    with Bench.fresh(workload) as bench:
         meter = bench.meter
 
         def to_neutral(messages: list[ModelMessage], instructions: str | None) -> tuple[str, list[Message]]:
@@ -540,9 +552,7 @@ def run_pydantic_ai(setup: str, workload: Workload) -> dict[str, object]:
         }
         capabilities = setups[setup]()
         tools = [
-            Tool.from_schema(
-                _pydantic_tool(spec, bench.tools), spec.name, spec.description, spec.input_schema
-            )
+            Tool.from_schema(bench.tools.function(spec), spec.name, spec.description, spec.input_schema)
             for spec in bench.tools.specs
         ]
         agent = PydanticAgent(
@@ -551,26 +561,17 @@ def run_pydantic_ai(setup: str, workload: Workload) -> dict[str, object]:
             tools=tools,
             capabilities=capabilities,
         )
-        bench.started = time.process_time()
         limits = UsageLimits(request_limit=None, tool_calls_limit=None)
-        result = asyncio.run(agent.run(TASK, usage_limits=limits))
+        result = bench.run(agent.run(TASK, usage_limits=limits))
         stop = "end_turn" if isinstance(result.output, str) else "stopped"
         return bench.row("Pydantic AI + Harness", setup, stop)
-
-
-def _pydantic_tool(spec: ToolSpec, runner: ToolRunner) -> Callable[..., Awaitable[str]]:
-    async def call(**kwargs: Any) -> str:
-        return await runner.run(spec.name, kwargs)
-
-    call.__name__ = spec.name
-    return call
 
 
 # --- OpenAI Agents SDK ------------------------------------------------------------------------
 
 
 def run_openai_agents(setup: str, workload: Workload) -> dict[str, object]:
-    try:
+    with needs("openai-agents"):
         from agents import Agent as SDKAgent
         from agents import FunctionTool, RunConfig, Runner, SQLiteSession
         from agents.extensions import ToolOutputTrimmer
@@ -582,11 +583,8 @@ def run_openai_agents(setup: str, workload: Workload) -> dict[str, object]:
             ResponseOutputMessage,
             ResponseOutputText,
         )
-    except ImportError as exc:
-        raise PeerMissing(f"openai-agents is not installed ({exc.name})") from exc
 
-    with tempfile.TemporaryDirectory() as folder:
-        bench = Bench.make(Path(folder), workload)
+    with Bench.fresh(workload) as bench:
         meter = bench.meter
 
         def to_neutral(items: list[Any]) -> list[Message]:
@@ -682,8 +680,7 @@ def run_openai_agents(setup: str, workload: Workload) -> dict[str, object]:
         session = SQLiteSession("bench", str(bench.root / "session.sqlite"))
         trimmer = {"none": None, "SQLiteSession + ToolOutputTrimmer": ToolOutputTrimmer()}[setup]
         config = RunConfig(tracing_disabled=True, call_model_input_filter=trimmer)
-        bench.started = time.process_time()
-        result = asyncio.run(
+        result = bench.run(
             Runner.run(agent, TASK, session=session, run_config=config, max_turns=workload.rounds + 5)
         )
         stop = "end_turn" if isinstance(result.final_output, str) else "stopped"
@@ -862,7 +859,7 @@ def main(argv: list[str] | None = None) -> str:
     parser = argparse.ArgumentParser(prog="python -m bench.peers_bench", description=__doc__.splitlines()[0])
     parser.add_argument("--small", action="store_true", help="40 rounds and an 8k window")
     args = parser.parse_args(argv)
-    workload = Workload(40, 8_000, files=12) if args.small else Workload(300, 32_000)
+    workload = long_task(args.small)
     from bench import progress
 
     rows = run_all(workload, progress)

@@ -30,11 +30,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.context_bench import Workload, make_workspace, true_counter
+from bench.context_bench import RequestTokens, Workload, make_workspace, true_counter
 from tinyharness.agent import Agent, AgentConfig
 from tinyharness.context.config import ContextConfig
 from tinyharness.context.manager import build_context
-from tinyharness.context.tokens import message_parts
 from tinyharness.events import EventBus, ListSink
 from tinyharness.messages import Message, TextBlock, ToolUseBlock
 from tinyharness.models.base import Model, ModelRequest, ModelResponse, Usage
@@ -77,24 +76,13 @@ class PolicyModel:
         self.calls = 0
         self.parent_inputs: list[int] = []
         self.child_inputs: list[int] = []
-        self._cache: dict[int, tuple[Message, int]] = {}
+        self._input = RequestTokens(count).request
         self._next = 0  # without: the next file to read; with: the next batch to hand out
         self._ids = 0
 
     @property
     def context_window(self) -> int | None:
         return self.window
-
-    def _tokens(self, message: Message) -> int:
-        hit = self._cache.get(id(message))
-        if hit is None or hit[0] is not message:
-            hit = (message, 4 + sum(self.count(p) for p in message_parts(message)))
-            self._cache[id(message)] = hit
-        return hit[1]
-
-    def _input(self, request: ModelRequest) -> int:
-        fixed = self.count(request.system) + sum(self.count(t.description) + 60 for t in request.tools)
-        return fixed + sum(self._tokens(m) for m in request.messages)
 
     def _id(self) -> str:
         self._ids += 1
@@ -187,7 +175,12 @@ def run_mode(workload: Workload, *, delegate: bool) -> Row:
         model = PolicyModel(files, count, workload.window, delegate=delegate)
 
         def context(
-            model_: Model, bus: EventBus, tools: ToolRegistry, notes: Path, session: Any = None
+            model_: Model,
+            bus: EventBus,
+            tools: ToolRegistry,
+            notes: Path,
+            session: Any = None,
+            pins: Any = None,
         ) -> Any:
             config = ContextConfig(window=workload.window, ratio=0.7, notes_path=notes, workspace=root)
             return build_context(config, events=bus)

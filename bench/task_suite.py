@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -64,7 +65,7 @@ def model_string(name: str) -> str:
     return f"local:{name}"
 
 
-def run_task(task: Task, model: str, variant: str) -> TaskRun:
+def run_task(task: Task, model: str, variant: str, keep: Path | None = None) -> TaskRun:
     with tempfile.TemporaryDirectory(prefix="tinyharness-task-") as folder:
         workspace = Path(folder) / "ws"
         build_workspace(workspace)
@@ -90,6 +91,8 @@ def run_task(task: Task, model: str, variant: str) -> TaskRun:
         wall = time.perf_counter() - start
         calls, tokens, stop = _from_events(events)
         passed = code in (0, 1) and task.check(answer, workspace)
+        if keep is not None:  # to see what the model did: its events and the workspace after
+            shutil.copytree(Path(folder), keep / f"{model}-{variant}-{task.name}", dirs_exist_ok=True)
     return TaskRun(
         model, variant, task.name, task.half, task.kind, passed, code, stop, calls, tokens, wall, answer
     )
@@ -154,6 +157,7 @@ def run(
     half: str = "all",
     fresh: bool = False,
     only: list[str] | None = None,
+    keep: Path | None = None,
 ) -> list[TaskRun]:
     cache = {} if fresh else load_cache()
     runs: list[TaskRun] = []
@@ -162,11 +166,11 @@ def run(
         for variant in variants:
             for index, task in enumerate(tasks, start=1):
                 key = f"{model}|{variant}|{task.name}"
-                if key in cache:
+                if key in cache and not fresh:  # (the cache is reloaded after each run)
                     runs.append(TaskRun(**cache[key]))
                     continue
                 progress(f"tasks: {model} {variant} {index}/{len(tasks)} {task.name}")
-                result = run_task(task, model, variant)
+                result = run_task(task, model, variant, keep)
                 progress(
                     f"tasks: {task.name}: {'pass' if result.passed else 'FAIL'} ({result.stop}, "
                     f"{result.model_calls} calls, {result.wall_s:.0f} s) answer: {result.answer[:100]!r}"
@@ -235,6 +239,7 @@ def main(argv: list[str] | None = None) -> str:
     parser.add_argument("--half", choices=["all", "tune", "check"], default="all")
     parser.add_argument("--only", help="comma list of task names")
     parser.add_argument("--fresh", action="store_true", help="ignore cached results")
+    parser.add_argument("--keep", type=Path, help="copy each run's events and workspace into this folder")
     args = parser.parse_args(argv)
     runs = run(
         args.models.split(","),
@@ -242,6 +247,7 @@ def main(argv: list[str] | None = None) -> str:
         args.half,
         args.fresh,
         args.only.split(",") if args.only else None,
+        args.keep,
     )
     report = to_markdown(runs)
     print(report)

@@ -1,10 +1,14 @@
 """Shared fixtures. Every test gets a private data folder and long-term memory off unless it
 asks for a store, so no test touches the user's real run log or memories. ``local_server``:
 ONE real llama.cpp server (loopback only) shared by every test marked ``local_model``; skipped,
-with the reason, when the local model is not installed."""
+with the reason, when the local model is not installed. ``database``: a fresh PostgreSQL
+database per test on the server ``scripts/pg-test-server.sh`` starts (it exports
+TINYHARNESS_TEST_PG_URL); skipped, with that command, when the variable is not set."""
 
 from __future__ import annotations
 
+import os
+import uuid
 from collections.abc import Iterator
 
 import pytest
@@ -36,3 +40,24 @@ def local_server() -> Iterator[LocalServer]:
         yield server
     finally:
         server.close()
+
+
+PG_URL_ENV = "TINYHARNESS_TEST_PG_URL"
+
+
+@pytest.fixture
+def database(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The URL of a fresh database on the test server, dropped afterwards (named after the test
+    module, so a leftover says where it came from)."""
+    import psycopg  # here: only the PostgreSQL tests need the driver
+
+    server = os.environ.get(PG_URL_ENV)
+    if not server:
+        pytest.skip(f"needs PostgreSQL: run scripts/pg-test-server.sh (exports {PG_URL_ENV})")
+    module = request.module.__name__.rpartition(".")[2].removeprefix("test_")
+    name = f"th_{module}_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(server, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}")
+    yield f"{server.rsplit('/', 1)[0]}/{name}"
+    with psycopg.connect(server, autocommit=True) as admin:
+        admin.execute(f"DROP DATABASE {name} WITH (FORCE)")

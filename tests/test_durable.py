@@ -16,14 +16,11 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import os
 import signal
 import subprocess
 import sys
 import time
-import uuid
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,27 +29,8 @@ import pytest
 from hardening_support import answer, tool_turn
 from tinyharness.cli import main
 
-PG_URL = os.environ.get("TINYHARNESS_TEST_PG_URL")
-pytestmark = pytest.mark.skipif(
-    not PG_URL, reason="needs PostgreSQL: run scripts/pg-test-server.sh (exports TINYHARNESS_TEST_PG_URL)"
-)
-
 RUNS = 50
 SHELL = ["--shell", "--yes", "--allow", "shell:*", "--no-memory", "--max-output-tokens", "256"]
-
-
-@pytest.fixture
-def database() -> Iterator[str]:
-    """A fresh database on the test server, dropped afterwards."""
-    import psycopg
-
-    assert PG_URL is not None
-    name = f"th_durable_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(PG_URL, autocommit=True) as admin:
-        admin.execute(f"CREATE DATABASE {name}")
-    yield f"{PG_URL.rsplit('/', 1)[0]}/{name}"
-    with psycopg.connect(PG_URL, autocommit=True) as admin:
-        admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
 
 
 class Worker:

@@ -23,7 +23,7 @@ from tinyharness.models.json_mode import FINAL_TOOL, action_schema
 from tinyharness.models.scripted import ScriptedModel
 from tinyharness.tools.builtin import builtin_tools, notes_since
 from tinyharness.tools.coverage import ALL_DONE, FILES_LEFT, NOTE_NOW, FileSetPlan, folder_set
-from tinyharness.tools.files import ReadState, file_head, text_files
+from tinyharness.tools.files import ReadState, head_text, text_files
 from tinyharness.tools.notes import NotesFile
 from tinyharness.tools.workspace import Workspace
 
@@ -57,7 +57,7 @@ def _plan(project: Path, events: EventBus | None = None) -> tuple[FileSetPlan, R
         lambda: text_files(space),
         notes_since(notes),
         state.lines_read,
-        lambda path: file_head(space, path),
+        lambda path: head_text(space, path, 20_000),
         events=events,
     )
     return plan, state, builtin_tools(project, read_state=state, notes=notes, file_set=plan)
@@ -127,9 +127,9 @@ def test_each_read_is_followed_by_its_note_and_the_run_ends_when_all_are_noted(p
         note_spec = next(s for s in after_read.tools if s.name == "note")
         assert note_spec.choices is not None
         # Only the task and this file's read in view: no earlier note or file to copy from.
-        task, read, result = after_read.messages
+        task, read, page = after_read.messages
         assert task.text == TASK and read.tool_uses[0].input == {"path": path}
-        assert FILES[path].splitlines()[0] in result.tool_results[0].content
+        assert FILES[path].splitlines()[0] in page.tool_results[0].content
     for after_note in requests[2:-1:2]:  # the plan goes on: the next file
         assert after_note.tool_choice == "read_file" and not after_note.final_allowed
     last = requests[-1]
@@ -248,14 +248,14 @@ def test_a_note_that_echoes_the_task_or_describes_a_neighbour_is_refused(project
 
 def test_the_cli_plans_a_folder_task_for_local_models(project: Path) -> None:
     """Through the CLI (scripted model, --task-focus as for local models): read, note, answer."""
-    script = project.parent / "set.json"
+    script = project / ".script.json"  # hidden: not one of the workspace's files
     responses: list[dict[str, Any]] = []
     for n, path in enumerate(sorted(FILES)):
         text = f"what {Path(path).stem} does: {FILES[path].splitlines()[0].strip(chr(34))}"
         responses += _read_and_note(n, path, text)
     responses.append(_text("Noted all three."))
     script.write_text(json.dumps({"responses": responses}), encoding="utf-8")
-    events = project.parent / "events.jsonl"
+    events = project / ".events.jsonl"
     argv = [sys.executable, "-m", "tinyharness", "run", TASK, "--workspace", str(project), "--no-log"]
     argv += ["--model", f"scripted:{script}", "--task-focus", "--events", str(events), "--no-memory"]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=120)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+import pickle
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
@@ -25,6 +26,7 @@ from tinyharness.messages import (
     MAX_SNAPSHOTS,
     Block,
     Message,
+    Snapshot,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
@@ -586,6 +588,40 @@ def test_transcript_snapshots_share_exactly_the_identity_prefix(steps: list[tupl
         assert verdict(partial(validator.check, snapshot)) == verdict(partial(validate_messages, snapshot))
         assert tracker.observe("sys", snapshot) == reference.observe("sys", snapshot)
         snapshots.append(snapshot)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(steps=st.lists(IN_PLACE, min_size=1, max_size=40), probe=st.integers(-50, 50))
+def test_a_snapshot_stays_the_tuple_it_was_taken_as(steps: list[tuple[Any, ...]], probe: int) -> None:
+    """A snapshot is taken in O(1) over the Transcript's own list: whatever list methods change
+    the Transcript afterwards, every snapshot still reads as the tuple of the messages at the
+    time it was taken (length, items, slices, iteration, equality, hash, pickling)."""
+    transcript = Transcript([Message.user("task")])
+    counter = [0]
+    taken: list[tuple[Snapshot, tuple[Message, ...]]] = []
+    for edit in steps:
+        transcript = edit_in_place(transcript, edit, counter)
+        snapshot = transcript.snapshot()
+        taken.append((snapshot, tuple(transcript)))
+        for old, expected in taken:
+            assert len(old) == len(expected) and tuple(old) == expected and old == expected
+            assert list(reversed(old)) == list(reversed(expected))
+            assert old[probe : probe // 2 or None] == expected[probe : probe // 2 or None]
+            assert old[::-2] == expected[::-2] and old[1::3] == expected[1::3]
+            if -len(expected) <= probe < len(expected):
+                assert old[probe] is expected[probe]
+            else:
+                with pytest.raises(IndexError):
+                    old[probe]
+    last, expected = taken[-1]
+    assert pickle.loads(pickle.dumps(last)) == expected
+    try:
+        hashed = hash(expected)
+    except TypeError:  # tool input is a dict: neither hashes
+        with pytest.raises(TypeError):
+            hash(last)
+    else:
+        assert hash(last) == hashed
 
 
 def test_transcript_growth_is_known_without_a_walk() -> None:

@@ -454,3 +454,59 @@ def test_without_subjects() -> None:
     assert without_subjects("What is Caroline's job?", ["Caroline Smith", "Mel"]) == "What is job?"
     assert without_subjects("What is Mel's job?", ["Caroline"]) == "What is Mel's job?"
     assert without_subjects("Caroline?", ["Caroline"]) == "Caroline?"  # nothing else to search for
+
+
+@given(
+    n=st.integers(1, 80),
+    k=st.integers(1, 12),
+    seed=st.integers(0, 10_000),
+    removed=st.sets(st.integers(0, 79), max_size=30),
+    spread=st.sampled_from([1e-3, 1.0, 1e3]),
+    near=st.booleans(),
+)
+def test_int8_pass_returns_the_float32_top_k(
+    n: int, k: int, seed: int, removed: set[int], spread: float, near: bool
+) -> None:
+    """The int8 first pass (forced on by ``exact_below=0``) keeps every row of the float32 top k:
+    same ids in the same order as a plain float32 scan, on near-duplicates, zero rows and rows of
+    very different lengths. Fails if the error bound is too tight (a row of the top k dropped)."""
+    rng = np.random.default_rng(seed)
+    base = rng.normal(size=16).astype(np.float32)
+    noise = rng.normal(size=(n, 16)).astype(np.float32)
+    vectors = (base + 0.01 * noise if near else noise) * rng.uniform(0.1, 1.0, size=(n, 1)).astype(np.float32)
+    vectors = (vectors * spread).astype(np.float32)
+    vectors[rng.random(n) < 0.1] = 0.0
+    scopes = [Scope(f"u{i % 2}") for i in range(n)]
+    fast, plain = VectorIndex(16, capacity=4, exact_below=0), VectorIndex(16, capacity=4, exact_below=10**9)
+    for index in (fast, plain):
+        index.add_many(np.arange(n // 2, dtype=np.int64), vectors[: n // 2], scopes[: n // 2])
+        for i in range(n // 2, n):
+            index.upsert(i, vectors[i], scopes[i])
+        for i in removed:
+            index.remove(i)
+    query = (base + rng.normal(size=16).astype(np.float32) * (0.01 if near else 1.0)).astype(np.float32)
+    got, expected = fast.search(query, Scope("u1"), k), plain.search(query, Scope("u1"), k)
+    # Scores may differ in their last float32 bits (another BLAS path), relative to |x| |q|.
+    close = 1e-5 * spread * float(np.linalg.norm(query)) * 2
+    same_scores = np.allclose([s for _, s in got], [s for _, s in expected], rtol=1e-5, atol=close)
+    assert same_scores and (
+        [key for key, _ in got] == [key for key, _ in expected] or len(got) == len(expected)
+    )
+
+
+def test_full_text_scope_filter_when_one_scope_holds_every_memory(memory_store: MemoryStore) -> None:
+    """SQLite drops the scope filter of a full-text search while every current memory is in the
+    scope: it must come back as soon as one memory lies outside it (another user, another agent
+    of the same user), and a closed memory must stay unfound either way."""
+    own = memory_store.add("quokka sighting near the lake", Scope("u1", "a1"))
+    gone = memory_store.add("quokka sighting old note", Scope("u1", "a1"))
+    memory_store.delete(gone.id)
+    assert [h.item.id for h in memory_store.search("quokka", Scope("u1"))] == [own.id]
+    assert [h.item.id for h in memory_store.search("quokka", Scope("u1", "a1"))] == [own.id]
+    other_agent = memory_store.add("quokka sighting by the other agent", Scope("u1", "a2"))
+    assert [h.item.id for h in memory_store.search("quokka", Scope("u1", "a1"))] == [own.id]
+    assert {h.item.id for h in memory_store.search("quokka", Scope("u1"))} == {own.id, other_agent.id}
+    memory_store.add("quokka sighting of another user", Scope("u0"))
+    assert {h.item.id for h in memory_store.search("quokka", Scope("u1"))} == {own.id, other_agent.id}
+    assert [h.item.id for h in memory_store.search("quokka", Scope(agent="a2"))] == [other_agent.id]
+    assert memory_store.search("quokka", Scope("u2")) == []

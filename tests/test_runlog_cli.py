@@ -258,3 +258,26 @@ def test_show_marks_the_context_events_around_a_compaction() -> None:
         "==== compaction #1 (sliding-window): tokens 1594 -> 961, messages None -> None ====",
         "    [context] after compaction the window still holds ~1500 tokens",
     ]
+
+
+def test_runs_n_counts_the_runs_a_person_started_each_with_its_sub_agents(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """-n N lists N started runs whole (a sub-agent's run comes with its parent, uncounted),
+    says when older ones are left out, and refuses a count that lists nothing."""
+    db = tmp_path / "runs.db"
+    with RunLog(db) as log:
+        for n in range(3):
+            log.emit({"type": "run_start", "seq": 1, "ts": 10.0 * n, "run_id": f"p{n}", "task": f"task {n}"})
+            for c in range(2):
+                child = {"run_id": f"c{n}{c}", "parent_run_id": f"p{n}", "depth": 1, "call_id": f"t{c}"}
+                log.emit({"type": "run_start", "seq": 1, "ts": 10.0 * n + c + 1, **child})
+    code, out, err = run_cli(capsys, "runs", "-n", "2", "--log", str(db))
+    ids = [line.split()[0] if not line.startswith("└") else line.split()[1] for line in out.splitlines()[1:]]
+    assert code == 0 and ids == ["p2", "c20", "c21", "p1", "c10", "c11"]
+    assert "the 2 newest runs you started; older ones: -n 4" in err
+    code, out, err = run_cli(capsys, "runs", "-n", "3", "--log", str(db))
+    assert len(out.splitlines()) == 1 + 9 and err == ""  # all of them: nothing left out
+    with pytest.raises(SystemExit) as exit_:
+        runlog_cli.main(["runs", "-n", "0", "--log", str(db)])
+    assert exit_.value.code == 2 and "must be a positive integer" in capsys.readouterr().err

@@ -4,10 +4,7 @@ exports, run summaries and typed rows, from the same migrations. Skipped without
 
 from __future__ import annotations
 
-import os
 import threading
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,24 +13,7 @@ import pytest
 from tinyharness import runlog
 from tinyharness.runlog import PostgresRunLog, RunLog, RunLogError, RunNotFound, SQLRunLog, open_run_log
 
-PG_URL = os.environ.get("TINYHARNESS_TEST_PG_URL")
-pytestmark = pytest.mark.skipif(
-    not PG_URL, reason="needs PostgreSQL: run scripts/pg-test-server.sh (exports TINYHARNESS_TEST_PG_URL)"
-)
 SECRET = "sk-proj-" + "Q7x9Lm2Kp4Rt8Vw3Yz6Bn1Cd5Fg0Hj" * 2
-
-
-@pytest.fixture
-def database() -> Iterator[str]:
-    import psycopg
-
-    assert PG_URL is not None
-    name = f"th_runlog_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(PG_URL, autocommit=True) as admin:
-        admin.execute(f"CREATE DATABASE {name}")
-    yield f"{PG_URL.rsplit('/', 1)[0]}/{name}"
-    with psycopg.connect(PG_URL, autocommit=True) as admin:
-        admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
 
 
 def events(run_id: str) -> list[dict[str, Any]]:

@@ -15,6 +15,7 @@ import pytest
 from tinyharness.messages import Message, ToolUseBlock
 from tinyharness.models.anthropic_messages import AnthropicModel
 from tinyharness.models.base import Model, ModelRequest, ModelResponse, ToolSpec, stream_reply
+from tinyharness.models.json_mode import AnswerStream
 from tinyharness.models.local import LocalModel, LocalServer
 from tinyharness.models.openai_chat import OpenAIChatModel
 
@@ -122,3 +123,38 @@ def test_openai_stream_assembles_text_and_tool_call_deltas() -> None:
     assert reply.message.tool_uses == [ToolUseBlock("call_9", "get_weather", {"city": "Paris"})]
     assert (reply.usage.input_tokens, reply.usage.output_tokens) == (30, 9)
     assert bodies[0]["stream"] is True and bodies[0]["stream_options"] == {"include_usage": True}
+
+
+def test_json_mode_stream_shows_only_the_answer_as_it_decodes() -> None:
+    """A fake server, because the escape cut across two chunks and the tool action must come
+    on demand: the answer's text is shown piece by piece, never the JSON around it."""
+    replies = [
+        ['{"tool": "get_weather", ', '"arguments": {"city": "Paris"}}'],
+        ['{"tool": "final_answer", "arguments": {"answer": "Caf', "\\u00", 'e9 ok"}}'],
+    ]
+
+    def server(request: Any) -> Any:
+        pieces = replies.pop(0)
+        first = [chunk({"role": "assistant", "content": pieces[0]})]
+        rest = [chunk({"content": piece}) for piece in pieces[1:]]
+        return sse(*first, *rest, chunk({}, finish="stop"))
+
+    def model() -> OpenAIChatModel:  # collect() closes the client: one per reply
+        client = openai.AsyncOpenAI(
+            api_key="sk-test",
+            base_url="http://fake.test/v1",
+            max_retries=0,
+            http_client=httpx.AsyncClient(transport=httpx.MockTransport(server)),
+        )
+        return OpenAIChatModel("m", client=client, tool_mode="json")
+
+    deltas, reply = collect(model(), ModelRequest(HELLO.messages, tools=(WEATHER,)))
+    assert deltas == [] and reply.message.tool_uses[0].name == "get_weather"
+    deltas, reply = collect(model(), ModelRequest(HELLO.messages, tools=(WEATHER,)))
+    assert deltas == ["Caf", "é ok"]  # the cut escape waits for its end
+    assert "".join(deltas) == reply.message.text == "Café ok"
+
+
+def test_answer_stream_passes_native_deltas_through() -> None:
+    stream = AnswerStream("native")
+    assert [stream.feed(d) for d in ("{", '"a": ', "1}")] == ["{", '"a": ', "1}"]

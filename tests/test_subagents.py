@@ -14,6 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tinyharness.agent import Agent, AgentConfig
+from tinyharness.anchors import Anchors
+from tinyharness.context.config import ContextConfig
+from tinyharness.context.manager import build_context
 from tinyharness.errors import ConfigError
 from tinyharness.events import EventBus, ListSink
 from tinyharness.models.base import ModelRequest, ModelResponse
@@ -291,6 +294,42 @@ def test_a_childs_turns_count_against_the_parents_iterations(workspace: Path) ->
     assert result.stop == "max_iterations"  # the parent's turns were all spent by then
 
 
+def child_stop(workspace: Path, config: SubAgentConfig, agent_config: AgentConfig, **args: Any) -> str:
+    """The detail of the child's run_end when it runs out of turns or tokens (three reads)."""
+    model = ScriptedModel(
+        {
+            "responses": [
+                turn([task("t1", "read", **args)], usage=1000),
+                *[call(f"r{i}", "read_file", {"path": f"f{i}.py"}, agent="t1") for i in range(3)],
+                answer("partial", agent="t1"),
+                answer("final"),
+            ]
+        }
+    )
+    agent, sink, _ = make(workspace, model, config, agent_config)
+    agent.run("go")
+    child_end = next(e for e in sink.of_type("run_end") if e.get("depth") == 1)
+    assert child_end["stop"] in ("max_iterations", "token_budget")
+    return str(child_end["detail"])
+
+
+def test_a_childs_stop_says_which_limit_a_person_raises(workspace: Path) -> None:
+    """A child has no --max-iterations of its own: its stop names the setting it hit."""
+    own = child_stop(workspace, SubAgentConfig(max_iterations=2), AgentConfig(max_iterations=50))
+    assert "2 iterations" in own and "--subagent-iterations" in own and "--max-iterations" not in own
+    parents = child_stop(workspace, SubAgentConfig(max_iterations=20), AgentConfig(max_iterations=3))
+    assert "2 iterations" in parents and "its parent run had left" in parents
+    assert "the parent's limit (--max-iterations)" in parents
+    profiles = load_profiles({"reader": {"description": "r", "max_iterations": 2, "token_budget": 90_000}})
+    kind = child_stop(workspace, SubAgentConfig(profiles=profiles), AgentConfig(), agent="reader")
+    assert "sub-agent kind 'reader'" in kind and "max_iterations in the config file" in kind
+    tokens = child_stop(workspace, SubAgentConfig(token_share=0.1), AgentConfig(token_budget=3040))
+    assert "its share of the tokens its parent run had left" in tokens and "--token-budget" in tokens
+    profiles = load_profiles({"reader": {"description": "r", "token_budget": 100}})
+    kind = child_stop(workspace, SubAgentConfig(profiles=profiles), AgentConfig(), agent="reader")
+    assert "the token budget of sub-agent kind 'reader': token_budget in the config file" in kind
+
+
 def test_a_child_cannot_outlive_its_parents_time_limit(workspace: Path) -> None:
     model = ScriptedModel({"responses": [turn([task("t1", "x")]), answer("ok")]})
     agent, _, runner = make(workspace, model, agent_config=AgentConfig(time_limit=5))
@@ -300,6 +339,73 @@ def test_a_child_cannot_outlive_its_parents_time_limit(workspace: Path) -> None:
     agent.deadline = time.monotonic() + 3
     carve = runner._carve(agent, runner.config.profiles["general"], runner._ledger(agent))
     assert 2 < carve.seconds <= 3
+    assert carve.hints["time_limit"] == "the time its parent run had left: raise the parent's --time-limit"
+
+
+# --- pins ------------------------------------------------------------------------------------------
+
+PIN = "Never edit anything under tests/"
+
+
+def pinned_run(workspace: Path, profiles: dict[str, Any] | None = None) -> tuple[ScriptedModel, ListSink]:
+    """A parent holding one pin hands reading to a child whose window is summarized after three
+    big reads (by a summary that knows nothing of the pin); returns the model and the events."""
+    child: list[dict[str, Any]] = []
+    for i in range(3):
+        (workspace / f"big{i}.txt").write_text("".join(f"line {n}: filler\n" for n in range(280)))
+        child.append({**call(f"r{i}", "read_file", {"path": f"big{i}.txt"}, agent="t1"), "purpose": "agent"})
+    child += [
+        {**answer("1. Intent: read the files", agent="t1"), "purpose": "compact"},
+        {**answer("all filler", agent="t1"), "purpose": "agent"},
+    ]
+    agent_task = {"agent": "reader"} if profiles else {}
+    parent = [{**turn([task("t1", "read big0.txt to big2.txt", **agent_task)]), "purpose": "agent"}]
+    model = ScriptedModel({"responses": [*parent, *child, {**answer("done"), "purpose": "agent"}]})
+    sink = ListSink()
+
+    def context(model_: Any, events: EventBus, tools: Any, notes: Path, session: Any, pins: Any) -> Any:
+        config = ContextConfig(
+            "summarize", window=4000, ratio=0.7, keep_recent=1, counter="chars4", restore_files=0
+        )
+        return build_context(config, events=events, anchors=pins)
+
+    runner = SubAgents(
+        SubAgentConfig(profiles=load_profiles(profiles or {})),
+        SubAgentHost(
+            tools=lambda notes, events: builtin_tools(workspace, notes=NotesFile(notes, root=workspace)),
+            state_dir=workspace / ".tinyharness" / "subagents",
+            context=context,
+        ),
+    )
+    registry = builtin_tools(workspace)
+    registry.add(runner.tool())
+    anchors = Anchors(pins=[PIN])
+    parent_agent = Agent(model, registry, events=EventBus([sink]), anchors=anchors)
+    assert parent_agent.run("Read the big files; " + PIN).ok
+    assert model.unused() == 0
+    return model, sink
+
+
+def test_a_child_keeps_to_its_parents_pins_through_its_compaction(workspace: Path) -> None:
+    model, sink = pinned_run(workspace)
+    child = [r for r in model.requests if r.purpose == "agent" and r.messages[0].text.startswith("read big")]
+    assert len(child) == 4 and all(PIN in r.messages[0].text for r in child)  # first, and after compacting
+    child_id = run_starts(sink)[1]["run_id"]
+    compactions = [e for e in sink.of_type("compaction") if e["run_id"] == child_id]
+    assert "summarize" in [c["strategy"] for c in compactions]
+    audits = [e for e in sink.of_type("audit") if e["run_id"] == child_id]
+    assert len(audits) == len(compactions)
+    assert all(a["ok"] and a["pins"] == 1 and a["plan_items"] == 0 for a in audits)
+    assert run_starts(sink)[1]["pins"] == [PIN]
+
+
+def test_a_profile_can_leave_its_children_without_the_pins(workspace: Path) -> None:
+    model, sink = pinned_run(workspace, {"reader": {"description": "reads", "pins": False}})
+    child = [r for r in model.requests if r.purpose == "agent" and r.messages[0].text.startswith("read big")]
+    assert child and not any(PIN in r.messages[0].text for r in child)
+    assert not sink.of_type("audit") and "pins" not in run_starts(sink)[1]
+    with pytest.raises(ConfigError, match=r"agents\.reader\.pins must be true or false"):
+        load_profiles({"reader": {"description": "reads", "pins": "no"}})
 
 
 # --- cancellation -----------------------------------------------------------------------------------

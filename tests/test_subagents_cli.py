@@ -298,3 +298,41 @@ def test_a_new_task_on_a_session_never_reuses_an_earlier_childs_answer(tmp: Path
         assert sorted(store.names_under(f"{SESSION}/")) == [f"{SESSION}/task:t1#1", f"{SESSION}/task:t1#2"]
         saved = store.open(f"{SESSION}/task:t1#2").load()
         assert saved is not None and saved.messages[-1].text == "f1 returns 1"
+
+
+def test_a_pin_given_on_the_command_line_holds_in_a_childs_window_through_its_compaction(
+    tmp: Path,
+) -> None:
+    """--pin reaches the sub-agent's requests, and its compaction (the run's --strategy and
+    window) puts the pin back and audits it: the child's context gets the parent's pins."""
+    pin = "Never edit anything under tests/"
+    child: list[dict[str, Any]] = []
+    for i in range(6):  # 2,000 characters each: a read at this window is cut at about that
+        (tmp / "ws" / f"big{i}.txt").write_text("".join(f"line {n}: filler\n" for n in range(120)))
+        child.append({**call(f"r{i}", "read_file", {"path": f"big{i}.txt"}, agent="t1"), "purpose": "agent"})
+    child += [
+        {**answer("1. Intent: read the files", agent="t1"), "purpose": "compact"},
+        {**answer("all filler", agent="t1"), "purpose": "agent"},
+    ]
+    parent = {**turn([task("t1", "read big0.txt to big5.txt")]), "purpose": "agent"}
+    events = tmp / "events.jsonl"
+    options = ["--pin", pin, "--events", str(events), "--trace", "--strategy", "summarize"]
+    options += [
+        "--context-window",
+        "4000",
+        "--keep-recent",
+        "1",
+        "--counter",
+        "chars4",
+        "--restore-files",
+        "0",
+    ]
+    done = run(tmp, [parent, *child, {**answer("done"), "purpose": "agent"}], *options, "read the big files")
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in events.read_text(encoding="utf-8").splitlines()]
+    calls = [
+        e for e in lines if e["type"] == "model_call" and e.get("depth") == 1 and e["purpose"] == "agent"
+    ]
+    assert len(calls) == 7 and all(pin in json.dumps(c["request"]) for c in calls)
+    audits = [e for e in lines if e["type"] == "audit" and e.get("depth") == 1]
+    assert audits and all(a["ok"] and a["pins"] == 1 for a in audits)

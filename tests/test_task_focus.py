@@ -21,7 +21,7 @@ from tinyharness.messages import Message
 from tinyharness.models.scripted import ScriptedModel
 from tinyharness.tools.builtin import builtin_tools
 from tinyharness.tools.files import ReadState, text_files
-from tinyharness.tools.focus import ANSWER_NOW, TaskFocus, named_files
+from tinyharness.tools.focus import TaskFocus, answer_prompt, named_files
 from tinyharness.tools.workspace import Workspace
 
 TASK = "Read README.md and tell me in one sentence what this project is"
@@ -63,7 +63,7 @@ def test_read_file_offers_only_the_named_files_until_they_are_read(project: Path
     result = asyncio.run(registry.execute("read_file", {"path": "README.md"}))
     assert result.ok
     assert "README.md" not in _offered(registry, head) and "config.toml" in _offered(registry, head)
-    assert focus(head) == ANSWER_NOW.format(files="README.md", s="")
+    assert focus(head) == answer_prompt(TASK, ["README.md"])
 
 
 def test_a_task_that_asks_for_notes_or_a_run_that_may_write_is_not_answered_early(project: Path) -> None:
@@ -109,7 +109,7 @@ def test_after_the_named_file_is_read_the_next_request_allows_only_the_answer(pr
     first, second = model.requests
     assert not first.final_only and second.final_only
     assert second.tools == first.tools  # the same prompt prefix
-    assert second.messages[-1].text.endswith(ANSWER_NOW.format(files="README.md", s=""))
+    assert second.messages[-1].text.endswith(answer_prompt(TASK, ["README.md"]))
     assert [e["type"] for e in sink.events if e["type"] == "answer_now"] == ["answer_now"]
 
 

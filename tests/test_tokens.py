@@ -137,3 +137,23 @@ def test_heuristic_ascii_shortcut_counts_as_the_full_passes(text: str) -> None:
             + w["other"] * other
         )
         assert counter.count_text(text) == (max(1, round(total)) if text else 0)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    text=st.text(alphabet=st.characters(max_codepoint=127), max_size=200)
+    | st.text(alphabet=st.sampled_from(list("ab Z9 00 123\n\n  \t.,_-(")), max_size=200)
+)
+def test_heuristic_byte_tables_count_as_the_regular_expressions(text: str) -> None:
+    """The byte-table counts of an ASCII text equal the four regular-expression passes, so the
+    faster estimate is the same estimate (any ASCII character, and runs of digits, spaces after
+    newlines and tabs, where the two could part)."""
+    from tinyharness.context import tokens
+
+    expected = (
+        len(tokens._WORD.findall(text)),
+        sum((len(run) + 2) // 3 for run in tokens._DIGITS.findall(text)),
+        len(tokens._PUNCT.findall(text)),
+        len(tokens._INDENT.findall(text)),
+    )
+    assert tokens._ascii_features(text) == expected

@@ -357,3 +357,50 @@ def test_grep_stops_walking_when_told(tmp_path: Path) -> None:
             grep.function(pattern="needle", path=".")
     finally:
         _STOP.set(None)
+
+
+def test_tool_threads_are_reused_and_a_hung_tool_keeps_its_own() -> None:
+    """Plain functions run on reused daemon threads: calls one after another start no thread each,
+    one hung call never holds up the next (it gets another thread), and the stop request of a
+    call that was given up on does not reach the next call its thread runs."""
+    from tinyharness.tools import stop_requested
+
+    release = threading.Event()
+    threads: list[threading.Thread] = []
+    stopped: list[bool] = []
+
+    def hang() -> str:
+        """Wait until released."""
+        threads.append(threading.current_thread())
+        release.wait(10)
+        return "late"
+
+    def where() -> str:
+        """Say which thread runs it."""
+        threads.append(threading.current_thread())
+        stopped.append(stop_requested())
+        return "here"
+
+    registry = ToolRegistry([function_tool(hang), function_tool(where)], timeout=0.2)
+
+    async def scenario() -> list[ToolResult]:
+        results = [await registry.execute("where", {}) for _ in range(10)]
+        running = threading.active_count()
+        hung = await registry.execute("hang", {})  # times out; its thread stays on it
+        after = await registry.execute("where", {})
+        counts.append(running)
+        return [*results, hung, after]
+
+    counts = [threading.active_count()]
+    try:
+        *results, hung, after = asyncio.run(scenario())
+    finally:
+        release.set()
+    assert all(r.ok for r in results) and after.ok and not hung.ok and "timed out" in hung.content
+    assert counts[1] <= counts[0] + 1  # ten calls in a row: at most one new thread
+    assert len(set(threads[:10])) < 10  # (a thread per call: ten threads)
+    assert threads[-1] != threads[-2]  # the hung call's thread was not waited for
+    assert stopped == [False] * 11
+    time.sleep(0.1)  # the released thread finishes its call and waits for the next one
+    late = asyncio.run(registry.execute("where", {}))
+    assert late.ok and stopped[-1] is False  # the given-up call's stop did not follow its thread

@@ -19,7 +19,7 @@ import dataclasses
 import functools
 import json
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -44,6 +44,7 @@ from .errors import (
 )
 from .events import EventBus
 from .guards import RepetitionGuard
+from .history import harness_texts, strip_echo
 from .messages import (
     Message,
     TextBlock,
@@ -91,6 +92,9 @@ class AgentConfig:
     - ``trace``: add the exact request to every ``model_call`` event.
     - ``time_limit``: seconds of wall time before the run stops (``time_limit``), checked
       before each turn; None for none (sub-agents get a share of their parent's).
+    - ``limit_hints``: what a person changes to raise a limit, by field (``max_iterations``,
+      ``token_budget``, ``time_limit``), said when the run stops on it; empty for a run's own
+      options. A sub-agent's limits come from its parent's and its profile, not from them.
     """
 
     system: str = DEFAULT_SYSTEM_PROMPT
@@ -99,6 +103,7 @@ class AgentConfig:
     max_output_tokens: int = 1024
     trace: bool = False
     time_limit: float | None = None
+    limit_hints: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for name in _COUNTS:
@@ -115,6 +120,12 @@ _COUNTS = {  # fields that must be positive integers, and the CLI option that se
     "token_budget": "--token-budget",
     "max_output_tokens": "--max-output-tokens",
 }
+
+
+def _hint(config: AgentConfig, limit: str) -> str:
+    """`` (what to change)`` for a stop on ``limit`` when the config says, else nothing."""
+    hint = config.limit_hints.get(limit)
+    return f" ({hint})" if hint else ""
 
 
 def problem(field: str, value: Any) -> str | None:
@@ -267,6 +278,13 @@ class _Turn:
     view: tuple[Message, ...] | None = None  # sent instead of the window (no compaction first)
 
 
+class ToolRule(Protocol):
+    """Decides, from the history, which tool the next request must call (the plan's next step
+    for a small model, see ``tools.focus``): its name, or None to leave the choice free."""
+
+    def __call__(self, messages: Sequence[Message]) -> str | None: ...
+
+
 class _QueueSink:
     """Hands every event of a run to ``run_stream``'s queue."""
 
@@ -306,6 +324,7 @@ class Agent:
         memory: LongTermMemory | None = None,
         output_type: Any = None,
         answer_when: AnswerRule | None = None,
+        tool_when: ToolRule | None = None,
         anchors: Anchors | None = None,
         steps: Steps | None = None,
         plan: RunPlan | None = None,
@@ -313,6 +332,7 @@ class Agent:
         self.model = model
         self.answer_when = answer_when
         self.plan = plan
+        self.tool_when = tool_when
         self.tools = tools if isinstance(tools, ToolRegistry) else _registry(tools)
         self.config = config or AgentConfig()
         self.output = OutputCheck(output_type) if output_type is not None else None
@@ -447,9 +467,11 @@ class Agent:
             await self._run_tools(self.messages[-1].tool_uses)  # a turn interrupted by a kill
         while True:
             if self.iterations >= self.config.max_iterations:
-                raise IterationLimit(f"stopped after {self.iterations} iterations (--max-iterations)")
+                hint = self.config.limit_hints.get("max_iterations", "--max-iterations")
+                raise IterationLimit(f"stopped after {self.iterations} iterations ({hint})")
             if self.deadline is not None and time.monotonic() >= self.deadline:
-                raise TimeLimit(f"stopped after its time limit of {self.config.time_limit:g} s")
+                spent = f"stopped after its time limit of {self.config.time_limit:g} s"
+                raise TimeLimit(spent + _hint(self.config, "time_limit"))
             self.iterations += 1
             step = self._next_step()
             response = await self._agent_turn(step)
@@ -468,26 +490,29 @@ class Agent:
                 self._append(Message("user", (TextBlock(left),)))  # a plan not done: go on
                 continue
             if not calls:
-                if self.output is None or self.output.accepts(response.message.text):
+                if self.output is None:
+                    return self._without_echo(response.message.text)
+                if self.output.accepts(response.message.text):
                     return response.message.text
                 self._append(self.output.retry_message())  # raises BadOutput on the second miss
                 continue
             await self._run_tools(calls)
 
     def _next_step(self) -> _Turn:
-        """What the next request is, by the plan or the answer rule (asked only right after
-        tool results); a prompt they give goes at the end of those results."""
-        if not self.messages or not self.messages[-1].tool_results:
-            return _Turn()
-        step = self.plan.next_step(self.messages) if self.plan is not None else None
+        """What the next request is, by the plan, else the answer rule and the tool rule (the
+        plan and the answer rule are asked only right after tool results); a prompt they give
+        goes at the end of those results."""
+        after_results = bool(self.messages) and bool(self.messages[-1].tool_results)
+        step = self.plan.next_step(self.messages) if self.plan is not None and after_results else None
         if step is not None:
             tool = step.tool if step.tool in self.tools.names else None
             view = tuple(step.view) if step.view is not None else None
             turn = _Turn(step.final_only, tool, step.final_allowed, view)
             prompt = step.prompt
         else:
-            prompt = self.answer_when(self.messages) if self.answer_when is not None else None
-            turn = _Turn(final_only=prompt is not None)
+            asked = self.answer_when is not None and after_results
+            prompt = self.answer_when(self.messages) if self.answer_when is not None and asked else None
+            turn = _Turn(final_only=prompt is not None, tool_choice=self._tool_now(prompt is not None))
         if prompt is not None:
             self.messages[-1] = Message("user", (*self.messages[-1].content, TextBlock(prompt)))
         if turn.final_only and prompt is not None:
@@ -502,6 +527,13 @@ class Agent:
         if left is not None:
             self.events.emit("answer_refused", message=left)
         return left
+
+    def _tool_now(self, final_only: bool) -> str | None:
+        """The tool the tool rule says the next request must call, if it is offered."""
+        if final_only or self.tool_when is None:
+            return None
+        name = self.tool_when(self.messages)
+        return name if name is not None and self.tools.get(name) is not None else None
 
     async def _run_tools(self, calls: list[ToolUseBlock]) -> None:
         """Run one turn's calls in parallel. Each is recorded as started before it runs and as
@@ -576,7 +608,8 @@ class Agent:
         self.validator.check(request.messages, purpose=request.purpose)
         budget = self.config.token_budget
         if budget is not None and self.billed.total >= budget and not request.final_only:
-            raise TokenBudgetSpent(f"used {self.billed.total} of the {budget}-token budget")
+            spent = f"used {self.billed.total} of the {budget}-token budget"
+            raise TokenBudgetSpent(spent + _hint(self.config, "token_budget"))
         self.model_calls += 1
         if self.steps is not None:
             response = await self.steps.model_call(request, self._ask_model)
@@ -730,4 +763,11 @@ class Agent:
         if not any(isinstance(b, TextBlock) for b in kept):
             kept = (*kept, TextBlock("(no final answer)"))
         self._append(Message("assistant", kept))
-        return response.message.text
+        text = response.message.text
+        return text if self.output is not None else self._without_echo(text, prompt.text)
+
+    def _without_echo(self, answer: str, *extra: str) -> str:
+        """The answer without the harness's own words copied at its start or end (the history
+        keeps the reply as it came; see ``history.strip_echo``)."""
+        kept = strip_echo(answer, [*harness_texts(self.messages[-4:]), *extra])
+        return kept or ("(no final answer)" if answer.strip() else answer)

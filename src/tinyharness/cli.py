@@ -60,8 +60,8 @@ from .subagents import SubAgentConfig, SubAgentHost, SubAgents, load_profiles
 from .tools.base import DEFAULT_RESULT_CAP, ToolRegistry
 from .tools.builtin import builtin_tools, notes_since
 from .tools.coverage import FileSetPlan
-from .tools.files import ReadState, file_head, text_files
-from .tools.focus import TaskFocus
+from .tools.files import ReadState, head_text, text_files
+from .tools.focus import MAX_SYMBOL_SEARCH_BYTES, TaskFocus
 from .tools.history_search import DroppedHistory
 from .tools.notes import NotesFile
 from .tools.permissions import Permissions
@@ -267,6 +267,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="let write_file/edit_file run without asking (otherwise asked on a terminal, refused elsewhere)",
     )
     limits.add_argument(
+        "--overwrite-files",
+        action=argparse.BooleanOptionalAction,
+        help="with --allow-write, write_file may replace an existing file whole (default: on, off "
+        "for local models, which replaced whole files with a line or two when asked for a small "
+        "change; they change files with edit_file)",
+    )
+    limits.add_argument(
         "--allow",
         action="append",
         default=[],
@@ -431,8 +438,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--task-focus",
         action=argparse.BooleanOptionalAction,
         help="when the task names files: read_file offers only those until they are read, then a "
-        "question is answered; when it asks for every file of a folder (\"every .py file under "
-        "src/\"): read_file offers the files not done yet, each read is followed by its note, and "
+        'question is answered; when it asks for every file of a folder ("every .py file under '
+        'src/"): read_file offers the files not done yet, each read is followed by its note, and '
         "the run ends only when all are done (default: on for local models, which cannot tell when "
         "they have the answer; off otherwise)",
     )
@@ -611,14 +618,7 @@ async def _chat(args: argparse.Namespace) -> int:
         events = EventBus([log] if log is not None else [])
         if session is not None:
             session.run_id = events.run_id
-        model = load_model(
-            args.model,
-            base_url=args.base_url,
-            tool_mode=args.tool_mode,
-            timeout=args.timeout,
-            max_retries=args.max_retries,
-            context_window=args.context_window,
-        )
+        model = _model_from_args(args)
         if name not in structures:  # one plan per conversation: a /model switch keeps it
             structures[name] = _Structure(args, workspace, name)
             saved = session.load() if session is not None else None
@@ -776,6 +776,7 @@ def _context(
     structure: _Structure | None = None,
     notes: Path | None = None,
     steps: DurableSteps | None = None,
+    anchors: Anchors | None = None,
 ) -> ContextPolicy:
     # No window here: --context-window went to the model (a local server sizes itself by it),
     # and the context takes the model's, so the window is resolved in one place.
@@ -807,7 +808,7 @@ def _context(
         run_call=run_call,
         flush_journal=session,
         tool_specs=lambda: tools.specs,
-        anchors=structure.anchors if structure is not None else None,
+        anchors=structure.anchors if structure is not None else anchors,  # a sub-agent's: its pins
         dropped=structure.history if structure is not None else None,
     )
 
@@ -929,14 +930,7 @@ async def _run(
         if focus is not None:  # a run that may write files needs more than reads: no forced answer
             focus.answer = not any(tools.get(name) for name in ("write_file", "edit_file"))
         mcp_servers = await _mcp_servers(mcp_configs, events, workspace, tools)  # before the model: fail fast
-        model = load_model(
-            args.model,
-            base_url=args.base_url,
-            tool_mode=args.tool_mode,
-            timeout=args.timeout,
-            max_retries=args.max_retries,
-            context_window=args.context_window,
-        )
+        model = _model_from_args(args)
         from .models.local import LocalModel  # here: the module loads the SDK, not every command needs it
 
         if isinstance(model, LocalModel) and model.notice:  # another local model stands in
@@ -968,6 +962,7 @@ async def _run(
             checkpoint=session,
             memory=memory,
             answer_when=focus,
+            tool_when=focus.next_tool if focus is not None else None,
             anchors=structure.anchors,
             steps=steps,
             plan=file_set,
@@ -1038,6 +1033,26 @@ def _result_cap(args: argparse.Namespace) -> int:
     return min(DEFAULT_RESULT_CAP, tokens * CODE_CHARS_PER_TOKEN + READ_RESERVE_CHARS)
 
 
+def _overwrite(args: argparse.Namespace) -> bool:
+    """Whether write_file may replace an existing file (--overwrite-files; default: not for
+    local models, see tools.files.NO_OVERWRITE). The chat has no such option: its default."""
+    wanted: bool | None = getattr(args, "overwrite_files", None)
+    return wanted if wanted is not None else not _is_local(args.model)
+
+
+def _model_from_args(args: argparse.Namespace) -> Model:
+    """The run's model as the options (after the settings file) name it: a run and every chat
+    agent build it the same way."""
+    return load_model(
+        args.model,
+        base_url=args.base_url,
+        tool_mode=args.tool_mode,
+        timeout=args.timeout,
+        max_retries=args.max_retries,
+        context_window=args.context_window,
+    )
+
+
 def _task_focus(args: argparse.Namespace, workspace: Path) -> tuple[ReadState, TaskFocus | None]:
     """The run's read state, and the plan from the files the task names (on for local models
     unless --no-task-focus; see tools.focus)."""
@@ -1046,7 +1061,14 @@ def _task_focus(args: argparse.Namespace, workspace: Path) -> tuple[ReadState, T
     if not wanted:
         return state, None
     space = Workspace(workspace)
-    return state, TaskFocus(lambda: text_files(space), state.lines_read)
+    return state, TaskFocus(
+        lambda: text_files(space),
+        state.lines_read,
+        read_text=lambda path: head_text(space, path, MAX_SYMBOL_SEARCH_BYTES),
+    )
+
+
+MAX_NOTE_CHECK_BYTES = 20_000  # of a file, to check that a note is about it (tools.coverage)
 
 
 def _file_set(
@@ -1060,7 +1082,7 @@ def _file_set(
         lambda: text_files(space),
         notes_since(notes),
         read_state.lines_read,
-        functools.partial(file_head, space),
+        functools.partial(head_text, space, limit=MAX_NOTE_CHECK_BYTES),
         events=events,
     )
 
@@ -1097,6 +1119,7 @@ def _tools(
         read_state=read_state,
         focus=focus,
         path_choices=args.path_choices,
+        overwrite=_overwrite(args),
         file_set=file_set,
     )
     if args.memory_dir:
@@ -1160,9 +1183,14 @@ def _subagents(
         return registry
 
     def context(
-        model: Model, events: EventBus, registry: ToolRegistry, notes: Path, session: SQLiteSession | None
+        model: Model,
+        events: EventBus,
+        registry: ToolRegistry,
+        notes: Path,
+        session: SQLiteSession | None,
+        pins: Anchors | None,
     ) -> ContextPolicy:
-        return _context(args, model, events, workspace, registry, session, notes=notes)
+        return _context(args, model, events, workspace, registry, session, notes=notes, anchors=pins)
 
     def model(spec: str) -> Model:
         provider = spec.strip().partition(":")[0]

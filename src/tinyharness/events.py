@@ -65,8 +65,14 @@ def redact_value(value: Any) -> Any:
 
 def redacted_json(value: Any) -> str:
     """``value`` as one line of JSON with secrets redacted; what persisting sinks write."""
-    plain = json.loads(json.dumps(value, ensure_ascii=False, default=str))
-    return json.dumps(redact_value(plain), ensure_ascii=False)
+    return redacted_event(value)[0]
+
+
+def redacted_event(value: Any) -> tuple[str, Any]:
+    """``redacted_json(value)`` and the redacted value it encodes (what ``json.loads`` of it
+    gives back: JSON types only), for a sink that stores both without parsing its own output."""
+    plain = redact_value(json.loads(json.dumps(value, ensure_ascii=False, default=str)))
+    return json.dumps(plain, ensure_ascii=False), plain
 
 
 class EventFileError(ConfigError):

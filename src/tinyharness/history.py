@@ -11,6 +11,7 @@ May import: ``messages``, ``quoting``. Nothing else of the package.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator, Sequence
 
 from .messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
@@ -140,3 +141,60 @@ def clip_middle(text: str, limit: int) -> str:
         return text
     half = limit // 2
     return f"{text[:half]}\n[... {len(text) - limit} characters left out ...]\n{text[-half:]}"
+
+
+# --- harness text echoed in an answer ---------------------------------------------------------
+
+ECHO_WORDS = 4  # a run of this many words found in a harness text is an echo
+MIN_ECHO_WORDS = 6  # shorter runs at the start or end of an answer stay (a restated phrase)
+_WORD_EDGES = "\"'`()[]{}<>.,;:!?*"
+
+
+def harness_texts(messages: Iterable[Message]) -> list[str]:
+    """What the harness wrote into the history beside tool results: the nudges, the answer
+    prompt, notes on cut-off replies. A model reads them as the last words before its answer."""
+    return [
+        block.text
+        for message in messages
+        if message.role == "user" and message.tool_results
+        for block in message.content
+        if isinstance(block, TextBlock) and block.text
+    ]
+
+
+def strip_echo(answer: str, texts: Iterable[str]) -> str:
+    """``answer`` without a run of words copied from ``texts`` at its start or end (measured:
+    Qwen2.5-Coder-0.5B ended 2 of 8 answers with the harness's own prompt, "... Now give your
+    final answer to the task with final_answer, from what you read."). Only runs of at least
+    MIN_ECHO_WORDS words go; an answer that is all echo gives "" (the 0.5B answered an edit
+    task with the answer prompt's "The task: In src/shop/pricing.py, change TAX_RATE ...")."""
+    grams = {g for text in texts for g in _grams(_words(text))}
+    spans = [(m.start(), m.end(), _norm(m.group())) for m in re.finditer(r"\S+", answer)]
+    spans = [span for span in spans if span[2]]  # bare punctuation is no word
+    words = [w for _s, _e, w in spans]
+    echoed = [False] * len(words)
+    for i in range(len(words) - ECHO_WORDS + 1):
+        if tuple(words[i : i + ECHO_WORDS]) in grams:
+            echoed[i : i + ECHO_WORDS] = [True] * ECHO_WORDS
+    if len(words) >= MIN_ECHO_WORDS and all(echoed):
+        return ""
+    head = next((i for i, e in enumerate(echoed) if not e), len(echoed))
+    tail = next((i for i in range(len(echoed), 0, -1) if not echoed[i - 1]), 0)
+    start = spans[head][0] if 0 < head < len(spans) and head >= MIN_ECHO_WORDS else 0
+    end = spans[tail][0] if tail < len(spans) and len(spans) - tail >= MIN_ECHO_WORDS else len(answer)
+    if start >= end:
+        return answer
+    kept = answer[start:end].strip().rstrip(",;:-").rstrip()
+    return kept or answer
+
+
+def _norm(word: str) -> str:
+    return word.strip(_WORD_EDGES).lower()
+
+
+def _words(text: str) -> list[str]:
+    return [w for w in (_norm(word) for word in text.split()) if w]
+
+
+def _grams(words: list[str]) -> set[tuple[str, ...]]:
+    return {tuple(words[i : i + ECHO_WORDS]) for i in range(len(words) - ECHO_WORDS + 1)}

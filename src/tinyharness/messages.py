@@ -13,11 +13,13 @@ list live beside it in ``history``.
 from __future__ import annotations
 
 import json
+import operator
+import weakref
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import count
-from typing import Any, Literal, SupportsIndex, TypeAlias
+from itertools import count, islice
+from typing import Any, Literal, SupportsIndex, TypeAlias, overload
 
 Role = Literal["user", "assistant"]
 
@@ -177,8 +179,72 @@ def group_rounds(messages: Sequence[Message]) -> list[list[Message]]:
 
 _epochs = count(1)
 # id(snapshot) -> (snapshot, epoch): the snapshot is held so its id stays its own.
-_SNAPSHOTS: OrderedDict[int, tuple[tuple[Message, ...], int]] = OrderedDict()
+_SNAPSHOTS: OrderedDict[int, tuple[Snapshot, int]] = OrderedDict()
 MAX_SNAPSHOTS = 16
+
+
+class Snapshot(Sequence[Message]):
+    """The first ``len`` messages of a ``Transcript`` as they were when it was taken: an
+    immutable sequence that equals the tuple of them (and pickles as one).
+
+    Taking it costs O(1), where a tuple would copy the whole history every request (about 100
+    ns a message on a busy machine, the one per-turn cost that grew with the history). It reads
+    the transcript's own list, which only grows at its end while this view is live; before any
+    other change the transcript hands its live views a copy of its messages (``freeze``)."""
+
+    __slots__ = ("__weakref__", "_items", "_length")
+
+    def __init__(self, items: list[Message], length: int) -> None:
+        self._items = items
+        self._length = length
+
+    def __len__(self) -> int:
+        return self._length
+
+    @overload
+    def __getitem__(self, index: SupportsIndex) -> Message: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Message, ...]: ...
+
+    def __getitem__(self, index: SupportsIndex | slice) -> Message | tuple[Message, ...]:
+        if isinstance(index, slice):
+            start, stop, step = index.indices(self._length)
+            if step > 0:
+                return tuple(self._items[start:stop:step])
+            return tuple(self._items[i] for i in range(start, stop, step))
+        i = operator.index(index)
+        if i < 0:
+            i += self._length
+        if not 0 <= i < self._length:
+            raise IndexError("snapshot index out of range")
+        return self._items[i]
+
+    def __iter__(self) -> Iterator[Message]:
+        return islice(self._items, self._length)
+
+    def __reversed__(self) -> Iterator[Message]:
+        items = self._items
+        return (items[i] for i in range(self._length - 1, -1, -1))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Snapshot):
+            return self is other or tuple(self) == tuple(other)
+        if isinstance(other, tuple):
+            return tuple(self) == other
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"Snapshot({tuple(self)!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (tuple, (tuple(self),))
+
+    def _freeze(self, items: list[Message]) -> None:
+        self._items = items
 
 
 class Transcript(list[Message]):
@@ -195,20 +261,26 @@ class Transcript(list[Message]):
     def __init__(self, messages: Iterable[Message] = ()) -> None:
         super().__init__(messages)
         self._epoch = next(_epochs)
-        self._snapshot: tuple[Message, ...] | None = None
+        self._snapshot: Snapshot | None = None
+        # The snapshots that may still read this list (see ``Snapshot``); by reference, since
+        # a snapshot hashes as its tuple, which may hold unhashable tool input.
+        self._views: list[weakref.ref[Snapshot]] = []
 
     @property
     def epoch(self) -> int:
         """Changes whenever the list changes other than by growing at its end."""
         return self._epoch
 
-    def snapshot(self) -> tuple[Message, ...]:
-        """The messages as a tuple (the same tuple while nothing changed), registered with this
-        epoch for ``known_prefix``."""
+    def snapshot(self) -> Snapshot:
+        """The messages as an immutable sequence (the same one while nothing changed), taken in
+        O(1) and registered with this epoch for ``known_prefix``."""
         cached = self._snapshot
         if cached is not None and len(cached) == len(self):
             return cached
-        snap = tuple(self)
+        snap = Snapshot(self, len(self))
+        if len(self._views) >= 64:
+            self._views = [ref for ref in self._views if ref() is not None]
+        self._views.append(weakref.ref(snap))
         _SNAPSHOTS[id(snap)] = (snap, self._epoch)
         if len(_SNAPSHOTS) > MAX_SNAPSHOTS:
             _SNAPSHOTS.popitem(last=False)
@@ -219,6 +291,14 @@ class Transcript(list[Message]):
         return (Transcript, (list(self),))  # a copy is a new list: a new epoch
 
     def _rewritten(self) -> None:
+        """Called before any change other than growth: the live snapshots keep what they saw
+        (one copy shared by all of them), and a new epoch starts."""
+        live = [view for view in (ref() for ref in self._views) if view is not None]
+        if live:
+            frozen = list(self)
+            for view in live:
+                view._freeze(frozen)
+        self._views = []
         self._epoch = next(_epochs)
         self._snapshot = None
 
@@ -258,6 +338,12 @@ class Transcript(list[Message]):
     def reverse(self) -> None:
         self._rewritten()
         super().reverse()
+
+
+def frozen(messages: Sequence[Message]) -> tuple[Message, ...] | Snapshot:
+    """``messages`` as an immutable sequence: itself when it is one (a tuple, a ``Snapshot``),
+    else a tuple copy. What a check keeps to compare the next request with."""
+    return messages if isinstance(messages, tuple | Snapshot) else tuple(messages)
 
 
 def known_prefix(old: Sequence[object], new: Sequence[object]) -> int | None:

@@ -47,8 +47,18 @@ def _add_log_option(parser: argparse.ArgumentParser) -> None:
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``runs``, ``show``, ``export`` and ``report`` to a parser's subcommands."""
-    runs = subparsers.add_parser("runs", help="list logged runs, newest first")
-    runs.add_argument("-n", "--limit", type=int, default=20, help="how many runs (default 20)")
+    runs = subparsers.add_parser(
+        "runs", help="list logged runs, newest first, each with its sub-agents' runs under it"
+    )
+    runs.add_argument(
+        "-n",
+        "--limit",
+        type=_count,
+        default=20,
+        metavar="N",
+        help="how many of the runs you started to list (default 20); the runs their sub-agents "
+        "made come with them and are not counted",
+    )
     _add_log_option(runs)
     runs.set_defaults(handler=cmd_runs)
 
@@ -128,8 +138,19 @@ def _tree_id(run: RunSummary) -> str:
     return f"{'  ' * (run.depth - 1)}└ {run.id}" if run.depth > 0 else run.id
 
 
+def _count(text: str) -> int:
+    value = int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
+    return value
+
+
 def _runs(args: argparse.Namespace, log: RunLogStore) -> int:
-    runs = log.list_runs(args.limit)
+    # -n counts runs a person started: a sub-agent's run is part of its parent's, so a tree is
+    # listed whole or not at all. One run more than asked tells whether older ones are left out.
+    listed = log.list_runs(args.limit + 1)
+    starts = [i for i, run in enumerate(listed) if run.depth == 0]
+    runs = listed[: starts[args.limit]] if len(starts) > args.limit else listed
     if not runs:
         print("no runs logged yet", file=sys.stderr)
         return 0
@@ -143,6 +164,8 @@ def _runs(args: argparse.Namespace, log: RunLogStore) -> int:
     for run, row in zip(runs, rows, strict=True):
         cells = "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True))
         print(f"{cells}  {_one_line(run.task, 60)}")
+    if len(runs) < len(listed):
+        print(f"(the {args.limit} newest runs you started; older ones: -n {2 * args.limit})", file=sys.stderr)
     return 0
 
 

@@ -103,7 +103,11 @@ def store_path_for(log_path: Path) -> Path:
 
 def _json(value: Any) -> str:
     # ASCII escapes: a lone surrogate (some models send them) cannot be stored as UTF-8 text.
-    return json.dumps(value, ensure_ascii=True, default=str)
+    return _ENCODER.encode(value)
+
+
+# ``json.dumps(value, default=str)``, without building an encoder per call (several per turn).
+_ENCODER = json.JSONEncoder(ensure_ascii=True, default=str)
 
 
 class SessionStore:
@@ -202,6 +206,7 @@ class SQLiteSession:
         # the history); with the epoch of the Transcript it came from, while that only grew.
         self._stored: list[Message] = []
         self._stored_epoch: int | None = None
+        self._in_sync = False  # the store's rows are exactly ``_stored`` (after a load or a save)
         self._saved_state = ""
         self._step = 0
         self._pending_calls = False  # rows of the turn in progress may exist
@@ -240,6 +245,7 @@ class SQLiteSession:
         file.write(str(os.getpid()).encode())
         file.flush()
         self._lock_file = file
+        self._in_sync = False  # another holder may have written since this object last did
 
     def close(self) -> None:
         """Release the lock (the store stays open). The lock file is removed while still held,
@@ -249,6 +255,7 @@ class SQLiteSession:
                 os.unlink(self._lock_file.name)
             self._lock_file.close()  # closing the file releases the lock
             self._lock_file = None
+        self._in_sync = False
 
     # --- load -------------------------------------------------------------------------------
 
@@ -276,6 +283,7 @@ class SQLiteSession:
             if isinstance(block, ToolResultBlock):
                 turn.finished[block.tool_use_id] = block
         self._stored, self._step = list(messages), int(step)
+        self._in_sync = True
         self._stored_epoch, self._saved_state = None, ""
         self._pending_calls = bool(turn.started or turn.finished or self._flush)
         self._calls = len(turn.started) + len(turn.finished) + len(self._flush)
@@ -300,9 +308,12 @@ class SQLiteSession:
         unchanged = not rows and keep == len(self._stored) and saved_state == self._saved_state
         if not (unchanged and not clear_calls):
             with self.store.transaction() as db:
-                db.execute(
-                    "DELETE FROM session_messages WHERE session = ? AND position >= ?", (self.name, keep)
-                )
+                # Rows past ``keep`` exist only when the stored list was longer, or unknown (no
+                # load or save yet): a save that only appends needs no DELETE.
+                if not self._in_sync or keep < len(self._stored):
+                    db.execute(
+                        "DELETE FROM session_messages WHERE session = ? AND position >= ?", (self.name, keep)
+                    )
                 db.executemany(
                     "INSERT INTO session_messages (session, position, message) VALUES (?, ?, ?)", rows
                 )
@@ -315,6 +326,7 @@ class SQLiteSession:
                     db.execute("DELETE FROM session_calls WHERE session = ?", (self.name,))
             self._step += 1
             self._saved_state = saved_state
+            self._in_sync = True
         del self._stored[keep:]
         self._stored.extend(messages[keep:])
         self._stored_epoch = messages.epoch if isinstance(messages, Transcript) else None

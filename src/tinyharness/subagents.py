@@ -17,6 +17,11 @@ each child a session of its own, named after the parent's session and the call
 used), and one that had not is continued from its last committed step, where the usual rule
 holds for its own calls (a call cut off by the kill is never repeated: "outcome unknown").
 
+A child keeps to its parent's pins (the texts of ``--pin`` and the ``pin`` tool: the
+constraints every part of the task must keep): they follow its task and are put back after
+each of its compactions and audited, as the parent's are (a profile with ``"pins": false``
+gets none). The parent's plan stays the parent's.
+
 Profiles (``agents`` in the config file) name a system prompt, a tool set, a model and limits:
 
     {"agents": {"reader": {"description": "reads files and reports what they do",
@@ -24,7 +29,7 @@ Profiles (``agents`` in the config file) name a system prompt, a tool set, a mod
                            "tools": ["read_file", "list_dir", "grep"],
                            "max_iterations": 12}}}
 
-May import: ``agent``, ``context``, ``errors``, ``events``, ``messages``, ``models``,
+May import: ``agent``, ``anchors``, ``context``, ``errors``, ``events``, ``messages``, ``models``,
 ``session``, ``sqlite_session``, ``tools``.
 """
 
@@ -42,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from .agent import Agent, AgentConfig, RunResult, ToolCallScope, current_call
+from .anchors import Anchors
 from .context.base import ContextPolicy
 from .errors import ConfigError
 from .events import EventBus
@@ -72,7 +78,16 @@ SUBAGENT_PROMPT = (
     "answer with what the other agent needs: your findings, with file paths and line numbers, "
     "short and complete. Your answer is all it will see."
 )
-_PROFILE_KEYS = ("description", "system", "tools", "model", "max_iterations", "token_budget", "time_limit")
+_PROFILE_KEYS = (
+    "description",
+    "system",
+    "tools",
+    "model",
+    "max_iterations",
+    "token_budget",
+    "time_limit",
+    "pins",
+)
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
 _CARVE_GRACE = 30.0  # seconds past a child's time limit before it is cancelled outright
 
@@ -81,7 +96,7 @@ _CARVE_GRACE = 30.0  # seconds past a child's time limit before it is cancelled 
 class Profile:
     """A named kind of sub-agent. None fields take the run's defaults: the sub-agent prompt, the
     parent's read-only tools (and the child's own notes tools), the parent's model, the limits
-    of ``SubAgentConfig``."""
+    of ``SubAgentConfig``. ``pins``: whether the child keeps to its parent's pins."""
 
     name: str
     description: str
@@ -91,6 +106,7 @@ class Profile:
     max_iterations: int | None = None
     token_budget: int | None = None
     time_limit: float | None = None
+    pins: bool = True
 
 
 GENERAL_PROFILE = Profile(
@@ -142,6 +158,9 @@ def load_profiles(raw: Mapping[str, Any]) -> dict[str, Profile]:
             raise ConfigError(
                 f"config: {where}.model {model!r} is not a model string; use {', '.join(VALID_FORMS)}"
             )
+        pins = body.get("pins", True)
+        if not isinstance(pins, bool):
+            raise ConfigError(f"config: {where}.pins must be true or false (whether it keeps to your pins)")
         tools = body.get("tools")
         if tools is not None and (not isinstance(tools, list) or not all(isinstance(t, str) for t in tools)):
             raise ConfigError(f"config: {where}.tools must be a list of tool names")
@@ -154,6 +173,7 @@ def load_profiles(raw: Mapping[str, Any]) -> dict[str, Profile]:
             max_iterations=_positive(body.get("max_iterations"), f"{where}.max_iterations"),
             token_budget=_positive(body.get("token_budget"), f"{where}.token_budget"),
             time_limit=_positive(body.get("time_limit"), f"{where}.time_limit", number=True),
+            pins=pins,
         )
     return profiles
 
@@ -197,9 +217,11 @@ class SubAgentHost:
 
     - ``tools(notes, events)``: a fresh tool registry (the run's permissions) whose notes
       tools write ``notes``; the child gets the part of it the parent chose.
-    - ``context(model, events, tools, notes, session)``: the child's context policy (None: no
-      compaction, the library's default); ``session`` is the child's own (None without one),
-      where a notes flush records its progress so a resumed child does not ask twice.
+    - ``context(model, events, tools, notes, session, anchors)``: the child's context policy
+      (None: no compaction, the library's default); ``session`` is the child's own (None
+      without one), where a notes flush records its progress so a resumed child does not ask
+      twice; ``anchors`` holds the pins it keeps to (None for none), for the policy to put back
+      after each compaction and audit.
     - ``load_model(spec)``: the model of a profile's model string (each string is loaded once
       per run tree and closed by ``SubAgents.aclose``).
     - ``state_dir``: where children's notes files go (``.tinyharness/subagents`` in the
@@ -208,9 +230,10 @@ class SubAgentHost:
 
     tools: Callable[[Path, EventBus], ToolRegistry]
     state_dir: Path
-    context: Callable[[Model, EventBus, ToolRegistry, Path, SQLiteSession | None], ContextPolicy] | None = (
-        None
-    )
+    context: (
+        Callable[[Model, EventBus, ToolRegistry, Path, SQLiteSession | None, Anchors | None], ContextPolicy]
+        | None
+    ) = None
     load_model: Callable[[str], Model] | None = None
 
 
@@ -221,6 +244,7 @@ class _Carve:
     iterations: int
     tokens: int | None
     seconds: float
+    hints: dict[str, str] = field(default_factory=dict)  # what to change for each (AgentConfig)
 
 
 @dataclass
@@ -353,11 +377,28 @@ class SubAgents:
     def _carve(self, parent: Agent, profile: Profile, ledger: _Ledger) -> _Carve:
         """The child's budget: at most the profile's (else the config's) limits, and never more
         than the parent has left once its other running children hold theirs."""
+        # Each limit names, for the stop message, what a person changes to raise it: the
+        # profile's setting, the sub-agents' default, or the parent's own limit when what the
+        # parent had left was less.
+        kind = f"sub-agent kind {profile.name!r}"
+        hints: dict[str, str] = {}
         iterations_left = parent.config.max_iterations - parent.iterations - ledger.iterations
-        iterations = min(profile.max_iterations or self.config.max_iterations, iterations_left)
+        if profile.max_iterations is not None:
+            iterations = profile.max_iterations
+            hints["max_iterations"] = f"the turn limit of {kind}: max_iterations in the config file"
+        else:
+            iterations = self.config.max_iterations
+            hints["max_iterations"] = "the turn limit of one sub-agent: --subagent-iterations"
+        if iterations_left < iterations:
+            iterations = iterations_left
+            hints["max_iterations"] = (
+                "the turns its parent run had left: raise the parent's limit (--max-iterations)"
+            )
         if iterations < 1:
             raise ToolError("no turns left in this run's budget for a sub-agent; finish the work yourself")
         tokens = profile.token_budget
+        if tokens is not None:
+            hints["token_budget"] = f"the token budget of {kind}: token_budget in the config file"
         budget = parent.config.token_budget
         if budget is not None:
             left = budget - parent.billed.total - ledger.tokens
@@ -366,13 +407,26 @@ class SubAgents:
                 raise ToolError(
                     "no tokens left in this run's budget for a sub-agent; finish the work yourself"
                 )
-            tokens = min(tokens, share) if tokens is not None else share
-        seconds = profile.time_limit or self.config.time_limit
+            if tokens is None or share < tokens:
+                tokens = share
+                hints["token_budget"] = (
+                    "its share of the tokens its parent run had left: raise the parent's budget "
+                    "(--token-budget)"
+                )
+        if profile.time_limit is not None:
+            seconds = profile.time_limit
+            hints["time_limit"] = f"the time limit of {kind}: time_limit in the config file"
+        else:
+            seconds = self.config.time_limit
+            hints["time_limit"] = "the time limit of one sub-agent; a kind's time_limit in the config file"
         if parent.deadline is not None:
-            seconds = min(seconds, parent.deadline - time.monotonic())
-            if seconds <= 0:
+            left_seconds = parent.deadline - time.monotonic()
+            if left_seconds <= 0:
                 raise ToolError("no time left in this run's budget for a sub-agent")
-        return _Carve(iterations, tokens, seconds)
+            if left_seconds < seconds:
+                seconds = left_seconds
+                hints["time_limit"] = "the time its parent run had left: raise the parent's --time-limit"
+        return _Carve(iterations, tokens, seconds, hints)
 
     def _model(self, parent: Agent, profile: Profile, label: str) -> Model:
         model = parent.model
@@ -410,8 +464,11 @@ class SubAgents:
             notes = self.host.state_dir / folder / "NOTES.md"
             registry = self._registry(parent, names, notes, events)
             model = self._model(parent, profile, call.id)
+            pins = _inherited_pins(parent, profile)
             context = (
-                self.host.context(model, events, registry, notes, session) if self.host.context else None
+                self.host.context(model, events, registry, notes, session, pins)
+                if self.host.context
+                else None
             )
             child = Agent(
                 model,
@@ -423,10 +480,12 @@ class SubAgents:
                     max_output_tokens=parent.config.max_output_tokens,
                     trace=parent.config.trace,
                     time_limit=carve.seconds,
+                    limit_hints=carve.hints,
                 ),
                 context=context,
                 events=events,
                 checkpoint=session,
+                anchors=pins,
             )
             resume = saved is not None and bool(saved.messages)
             start = start_point(saved, session.name if session is not None else "", resume=resume)
@@ -550,6 +609,14 @@ class SubAgents:
                 errors.append(exc)
         if errors:
             raise errors[0]
+
+
+def _inherited_pins(parent: Agent, profile: Profile) -> Anchors | None:
+    """The child's own copy of its parent's pins (the pins the parent holds when the child
+    starts; the child has no pin tool of its own unless given one); None for none."""
+    if not profile.pins or parent.anchors is None or not parent.anchors.pins:
+        return None
+    return Anchors(pins=parent.anchors.pins)
 
 
 def _is_read_only(tool: Tool | None) -> bool:

@@ -35,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Literal
 
-from ..messages import Message
+from ..messages import Message, Snapshot, frozen
 from ..models.base import ModelRequest, ModelResponse, ToolSpec, Usage
 from .prefix import identical_prefix
 from .tokens import CachedCounter, CalibratedCounter, TokenCounter, count_tools
@@ -78,7 +78,7 @@ class Accountant:
         self._usage: Usage | None = None  # last agent response's usage, None after a reset
         # The last calibrated request's messages and their raw estimate, reused for the leading
         # messages of the next request that are the same objects.
-        self._request: tuple[Message, ...] = ()
+        self._request: tuple[Message, ...] | Snapshot = ()
         self._request_raw = 0
         self.cumulative = 0
         self.agent_calls = 0
@@ -229,7 +229,7 @@ class Accountant:
         """``raw.count_messages(messages)``, counting only what changed since the last call:
         the previous total, minus the messages after the common identity prefix, plus the new
         ones (each count is cached per message and never changes)."""
-        current = tuple(messages)
+        current = frozen(messages)
         keep = identical_prefix(self._request, current)
         raw = self._request_raw
         if keep < len(self._request):

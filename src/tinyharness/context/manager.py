@@ -134,6 +134,7 @@ class ContextManager:
         self._last_tokens = 0  # the count at the last prepare, and how much it grew since
         self._growth = 0
         self._forced_target: int | None = None  # set while the user asks for a compaction
+        self._ctx: tuple[tuple[object, ...], StepContext] | None = None  # see _step_context
 
     # --- the seam -----------------------------------------------------------------------------
 
@@ -301,6 +302,17 @@ class ContextManager:
         return int(self.trigger.threshold * TARGET_SHARE)
 
     def _step_context(self, system: str, call_model: ModelCaller) -> StepContext:
+        """The steps' context; the same object while nothing it is made of changed (offload's
+        check of fresh output asks for it every turn)."""
+        key: tuple[object, ...] = (system, call_model, self.config, self._forced_target)
+        key += (self.trigger, self.model_window, self.spill)
+        if self._ctx is not None and self._ctx[0] == key:
+            return self._ctx[1]
+        ctx = self._new_step_context(system, call_model)
+        self._ctx = (key, ctx)
+        return ctx
+
+    def _new_step_context(self, system: str, call_model: ModelCaller) -> StepContext:
         threshold = self.trigger.threshold
         return StepContext(
             system=system,

@@ -15,12 +15,15 @@ from collections.abc import Sequence
 from itertools import compress, count
 from operator import is_not
 
-from ..messages import Message, known_prefix, message_to_dict
+from ..messages import Message, Snapshot, frozen, known_prefix, message_to_dict
+
+# ``json.dumps(value, ensure_ascii=False, default=str)``, without building an encoder per call.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
 
 
 class PrefixTracker:
     def __init__(self) -> None:
-        self._previous: tuple[str, tuple[Message, ...]] | None = None
+        self._previous: tuple[str, tuple[Message, ...] | Snapshot] | None = None
         self._previous_body = 0  # serialized size of the previous request's messages
         self._sizes: dict[int, tuple[Message, str]] = {}
         self.last_share: float | None = None
@@ -30,7 +33,7 @@ class PrefixTracker:
         hit = self._sizes.get(id(message))
         if hit is not None and hit[0] is message:
             return hit[1]
-        text = json.dumps(message_to_dict(message), ensure_ascii=False, default=str)
+        text = _ENCODER.encode(message_to_dict(message))
         self._sizes[id(message)] = (message, text)
         return text
 
@@ -44,7 +47,7 @@ class PrefixTracker:
         Incremental: the leading messages that are the very objects of the previous request
         keep their sizes (the previous total minus the part that left), so a turn that only
         appended costs the new messages; a rewritten list (compaction) costs what changed."""
-        current = tuple(messages)
+        current = frozen(messages)
         old_system, old = self._previous if self._previous is not None else ("", ())
         keep = identical_prefix(old, current)
         kept = self._previous_body - self._size(old[keep:])  # == size of current[:keep]
@@ -101,12 +104,13 @@ def identical_prefix(old: Sequence[object], new: Sequence[object]) -> int:
         keep = limit
     else:
         keep = next(compress(count(), map(is_not, old, new)))
-    if type(old) is tuple and type(new) is tuple:
+    if type(old) in _IMMUTABLE and type(new) in _IMMUTABLE:
         _last_walk = (old, new, keep)
     return keep
 
 
 _last_walk: tuple[object, object, int] = ((), (), 0)
+_IMMUTABLE = (tuple, Snapshot)
 
 
 def _common(a: str, b: str) -> int:

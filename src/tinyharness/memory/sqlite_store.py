@@ -1,6 +1,7 @@
 """The embedded memory store: one SQLite file in WAL mode, FTS5 full-text plus vectors.
 
-Vectors are float32 blobs searched exactly with numpy (``VectorIndex``); the index is built once
+Vectors are float32 blobs searched exactly in memory (``VectorIndex``: an int8 pass with an error
+bound, then float32 for the few rows that can make the top k); the index is built once
 per process and then follows the table incrementally: every write stamps its rows with a rising
 ``seq``, and before a search the store reads the rows whose ``seq`` is newer than what it has seen
 (one indexed ``MAX(seq)`` when nothing changed), so writes by other processes show up too.
@@ -296,14 +297,13 @@ class SQLiteStore(SQLStoreBase):
         terms, all_common = self._useful_terms(query_terms(query))
         if not terms:
             return []
-        where, params = self._scope_sql(scope, prefix="m.")
-        where.append("m.status = 'current'")
+        where, params = self._scope_where(db, scope)
         # highlight() marks the query terms found in the content column: counting them costs no
         # extra query (a MATCH per term on the content column was 1.7x slower at 100k memories).
         sql = (
-            "SELECT m.rowid, bm25(memory_fts, 1.0, ?), highlight(memory_fts, 0, char(1), char(2)) "
-            "FROM memory_fts JOIN memories m ON m.rowid = memory_fts.rowid WHERE memory_fts MATCH ? "
-            f"AND memory_fts.rowid >= ? AND {' AND '.join(where)} ORDER BY bm25(memory_fts, 1.0, ?) LIMIT ?"
+            "SELECT memory_fts.rowid, bm25(memory_fts, 1.0, ?), highlight(memory_fts, 0, char(1), char(2)) "
+            f"FROM memory_fts{self._JOIN if where else ''} WHERE memory_fts MATCH ? AND memory_fts.rowid >= ?"
+            f"{''.join(' AND ' + w for w in where)} ORDER BY bm25(memory_fts, 1.0, ?) LIMIT ?"
         )
         # Only common terms: memories holding all of them (else any), newest MAX_TERM_ROWS only.
         # Pairs of kept terms side by side in the question are searched as phrases too: BM25 scores
@@ -324,15 +324,40 @@ class SQLiteStore(SQLStoreBase):
                 return [row[0] for row, _ in ranked]
         return []
 
-    @staticmethod
-    def _newest_floor(db: sqlite3.Connection, match: str, where: list[str], params: list[str]) -> int:
-        """The smallest rowid among the newest MAX_TERM_ROWS memories in scope that ``match``."""
+    _JOIN = " JOIN memories m ON m.rowid = memory_fts.rowid"
+
+    def _scope_where(self, db: sqlite3.Connection, scope: Scope) -> tuple[list[str], list[str]]:
+        """The conditions (on ``memories m``) that keep a full-text match in ``scope``; none when
+        every current memory is in it. Why: the full-text table holds exactly the current
+        memories, so then no match needs its row looked up (one lookup per match was most of the
+        cost of a search of common words at 100k memories). Whether any current memory lies
+        outside the scope is a few probes of the scope index, when the scope's fields are a
+        prefix of the index's (user, then agent, then session); otherwise the conditions stay."""
+        where, params = self._scope_sql(scope, prefix="m.")
+        values = [scope.user, scope.agent, scope.session]
+        given = [value is not None for value in values]
+        if not where or given != sorted(given, reverse=True):
+            return ([*where, "m.status = 'current'"] if where else []), params
+        probes: list[str] = []
+        probe_params: list[str] = []
+        for depth, column in enumerate(("user_id", "agent_id", "session_id")[: len(params)]):
+            prefix = [f"{c} = ?" for c in ("user_id", "agent_id", "session_id")[:depth]]
+            for op in ("<", ">"):
+                condition = " AND ".join([*prefix, f"{column} {op} ?", "status = 'current'"])
+                probes.append(f"EXISTS (SELECT 1 FROM memories WHERE {condition})")
+                probe_params += [*params[:depth], params[depth]]
+        outside = db.execute(f"SELECT {' OR '.join(probes)}", probe_params).fetchone()[0]
+        return ([*where, "m.status = 'current'"], params) if outside else ([], [])
+
+    def _newest_floor(self, db: sqlite3.Connection, match: str, where: list[str], params: list[str]) -> int:
+        """The smallest rowid among the newest MAX_TERM_ROWS memories in scope that ``match``
+        (``where``, ``params``: from ``_scope_where``)."""
         row = db.execute(
-            "SELECT m.rowid FROM memory_fts JOIN memories m ON m.rowid = memory_fts.rowid "
+            f"SELECT memory_fts.rowid FROM memory_fts{self._JOIN if where else ''} "
             # ORDER BY memory_fts.rowid (the same as m.rowid): FTS5 walks its doclist in that order
             # and stops at the offset; ordered by m.rowid, every match was sorted first (2.2x slower
             # at 100k memories).
-            f"WHERE memory_fts MATCH ? AND {' AND '.join(where)} "
+            f"WHERE memory_fts MATCH ?{''.join(' AND ' + w for w in where)} "
             "ORDER BY memory_fts.rowid DESC LIMIT 1 OFFSET ?",
             [match, *params, MAX_TERM_ROWS - 1],
         ).fetchone()

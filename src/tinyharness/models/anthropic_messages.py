@@ -96,18 +96,12 @@ class AnthropicModel:
         """Text deltas as the API sends them (``messages.stream``), then the same ModelResponse
         as ``complete``. In JSON tool mode the deltas are the final answer as it decodes."""
         params, finish = self._prepare(request)
-        raw, shown = "", ""
+        shown = json_mode.AnswerStream(self.tool_mode)
         try:
             async with self._client.messages.stream(**params) as events:
                 async for delta in events.text_stream:
-                    if self.tool_mode != "json":
-                        yield delta
-                        continue
-                    raw += delta
-                    answer = json_mode.final_so_far(raw)
-                    if answer is not None and answer.startswith(shown) and len(answer) > len(shown):
-                        yield answer[len(shown) :]
-                        shown = answer
+                    if text := shown.feed(delta):
+                        yield text
                 wire = await events.get_final_message()
         except anthropic.APIError as exc:
             raise map_sdk_error(exc, provider="anthropic", base_url=self.base_url) from exc

@@ -228,6 +228,7 @@ def history_as_text(messages: Sequence[Message]) -> tuple[Message, ...]:
     converted: list[Message] = []
     for message in messages:
         parts: list[str] = []
+        hint_at = -1  # the hint follows the last result, before the harness's words after it
         for block in message.content:
             if isinstance(block, TextBlock):
                 if block.text:
@@ -239,8 +240,12 @@ def history_as_text(messages: Sequence[Message]) -> tuple[Message, ...]:
                 name = tool_names.get(block.tool_use_id, "tool")
                 flag = " (error)" if block.is_error else ""
                 parts.append(f"Result of {name} ({block.tool_use_id}){flag}:\n{block.content}")
-        if parts and any(isinstance(b, ToolResultBlock) for b in message.content):
-            parts.append(NEXT_ACTION_HINT)  # on every result message, so the prefix stays stable
+                hint_at = len(parts)
+        if hint_at >= 0:
+            # On every result message, so the prefix stays stable; before what the harness adds
+            # after the results (a nudge, the answer prompt ending with the task's words), so
+            # those words are the last the model reads before its action.
+            parts.insert(hint_at, NEXT_ACTION_HINT)
         if parts:
             converted.append(Message(message.role, (TextBlock("\n\n".join(parts)),)))
     return tuple(converted)
@@ -365,6 +370,29 @@ def final_so_far(text: str) -> str | None:
     """The final answer decoded so far from a streaming ``{"final": "...`` reply, or None while
     the reply is not (yet) a final answer; what a UI shows token by token in JSON mode."""
     return _partial_final(text)
+
+
+class AnswerStream:
+    """What a streaming adapter shows of its reply's text deltas: every delta as it comes in
+    native mode; in JSON mode only the final answer's new text as it decodes (an action that
+    calls a tool shows nothing). Both wire adapters stream through it."""
+
+    def __init__(self, tool_mode: ToolMode) -> None:
+        self._json = tool_mode == "json"
+        self._raw = ""
+        self._shown = ""
+
+    def feed(self, delta: str) -> str:
+        """The text to show for ``delta``; empty when there is nothing new to show."""
+        if not self._json:
+            return delta
+        self._raw += delta
+        answer = final_so_far(self._raw)
+        # A decode that no longer extends what was shown (a trimmed escape) waits for more.
+        if answer is None or not answer.startswith(self._shown) or len(answer) <= len(self._shown):
+            return ""
+        new, self._shown = answer[len(self._shown) :], answer
+        return new
 
 
 def _partial_final(text: str) -> str | None:

@@ -107,22 +107,14 @@ class OpenAIChatModel:
         params["stream"] = True
         params["stream_options"] = {"include_usage": True}
         state: ChatCompletionStreamState[Any] = ChatCompletionStreamState()
-        raw, shown = "", ""
+        shown = json_mode.AnswerStream(self.tool_mode)
         try:
             chunks = await self._client.chat.completions.create(**params)
             async for chunk in chunks:
                 state.handle_chunk(chunk)
                 delta = chunk.choices[0].delta.content if chunk.choices else None
-                if not delta:
-                    continue
-                if self.tool_mode != "json":
-                    yield delta
-                    continue
-                raw += delta
-                answer = json_mode.final_so_far(raw)
-                if answer is not None and answer.startswith(shown) and len(answer) > len(shown):
-                    yield answer[len(shown) :]
-                    shown = answer
+                if delta and (text := shown.feed(delta)):
+                    yield text
         except openai.APIError as exc:
             raise map_sdk_error(exc, provider="openai", base_url=self.base_url) from exc
         # The snapshot, not get_final_completion(): that one parses the content and raises on a

@@ -1,9 +1,8 @@
 """Which typed row an event adds: one table of columns per event type, instead of one
 hand-written INSERT per type. Pure: no database here.
 
-Every string value passes through the redactor (the event body is redacted already; the typed
-columns are cut from the redacted body and redacted once more, in case a value was not a string
-in the event and became one here).
+Every string value has passed through the redactor: the typed columns are cut from the
+redacted body, and a value that was not a string there is redacted once it becomes one here.
 
 May import ``redact``.
 """
@@ -29,7 +28,12 @@ def as_num(value: Any) -> float | None:
 
 
 def as_text(value: Any) -> str | None:
-    return None if value is None else redact(value if isinstance(value, str) else str(value))
+    """A value of a redacted event as text: a string is returned as it is (it was redacted with
+    the body, and ``redact`` is idempotent: a second pass, about 100 µs a string, changes
+    nothing); any other value is redacted once it is text."""
+    if value is None or isinstance(value, str):
+        return value
+    return redact(str(value))
 
 
 def _int(key: str) -> Column:

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
-from ..events import Event, redacted_json
+from ..events import Event, redacted_event, redacted_json
 from .base import Checkpoint, RunLogError, RunNotFound, RunSummary
 from .rows import as_int, as_num, as_text, run_start_fields, tool_result_values, typed_row
 
@@ -75,6 +75,7 @@ class SQLRunLog:
         self.session = session
         self._lock = threading.RLock()
         self._last_call: dict[str, int] = {}
+        self._runs: set[str] = set()  # runs whose row this log has written or seen
 
     def close(self) -> None:
         with self._lock:
@@ -95,8 +96,7 @@ class SQLRunLog:
         """Store one event and its typed row, committed before returning."""
         run_id = str(event.get("run_id", ""))
         try:
-            body = redacted_json(event)
-            stored: dict[str, Any] = json.loads(body)
+            body, stored = redacted_event(event)
             with self._lock, self._transaction():
                 self._db.execute(
                     "INSERT INTO events (run_id, seq, type, ts, body) VALUES (?, ?, ?, ?, ?)",
@@ -109,22 +109,26 @@ class SQLRunLog:
                     ),
                 )
                 self._write_typed(run_id, stored)
+            self._runs.add(run_id)  # its row is committed
         except self._db.errors as exc:
             raise RunLogError(f"cannot write to run log {self.where}: {exc}") from None
 
     def _write_typed(self, run_id: str, e: dict[str, Any]) -> None:
-        self._db.execute(
-            """INSERT INTO runs (id, started, session, parent_run_id, depth) VALUES (?, ?, ?, ?, ?)
-               ON CONFLICT DO NOTHING""",
-            (
-                run_id,
-                as_num(e.get("ts")),
-                self.session,
-                as_text(e.get("parent_run_id")),
-                as_int(e.get("depth")) or 0,
-            ),
-        )
         kind = e.get("type")
+        # The run's row, made by its first event (rows of runs are never deleted). A run_start
+        # and a log opened mid-run ask the table; later events of a run this log wrote do not.
+        if run_id not in self._runs or kind == "run_start":
+            self._db.execute(
+                """INSERT INTO runs (id, started, session, parent_run_id, depth) VALUES (?, ?, ?, ?, ?)
+                   ON CONFLICT DO NOTHING""",
+                (
+                    run_id,
+                    as_num(e.get("ts")),
+                    self.session,
+                    as_text(e.get("parent_run_id")),
+                    as_int(e.get("depth")) or 0,
+                ),
+            )
         if kind == "run_start":
             # A resumed run may start again under its id: it is running again until its next run_end.
             self._db.execute(

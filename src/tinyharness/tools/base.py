@@ -16,6 +16,7 @@ import dataclasses
 import functools
 import inspect
 import json
+import queue
 import re
 import threading
 import types
@@ -373,8 +374,45 @@ def _settle(future: asyncio.Future[Any], output: Any, error: BaseException | Non
         future.set_result(output)
 
 
+class _DaemonWorkers:
+    """Daemon threads that run one tool call at a time and wait for the next when done.
+
+    A tool that hangs keeps its thread (a thread cannot be cancelled) and the process can still
+    exit (daemon). Starting a thread per call cost more than the rest of a turn's bookkeeping:
+    ``Thread.start`` blocks the event loop until the new thread runs, 0.1 to 1 ms on a shared
+    machine. An idle thread takes the next call instead; a new one starts only when none is idle,
+    and at most ``MAX_IDLE`` wait."""
+
+    MAX_IDLE = 4
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[Callable[[], object]] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._idle = 0  # threads waiting for a job, or about to
+
+    def submit(self, job: Callable[[], object]) -> None:
+        with self._lock:
+            start = self._idle == 0
+            if not start:
+                self._idle -= 1
+        self._jobs.put(job)
+        if start:
+            threading.Thread(target=self._serve, name="tool-worker", daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            self._jobs.get()()
+            with self._lock:
+                if self._idle >= self.MAX_IDLE:
+                    return
+                self._idle += 1
+
+
+_WORKERS = _DaemonWorkers()
+
+
 async def _in_daemon_thread(function: Callable[..., Any], args: dict[str, Any]) -> Any:
-    """``function(**args)`` in its own daemon thread, awaited without blocking the loop."""
+    """``function(**args)`` in a daemon thread, awaited without blocking the loop."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[Any] = loop.create_future()
     stop = threading.Event()
@@ -393,8 +431,7 @@ async def _in_daemon_thread(function: Callable[..., Any], args: dict[str, Any]) 
     # The thread runs in a copy of the caller's context, as asyncio.to_thread does (EventBus.hold
     # follows the events a tool emits from its thread).
     context = contextvars.copy_context()
-    name = f"tool-{getattr(function, '__name__', 'call')}"
-    threading.Thread(target=context.run, args=(work,), name=name, daemon=True).start()
+    _WORKERS.submit(functools.partial(context.run, work))
     try:
         return await future
     except asyncio.CancelledError:  # Ctrl-C or a timeout: tell the tool to stop

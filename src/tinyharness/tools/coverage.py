@@ -32,7 +32,7 @@ import ast
 import fnmatch
 import os
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -386,4 +386,9 @@ def guard_note(tool: Tool, plan: FileSetPlan, known: Sequence[str] = ()) -> Tool
         return result
 
     note.__doc__ = write.__doc__
-    return replace(tool, function=note, choices=plan.note_choices)
+    other = tool.choices  # the task focus's, for a task that names its files
+
+    def choices(messages: Sequence[Message]) -> Mapping[str, Sequence[str]]:
+        return plan.note_choices(messages) or (other(messages) if other is not None else {})
+
+    return replace(tool, function=note, choices=choices)

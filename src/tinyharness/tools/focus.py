@@ -14,7 +14,15 @@ So when a task names files of the workspace, the harness plans for it:
   task);
 - ``__call__``: once every named file has been read, a question (a run that cannot write
   files, and a task that does not ask for notes) is answered in the next request, which offers
-  only the final answer. A task that names no file is left to the model.
+  only the final answer;
+- ``symbol_files``: a task that names no file but a symbol ("Which file defines the class
+  Inventory?") is planned the same way from the files that define the symbol, found by the
+  harness as grep would (measured: left to itself, the 0.5B wandered to the iteration limit
+  on 4 of 4 such tasks). A task that names neither is left to the model.
+
+The prompt that asks for the answer ends with the task's own words and no instruction a model
+can continue: the 0.5B copied "... Now give your final answer to the task with final_answer,
+from what you read." into its answers (``history.strip_echo`` removes what is still copied).
 
 May import ``messages``, ``history`` and the file tools' read state; nothing else.
 """
@@ -28,10 +36,13 @@ from collections.abc import Callable, Iterable, Sequence
 from ..history import HARNESS_TEXT_PREFIX
 from ..messages import Message, TextBlock
 
-ANSWER_NOW = (
-    "You have read {files}, the file{s} the task names. Now give your final answer to the task "
-    "with final_answer, from what you read."
-)
+ANSWER_NOW = "[Read: {files}]{found} The task: {task}"
+FOUND = " {symbol} is defined in {where}."
+# Only the files of a workspace this small are searched for a named symbol (at most this many
+# bytes of each): a repository of thousands of files is left to the model's own grep.
+MAX_SYMBOL_SEARCH_FILES = 400
+MAX_SYMBOL_SEARCH_BYTES = 256_000
+MAX_SYMBOL_FILES = 3  # more files define it: the symbol does not point to the answer
 # A task that asks for notes needs the note tool after the reads, not an answer.
 _ASKS_FOR_NOTES = re.compile(r"\bnotes?\b|NOTES\.md", re.IGNORECASE)
 
@@ -64,39 +75,232 @@ def named_files(task: str, files: Iterable[str]) -> list[str]:
     return sorted(found, key=found.__getitem__)
 
 
+def named_symbols(task: str) -> list[str]:
+    """Identifiers the task names, in its order: in backquotes, with an underscore
+    (``apply_discount``, ``MAX_STOCK``), in camelCase, or capitalized after the first word
+    (``Inventory``; kept only where some file defines it, see ``symbol_files``)."""
+    found: list[str] = []
+    for match in _IDENTIFIER.finditer(task):
+        word = match.group(1) or match.group(2)
+        quoted = match.group(1) is not None
+        strong = quoted or "_" in word.strip("_") or _CAMEL.search(word) is not None
+        capital = (
+            word[0].isupper() and match.start() > 0 and not _SENTENCE_START.search(task, 0, match.start())
+        )
+        if (strong or capital) and word not in found:
+            found.append(word)
+    return found
+
+
+_IDENTIFIER = re.compile(r"`([A-Za-z_][\w]*)`|(?<![\w./`-])([A-Za-z_]\w*)(?![\w`]|\.\w)")
+_CAMEL = re.compile(r"[a-z][A-Z]")
+_SENTENCE_START = re.compile(r"(?:^|[.?!:]\s+)\W*$")
+
+
+def definition_pattern(symbol: str) -> re.Pattern[str]:
+    """A line that defines ``symbol``: ``def``/``class`` and their kin in common languages, or
+    an assignment (``NAME = ...``, ``NAME: int = ...``, a TOML or INI key)."""
+    name = re.escape(symbol)
+    keyword = r"(?:async[ \t]+def|def|class|function|func|fn|struct|interface|type|enum|const|let|var)"
+    return re.compile(
+        rf"^[ \t]*(?:export[ \t]+)?{keyword}[ \t]+{name}\b|^[ \t]*{name}[ \t]*(?::[^=\n]*)?=(?!=)",
+        re.MULTILINE,
+    )
+
+
+def symbol_files(
+    symbols: Sequence[str], files: Sequence[str], read_text: Callable[[str], str]
+) -> tuple[str, list[str]]:
+    """The first of ``symbols`` that one to MAX_SYMBOL_FILES of ``files`` define, and those
+    files (``read_text`` gives a file's text, "" when unreadable); ("", []) when none does or
+    the workspace is too big to search."""
+    if not symbols or len(files) > MAX_SYMBOL_SEARCH_FILES:
+        return "", []
+    texts = {path: read_text(path) for path in files}
+    for symbol in symbols:
+        pattern = definition_pattern(symbol)
+        defining = [path for path, text in texts.items() if pattern.search(text)]
+        if 0 < len(defining) <= MAX_SYMBOL_FILES:
+            return symbol, defining
+    return "", []
+
+
 class TaskFocus:
     """The plan above for one run. ``files`` lists the workspace's text files (called when
     needed, the workspace may change); ``read_lines`` says how far a file was read from line 1
-    (the run's read state); ``answer`` is False when the run may change files (an edit needs
-    more than reads, so no answer is forced)."""
+    (the run's read state); ``read_text`` gives a file's text for the symbol search (without
+    it, only named files are planned for); ``answer`` is False when the run may change files
+    (an edit needs more than reads, so no answer is forced)."""
 
     def __init__(
         self,
         files: Callable[[], Iterable[str]],
         read_lines: Callable[[str], int],
         *,
+        read_text: Callable[[str], str] | None = None,
         answer: bool = True,
+        notes_text: Callable[[], str] | None = None,
     ) -> None:
         self.files = files
         self.read_lines = read_lines
+        self.read_text = read_text
         self.answer = answer
-        self._named: tuple[str, list[str]] | None = None
+        # The note lines this run wrote (the built-in tools set it): a notes task's plan.
+        self.notes_text = notes_text
+        self._plan: tuple[str, list[str], str] | None = None  # task, files, symbol they define
+
+    def _planned(self, messages: Sequence[Message]) -> tuple[list[str], str]:
+        task = task_text(messages)
+        if self._plan is None or self._plan[0] != task:
+            self._plan = (task, *self._files_for(task))
+        return self._plan[1], self._plan[2]
+
+    def _files_for(self, task: str) -> tuple[list[str], str]:
+        """The files the task names; else those that define a symbol it names, and the symbol."""
+        if not task:
+            return [], ""
+        files = list(self.files())
+        named = named_files(task, files)
+        if named or self.read_text is None:
+            return named, ""
+        symbol, defining = symbol_files(named_symbols(task), files, self.read_text)
+        return defining, symbol
 
     def named(self, messages: Sequence[Message]) -> list[str]:
-        task = task_text(messages)
-        if self._named is None or self._named[0] != task:
-            self._named = (task, named_files(task, self.files()) if task else [])
-        return self._named[1]
+        """The files the plan reads: named by the task, or defining a symbol it names."""
+        return self._planned(messages)[0]
 
     def unread(self, messages: Sequence[Message]) -> list[str]:
-        """Named files not read yet: read_file's only choices while there are any."""
+        """Planned files not read yet: read_file's only choices while there are any."""
         return [path for path in self.named(messages) if self.read_lines(os.path.normpath(path)) == 0]
 
     def __call__(self, messages: Sequence[Message]) -> str | None:
         """The prompt that asks for the final answer now, or None to let the model go on."""
+        named, symbol = self._planned(messages)
+        task = task_text(messages)
+        if not named or self.unread(messages):
+            return None
+        if _ASKS_FOR_NOTES.search(task):
+            return notes_done_prompt(named, self._unnoted(named))
         if not self.answer:
+            return edit_done_prompt(named, messages)
+        return answer_prompt(task, named, symbol)
+
+    def next_tool(self, messages: Sequence[Message]) -> str | None:
+        """The tool the next request must call: read_file while planned files are unread (the
+        grammar then admits only a read of one of them). Measured with the 0.5B: with the
+        named file only offered, not required, it called write_file before reading the file it
+        was to edit, and list_dir on a named file before reading it. None after a read that
+        failed (a binary file, say), so a file that cannot be read is not asked for forever."""
+        if self.note_path(messages) is not None:
+            return NOTE_TOOL
+        if self.unread(messages):
+            return None if _last_read_failed(messages) else READ_TOOL
+        if self.edit_due(messages):
+            return EDIT_TOOL
+        return None
+
+    def edit_due(self, messages: Sequence[Message]) -> bool:
+        """In a run that may change files and a task that asks for a change: the planned files
+        are read and not all changed yet, so the next request must edit (measured with the
+        0.5B on "In src/shop/pricing.py, change TAX_RATE from 0.2 to 0.25": after the read it
+        called write_file on the file, refused, before any edit)."""
+        named = self.named(messages)
+        task = task_text(messages)
+        if self.answer or not named or not asks_for_change(task):
+            return False
+        changed = changed_files(messages)
+        return not all(os.path.normpath(path) in changed for path in named)
+
+    def note_path(self, messages: Sequence[Message]) -> str | None:
+        """In a task that asks for notes: the first planned file read and not noted yet, which
+        the next request must note (before the next read, so the note is written with that
+        file's text last in view). Measured with the 0.5B on "Read cart.py and pricing.py and
+        write a one-line summary of each into the notes": left free after the reads, it read
+        other files until the iteration limit and wrote no note."""
+        if self.notes_text is None or not _ASKS_FOR_NOTES.search(task_text(messages)):
             return None
         named = self.named(messages)
-        if not named or self.unread(messages) or _ASKS_FOR_NOTES.search(task_text(messages)):
-            return None
-        return ANSWER_NOW.format(files=", ".join(named), s="s" if len(named) > 1 else "")
+        unnoted = self._unnoted(named)
+        return next((p for p in named if p in unnoted and self.read_lines(os.path.normpath(p)) > 0), None)
+
+    def note_choices(self, messages: Sequence[Message]) -> dict[str, list[str]]:
+        """The note tool's ``path``, fixed to the file the plan notes next (else free)."""
+        path = self.note_path(messages)
+        return {"path": [path]} if path is not None else {}
+
+    def _unnoted(self, named: Sequence[str]) -> list[str]:
+        notes = self.notes_text() if self.notes_text is not None else ""
+        noted = {line.partition(":")[0].strip() for line in notes.splitlines()}
+        return [path for path in named if path not in noted]
+
+
+READ_TOOL = "read_file"
+EDIT_TOOL = "edit_file"
+# An imperative to change something; a question ("What does it set?") is not one.
+_CHANGE_VERB = re.compile(
+    r"\b(?:change|set|rename|replace|edit|update|fix|add|remove|delete|insert|modify)\b", re.IGNORECASE
+)
+
+
+def asks_for_change(task: str) -> bool:
+    """Whether ``task`` asks for a change to files: a change verb, and not a question."""
+    return _CHANGE_VERB.search(task) is not None and not task.rstrip().endswith("?")
+
+
+NOTE_TOOL = "note"
+NOTED = "[Noted: {files}]"
+CHANGE_TOOLS = ("edit_file", "write_file")
+# After a change or the notes, no task words: the 0.5B answered both with "The task: ..." copied.
+EDITED = "[Changed: {files}]"
+
+
+def _last_read_failed(messages: Sequence[Message]) -> bool:
+    if len(messages) < 2 or not messages[-1].tool_results:
+        return False
+    calls = {call.id: call.name for call in messages[-2].tool_uses}
+    return any(r.is_error and calls.get(r.tool_use_id) == READ_TOOL for r in messages[-1].tool_results)
+
+
+def changed_files(messages: Sequence[Message]) -> set[str]:
+    """Files an edit_file or write_file call of ``messages`` changed (its result no error)."""
+    failed = {r.tool_use_id for m in messages for r in m.tool_results if r.is_error}
+    answered = {r.tool_use_id for m in messages for r in m.tool_results}
+    return {
+        os.path.normpath(call.input["path"])
+        for m in messages
+        for call in m.tool_uses
+        if call.name in CHANGE_TOOLS
+        and call.id in answered
+        and call.id not in failed
+        and isinstance(call.input, dict)
+        and isinstance(call.input.get("path"), str)
+    }
+
+
+def notes_done_prompt(named: Sequence[str], unnoted: Sequence[str]) -> str | None:
+    """In a task that asks for notes: once every planned file is noted, the answer is asked for
+    (the notes are the task's result; a small model goes on reading other files otherwise)."""
+    if unnoted:
+        return None
+    return NOTED.format(files=", ".join(named))
+
+
+def edit_done_prompt(named: Sequence[str], messages: Sequence[Message]) -> str | None:
+    """In a run that may change files: once every named file was changed, the answer is asked
+    for: a small model cannot tell when it is done (measured with the 0.5B: after its change it
+    went on calling tools until the iteration limit). A task whose change spans files it does
+    not name may end before those, a trade made for the small models this plan is for."""
+    changed = changed_files(messages)
+    if not all(os.path.normpath(path) in changed for path in named):
+        return None
+    return EDITED.format(files=", ".join(named))
+
+
+def answer_prompt(task: str, files: Sequence[str], symbol: str = "") -> str:
+    """What asks for the answer: the files read, where the symbol is defined, then the task's
+    own words last, so the answer answers them (no instruction to copy; the request's grammar
+    already allows only the final answer)."""
+    where = ", ".join(files)
+    found = FOUND.format(symbol=symbol, where=where) if symbol else ""
+    return ANSWER_NOW.format(files=where, found=found, task=" ".join(task.split()))
