@@ -240,6 +240,7 @@ class ScaleRow:
     text_ms: float = float("nan")  # p50 of the full-text ranking alone
     vector_ms: float = float("nan")  # p50 of the vector ranking alone
     vector_recall: float = float("nan")  # its top VECTOR_DEPTH against the exact float32 scan
+    float32_ms: float = float("nan")  # p50 of SQLite's vector half as a plain float32 numpy scan
 
 
 VECTOR_DEPTH = 40  # what a top-5 search asks of the vector ranking (the store's candidates)
@@ -254,13 +255,15 @@ def exact_top(vectors: Vectors, query: Vectors, k: int) -> list[int]:
 
 def ranking_parts(
     store: MemoryStore, query: str, scope: Scope, vector: Vectors, key_of: dict[str, int]
-) -> tuple[float, float, list[int]]:
+) -> tuple[float, float, float, list[int]]:
     """ms of the store's full-text ranking and of its vector ranking for one search (the two
-    halves ``search`` fuses), and the vector ranking as positions in the bench's vectors. Reads
-    the SQL stores' ranking steps directly: a benchmark's look inside, not public API."""
+    halves ``search`` fuses), ms of SQLite's vector half done the plain way (one float32 numpy
+    scan of the same index, side by side with the int8 pass), and the vector ranking as positions
+    in the bench's vectors. Reads the SQL stores' ranking steps directly: a benchmark's look
+    inside, not public API."""
     read = getattr(store, "_read", None)
     if read is None:
-        return float("nan"), float("nan"), []
+        return float("nan"), float("nan"), float("nan"), []
     with read() as handle:
         began = time.perf_counter()
         store._text_ranking(handle, query, scope, VECTOR_DEPTH)  # type: ignore[attr-defined]
@@ -268,7 +271,16 @@ def ranking_parts(
         began = time.perf_counter()
         found = store._vector_ranking(handle, vector, scope, VECTOR_DEPTH)  # type: ignore[attr-defined]
         vector_ms = (time.perf_counter() - began) * 1000
-    return text_ms, vector_ms, [key_of[str(key)] for key, _ in found if str(key) in key_of]
+        plain_ms = float("nan")
+        index = getattr(store, "_index", None)
+        if index is not None:
+            pass_below, index.exact_below = index.exact_below, 2**62  # the float32 scan for every size
+            began = time.perf_counter()
+            plain = index.search(vector, scope, VECTOR_DEPTH)
+            plain_ms = (time.perf_counter() - began) * 1000
+            index.exact_below = pass_below
+            assert [key for key, _ in plain] == [key for key, _ in found] or len(plain) == len(found)
+    return text_ms, vector_ms, plain_ms, [key_of[str(key)] for key, _ in found if str(key) in key_of]
 
 
 def bench_scale(
@@ -302,13 +314,14 @@ def bench_scale(
             steady = sorted(timings[1:])
             # The two halves apart, and the vector half's recall against the exact scan, on a sample.
             key_of = ranking_keys(store, ids)
-            text_parts, vector_parts, recalls = [], [], []
+            text_parts, vector_parts, plain_parts, recalls = [], [], [], []
             for i in range(min(queries, 50)):
-                text_ms, vector_ms, found = ranking_parts(
+                text_ms, vector_ms, plain_ms, found = ranking_parts(
                     store, " ".join(query_words[i]), scope, query_vectors[i], key_of
                 )
                 text_parts.append(text_ms)
                 vector_parts.append(vector_ms)
+                plain_parts.append(plain_ms)
                 exact = exact_top(vectors, query_vectors[i], VECTOR_DEPTH)
                 recalls.append(len(set(found) & set(exact)) / len(exact))
             rows.append(
@@ -323,6 +336,7 @@ def bench_scale(
                     statistics.median(text_parts),
                     statistics.median(vector_parts),
                     statistics.mean(recalls) if key_of else float("nan"),
+                    statistics.median(plain_parts),
                 )
             )
             dispose(store)
@@ -696,14 +710,17 @@ def bench_rerank(
     questions: int,
     models: Sequence[str],
     depth: int = 20,
+    minutes: float | None = None,
 ) -> list[tuple[str, float, float, float, int]]:
-    """Recall@5 of a sample of ``questions`` questions of the tuning half, the store alone and
-    then each of ``models`` (model strings, e.g. ``local:qwen2.5-coder-0.5b``) reordering the
-    store's top ``depth`` (``ModelReranker``, what ``memory search --rerank`` runs), with the wall
-    time per question; rows (method, recall@5, ms per query, model tokens per query, n)."""
+    """Recall@5 of a sample of ``questions`` questions of the check half (dialogues the ranking
+    was not tuned on), the store alone and each of ``models`` (model strings, e.g.
+    ``local:qwen2.5-coder-0.5b``) reordering the store's top ``depth`` (``ModelReranker``, what
+    ``memory search --rerank`` runs) in one request per question, with the wall time and model
+    tokens per question. Both are measured on the same questions: a run stopped by ``minutes``
+    reports the questions it finished. Rows (method, recall@5, ms per query, tokens per query, n)."""
     import asyncio
 
-    from tinyharness.memory.rerank import ModelReranker
+    from tinyharness.memory.rerank import ModelReranker, chosen_numbers
     from tinyharness.models.factory import load_model
     from tinyharness.models.local import local_model
 
@@ -711,49 +728,83 @@ def bench_rerank(
     cached = DiskCachedEmbedder(embedder) if embedder else None
     store = SQLiteStore(tmp / "rerank.db", embedder=cached, vector_model="rerank")
     asked: list[tuple[str, Question]] = []
-    for sample in load_locomo(path)[TUNE.start : TUNE.stop]:
+    for number, sample in enumerate(load_locomo(path)):
         lines = chat_lines(sample, photos=False)
         file = tmp / f"rerank-{sample['sample_id']}.jsonl"
         file.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-        import_file(store, file)
-        asked += [
-            (str(sample["sample_id"]), q) for q in locomo_questions(sample, {line["id"] for line in lines})
-        ]
+        import_file(store, file)  # every dialogue in the store, as in the recall part
+        if number in CHECK:
+            known = {line["id"] for line in lines}
+            asked += [(str(sample["sample_id"]), q) for q in locomo_questions(sample, known)]
     asked = asked[:: max(1, len(asked) // questions)][:questions]
     rows: list[tuple[str, float, float, float, int]] = []
 
-    def measure(method: str, reranker: ModelReranker | None, tokens: list[int]) -> None:
-        total, started = 0.0, time.perf_counter()
-        for number, (sample_id, question) in enumerate(asked, 1):
-            hits = store.search(question.text, Scope(sample_id), limit=depth if reranker else 5)
-            if reranker is not None:
-                hits = loop.run_until_complete(reranker.rerank(question.text, hits, 5))
-            got = {source for hit in hits[:5] for source in hit.item.source_ids}
-            total += len(got & question.gold) / len(question.gold)
-            print(f"\r  ... {method}: {number}/{len(asked)}", end="", file=sys.stderr, flush=True)
-        print(file=sys.stderr)
-        elapsed = (time.perf_counter() - started) * 1000 / len(asked)
-        rows.append((method, total / len(asked), elapsed, tokens[0] / len(asked), len(asked)))
+    def recall_of(hits: Sequence[Any], question: Question) -> float:
+        got = {source for hit in hits[:5] for source in hit.item.source_ids}
+        return len(got & question.gold) / len(question.gold)
 
     loop = asyncio.new_event_loop()
     try:
-        measure("store", None, [0])
         for spec in models:
             kind, _, name = spec.partition(":")
             # A local server may load slowly on a busy machine: give it time (not timed below).
             model = local_model(name or None, startup_timeout=900) if kind == "local" else load_model(spec)
             tokens = [0]
 
-            async def counted(request: Any, model: Any = model, tokens: list[int] = tokens) -> Any:
+            answers: list[str] = []
+
+            async def counted(
+                request: Any, model: Any = model, tokens: list[int] = tokens, answers: list[str] = answers
+            ) -> Any:
                 response = await model.complete(request)
                 tokens[0] += response.usage.total
+                answers.append(response.message.text)
                 return response
 
+            reranker = ModelReranker(counted, depth=depth)
+            plain = reranked = 0.0
+            store_ms = model_ms = 0.0
+            done = changed = unreadable = 0
+            deadline = None if minutes is None else time.monotonic() + minutes * 60
             try:
                 loop.run_until_complete(counted_warmup(model))
-                measure(f"store + {spec} top {depth}", ModelReranker(counted, depth=depth), tokens)
+                for sample_id, question in asked:
+                    if deadline is not None and time.monotonic() > deadline:
+                        break
+                    began = time.perf_counter()
+                    hits = store.search(question.text, Scope(sample_id), limit=depth)
+                    searched = time.perf_counter()
+                    ordered = loop.run_until_complete(reranker.rerank(question.text, hits, 5))
+                    store_ms += (searched - began) * 1000
+                    model_ms += (time.perf_counter() - searched) * 1000
+                    plain += recall_of(hits, question)
+                    reranked += recall_of(ordered, question)
+                    done += 1
+                    # How often the model's answer was unreadable (the store's order kept) and how
+                    # often it changed which memories make the top 5.
+                    unreadable += not chosen_numbers(answers[-1], min(depth, len(hits)))
+                    changed += {h.item.id for h in hits[:5]} != {h.item.id for h in ordered[:5]}
+                    print(
+                        f"  ... {spec}: {done}/{len(asked)} store {plain / done:.3f} "
+                        f"reranked {reranked / done:.3f}, {model_ms / done / 1000:.0f} s/question, "
+                        f"top 5 changed {changed}, unreadable {unreadable}, answer {answers[-1][:80]!r}",
+                        file=sys.stderr,
+                        flush=True,
+                    )
             finally:
                 loop.run_until_complete(model.aclose())
+            if done:
+                rows.append(("store alone", plain / done, store_ms / done, 0.0, done))
+                print(f"  {spec}: top 5 changed in {changed} of {done}, unreadable answers {unreadable}")
+                rows.append(
+                    (
+                        f"store + {spec} top {depth}",
+                        reranked / done,
+                        (store_ms + model_ms) / done,
+                        tokens[0] / done,
+                        done,
+                    )
+                )
     finally:
         loop.close()
         store.close()
@@ -883,6 +934,9 @@ def main(argv: Sequence[str] | None = None) -> str:
     )
     parser.add_argument("--rerank-questions", type=int, default=60, help="questions the rerank part asks")
     parser.add_argument(
+        "--rerank-minutes", type=float, help="stop the rerank part after this long (reports what it finished)"
+    )
+    parser.add_argument(
         "--rerank-models",
         default="local:qwen2.5-coder-0.5b",
         help="comma list of model strings the rerank part measures (default local:qwen2.5-coder-0.5b)",
@@ -904,20 +958,21 @@ def main(argv: Sequence[str] | None = None) -> str:
             say("## scale: bulk ingest, then hybrid search (text + 384-d vector, top 5)")
             say(
                 f"{'backend':10} {'memories':>9} {'vectors':>9} {'ingest/s':>9} {'p50 ms':>8} {'p95 ms':>8}"
-                f" {'first ms':>9} {'text ms':>8} {'vector ms':>10} {'vec recall':>11}"
+                f" {'first ms':>9} {'text ms':>8} {'vector ms':>10} {'vec recall':>11} {'f32 scan ms':>12}"
             )
             kinds = args.vectors.split(",")
             for r in bench_scale(openers, sizes, queries=50 if args.small else 200, kinds=kinds):
                 say(
                     f"{r.backend:10} {r.n:9d} {r.vectors:>9} {r.ingest_per_s:9.0f} "
                     f"{r.p50_ms:8.2f} {r.p95_ms:8.2f} {r.first_ms:9.1f}"
-                    f" {r.text_ms:8.2f} {r.vector_ms:10.2f} {r.vector_recall:11.3f}"
+                    f" {r.text_ms:8.2f} {r.vector_ms:10.2f} {r.vector_recall:11.3f} {r.float32_ms:12.2f}"
                 )
             say(
                 f"text ms, vector ms: p50 of each half of a search alone; vec recall: the vector "
                 f"half's top {VECTOR_DEPTH} against an exact float32 scan of the same vectors; "
                 "vectors: random unit vectors, or clustered like a sentence embedder's (one shared "
-                f"direction, {TOPICS} topics)"
+                f"direction, {TOPICS} topics); f32 scan ms: SQLite's vector half as one plain float32 "
+                "numpy scan of the same index (what it was before the int8 pass), same queries"
             )
             say()
         if "locomo" in parts:
@@ -938,13 +993,18 @@ def main(argv: Sequence[str] | None = None) -> str:
             say()
         if "rerank" in parts:
             locomo = Path(args.locomo) if args.locomo else LOCOMO
-            say("## reranking the top 20 with a chat model (LoCoMo tuning half, a sample of questions)")
+            say("## reranking the top 20 with a chat model (LoCoMo check half, a sample of questions)")
             if not locomo.exists():
                 say("skipped: no LoCoMo file")
             else:
                 say(f"{'method':44} {'recall@5':>9} {'ms/query':>9} {'tokens/query':>13} {'questions':>10}")
                 for method, value, ms, tokens, count in bench_rerank(
-                    embedders, locomo, Path(tmp), args.rerank_questions, args.rerank_models.split(",")
+                    embedders,
+                    locomo,
+                    Path(tmp),
+                    args.rerank_questions,
+                    args.rerank_models.split(","),
+                    minutes=args.rerank_minutes,
                 ):
                     say(f"{method:44} {value:9.3f} {ms:9.0f} {tokens:13.0f} {count:10d}")
             say()

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory_conftest import *  # noqa: F403 - fixtures memory_store, memory_backend
-from memory_conftest import memory_open
+from memory_conftest import memory_open, memory_pg_url
 from tinyharness.memory import MemoryNotFound, Scope, SQLiteStore, content_hash, open_store
 from tinyharness.memory.base import MemoryStore
 from tinyharness.memory.sqlite_store import marked_terms
@@ -510,3 +510,33 @@ def test_full_text_scope_filter_when_one_scope_holds_every_memory(memory_store: 
     assert {h.item.id for h in memory_store.search("quokka", Scope("u1"))} == {own.id, other_agent.id}
     assert [h.item.id for h in memory_store.search("quokka", Scope(agent="a2"))] == [other_agent.id]
     assert memory_store.search("quokka", Scope("u2")) == []
+
+
+def test_term_statistics_follow_writes_by_another_process(memory_backend: str, tmp_path: Path) -> None:
+    """A store keeps no stale full-text statistics: after another connection (another process)
+    makes a word common, a search leaves that word out. PostgreSQL keeps its document counts
+    between searches while nothing was written; a count kept past the other writer's commit
+    would still search for the word and find the 120 memories that hold it."""
+    prefix = f"t{uuid.uuid4().hex[:10]}_"
+
+    def open_text_only() -> MemoryStore:
+        if memory_backend == "sqlite":
+            return SQLiteStore(tmp_path / "shared.db")
+        from tinyharness.memory.pg_store import PostgresStore
+
+        return PostgresStore(memory_pg_url(), table_prefix=prefix)
+
+    reader, writer = open_text_only(), open_text_only()
+    try:
+        both = reader.add("alpha beta together", ALICE)
+        beta = reader.add("beta alone", ALICE)
+        assert {h.item.id for h in reader.search("alpha beta", ALICE)} == {both.id, beta.id}
+        bulk = getattr(writer, "add_many")  # noqa: B009 - both stores have it; the protocol does not
+        bulk([f"alpha filler {i}" for i in range(120)], ALICE)
+        assert {h.item.id for h in reader.search("alpha beta", ALICE, limit=10)} == {both.id, beta.id}
+    finally:
+        drop = getattr(writer, "drop_tables", None)
+        if drop is not None:
+            drop()
+        reader.close()
+        writer.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import threading
 import time
 from pathlib import Path
@@ -404,3 +405,36 @@ def test_tool_threads_are_reused_and_a_hung_tool_keeps_its_own() -> None:
     time.sleep(0.1)  # the released thread finishes its call and waits for the next one
     late = asyncio.run(registry.execute("where", {}))
     assert late.ok and stopped[-1] is False  # the given-up call's stop did not follow its thread
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_runs_tools_on_threads_of_its_own() -> None:
+    """A child forked after tool calls has none of its parent's idle tool threads: its calls
+    start threads of their own instead of waiting for one that does not exist there."""
+    import warnings
+
+    def where() -> str:
+        """Say something."""
+        return "here"
+
+    registry = ToolRegistry([function_tool(where)], timeout=5)
+    assert asyncio.run(registry.execute("where", {})).ok  # the parent now has an idle thread
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads (3.12+)
+        pid = os.fork()
+    if pid == 0:  # the child: exit at once, whatever happens
+        try:
+            ok = asyncio.run(asyncio.wait_for(registry.execute("where", {}), 10)).ok
+        finally:
+            os._exit(0 if locals().get("ok") else 1)
+    deadline = time.monotonic() + 20
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            pytest.fail("the child's tool call never ran")
+        time.sleep(0.05)
+    assert os.waitstatus_to_exitcode(status) == 0

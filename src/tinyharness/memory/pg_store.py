@@ -135,6 +135,10 @@ class PostgresStore(SQLStoreBase):
         self._t = table_prefix
         self._table = f"{table_prefix}memories"
         self._indexed_dims: set[int] = set()  # vector sizes this store knows have an HNSW index
+        # _document_counts: (scope, term or None for all) -> (tsquery nodes, count), and the
+        # database snapshot they were counted in.
+        self._counts: dict[tuple[tuple[str | None, ...], str | None], tuple[int, int]] = {}
+        self._counts_snapshot: str | None = None
         try:
             self._conn: Any = psycopg.connect(url, autocommit=True)
         except psycopg.OperationalError as exc:
@@ -223,25 +227,13 @@ class PostgresStore(SQLStoreBase):
         where, params = self._scope_sql(scope)
         where.append("status = 'current'")
         scope_sql = " AND ".join(where)
-        # One round trip for the memories in scope and every term's document frequency, each
-        # counted only up to the largest cap + 1 and read against this scope's cap below.
-        counts = ", ".join(
-            f"numnode(to_tsquery('{TS_CONFIG}', %s)), (SELECT count(*) FROM (SELECT 1 FROM "
-            f"{self._t}memories WHERE {scope_sql} AND tsv @@ to_tsquery('{TS_CONFIG}', %s) LIMIT %s) s)"
-            for _ in terms
-        )
-        cur.execute(
-            f"SELECT (SELECT count(*) FROM {self._t}memories WHERE {scope_sql}), {counts}",
-            [*params, *(v for term in terms for v in (term, *params, term, LARGEST_CAP + 1))],
-        )
-        found = cur.fetchone()
-        total = int(found[0])
+        total, term_counts = self._document_counts(cur, scope, terms, scope_sql, params)
         # Document frequencies, counted only up to a cap; common terms are left out (COMMON_SHARE).
         cap = common_term_cap(total)
         weights: list[tuple[str, float]] = []
         common: list[tuple[str, float]] = []
-        for index, term in enumerate(terms):
-            nodes, counted = found[1 + 2 * index], int(found[2 + 2 * index])
+        for term in terms:
+            nodes, counted = term_counts[term]
             frequency = min(counted, cap + 1)  # what a count up to the cap gives
             if nodes and frequency:
                 idf = math.log(1 + (total - frequency + 0.5) / (frequency + 0.5))
@@ -282,6 +274,55 @@ class PostgresStore(SQLStoreBase):
             if found:
                 return found
         return []
+
+    def _document_counts(
+        self, cur: Any, scope: Scope, terms: list[str], scope_sql: str, params: list[str]
+    ) -> tuple[int, dict[str, tuple[int, int]]]:
+        """The current memories in ``scope``, and per term its tsquery node count and the memories
+        in scope that match it, counted up to the largest cap + 1 (read against the scope's cap by
+        the caller). One round trip. Counts are kept between searches while the database's
+        snapshot (``pg_current_snapshot()``) is the same: equal snapshots mean no write
+        transaction ended in between, anywhere in the database, so the counts are still exact.
+        Why: counting every memory in scope and up to 5,001 matches of each common term was most
+        of a full-text search at 100k memories, and the same store is searched again and again
+        between writes."""
+        key = (scope.user, scope.agent, scope.session)
+        for retry in (False, True):
+            known = self._counts if not retry else {}
+            need_total = (key, None) not in known
+            missing = [t for t in dict.fromkeys(terms) if (key, t) not in known]
+            columns = ["pg_current_snapshot()::text"]
+            values: list[Any] = []
+            if need_total:
+                columns.append(f"(SELECT count(*) FROM {self._t}memories WHERE {scope_sql})")
+                values += params
+            for term in missing:
+                columns.append(
+                    f"numnode(to_tsquery('{TS_CONFIG}', %s)), (SELECT count(*) FROM (SELECT 1 FROM "
+                    f"{self._t}memories WHERE {scope_sql} AND tsv @@ to_tsquery('{TS_CONFIG}', %s) "
+                    "LIMIT %s) s)"
+                )
+                values += [term, *params, term, LARGEST_CAP + 1]
+            cur.execute(f"SELECT {', '.join(columns)}", values)
+            row = cur.fetchone()
+            if row[0] != self._counts_snapshot:
+                if (not need_total or len(missing) < len(set(terms))) and not retry:
+                    continue  # some counts would come from before the change: count them all again
+                self._counts.clear()
+                self._counts_snapshot = row[0]
+            if len(self._counts) > 10_000:
+                self._counts.clear()
+            position = 1
+            if need_total:
+                self._counts[(key, None)] = (0, int(row[1]))
+                position = 2
+            for index, term in enumerate(missing):
+                self._counts[(key, term)] = (
+                    int(row[position + 2 * index]),
+                    int(row[position + 2 * index + 1]),
+                )
+            break
+        return self._counts[(key, None)][1], {term: self._counts[(key, term)] for term in terms}
 
     def _vector_ranking(self, cur: Any, qvec: Vectors, scope: Scope, limit: int) -> list[tuple[str, float]]:
         """Nearest vectors in scope by the HNSW index (an iterative scan: pgvector keeps walking the

@@ -16,6 +16,7 @@ import dataclasses
 import functools
 import inspect
 import json
+import os
 import queue
 import re
 import threading
@@ -386,11 +387,18 @@ class _DaemonWorkers:
     MAX_IDLE = 4
 
     def __init__(self) -> None:
-        self._jobs: queue.SimpleQueue[Callable[[], object]] = queue.SimpleQueue()
+        self.reset()
+
+    def reset(self) -> None:
+        """No thread yet (also in a forked child, which has none of its parent's threads)."""
+        self._jobs: queue.SimpleQueue[Callable[[], Callable[[], object]]] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._idle = 0  # threads waiting for a job, or about to
 
-    def submit(self, job: Callable[[], object]) -> None:
+    def submit(self, job: Callable[[], Callable[[], object]]) -> None:
+        """Run ``job`` on an idle thread, else a new one. The job returns what hands its result
+        over, which runs once its thread counts as idle again: a caller that submits its next
+        job as soon as it has the result then finds the thread idle, not a new one started."""
         with self._lock:
             start = self._idle == 0
             if not start:
@@ -401,14 +409,19 @@ class _DaemonWorkers:
 
     def _serve(self) -> None:
         while True:
-            self._jobs.get()()
+            hand_over = self._jobs.get()()
             with self._lock:
-                if self._idle >= self.MAX_IDLE:
-                    return
-                self._idle += 1
+                retire = self._idle >= self.MAX_IDLE
+                if not retire:
+                    self._idle += 1
+            hand_over()
+            if retire:
+                return
 
 
 _WORKERS = _DaemonWorkers()
+if hasattr(os, "register_at_fork"):  # not on Windows, which does not fork
+    os.register_at_fork(after_in_child=_WORKERS.reset)
 
 
 async def _in_daemon_thread(function: Callable[..., Any], args: dict[str, Any]) -> Any:
@@ -417,7 +430,7 @@ async def _in_daemon_thread(function: Callable[..., Any], args: dict[str, Any]) 
     future: asyncio.Future[Any] = loop.create_future()
     stop = threading.Event()
 
-    def work() -> None:
+    def work() -> Callable[[], None]:
         output: Any = None
         error: BaseException | None = None
         _STOP.set(stop)
@@ -425,8 +438,12 @@ async def _in_daemon_thread(function: Callable[..., Any], args: dict[str, Any]) 
             output = _call_tool(function, args)
         except BaseException as exc:
             error = exc
-        with contextlib.suppress(RuntimeError):  # the loop closed while the tool hung
-            loop.call_soon_threadsafe(_settle, future, output, error)
+
+        def hand_over() -> None:
+            with contextlib.suppress(RuntimeError):  # the loop closed while the tool hung
+                loop.call_soon_threadsafe(_settle, future, output, error)
+
+        return hand_over
 
     # The thread runs in a copy of the caller's context, as asyncio.to_thread does (EventBus.hold
     # follows the events a tool emits from its thread).
