@@ -12,9 +12,15 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import settings
 
 from tinyharness.errors import ConfigError
 from tinyharness.models.local import LocalServer
+
+# No test asserts on a clock: hypothesis's per-example deadline is one, and on a loaded machine it
+# failed examples that were only slow. Tests that set their own settings keep them.
+settings.register_profile("no-deadline", deadline=None)
+settings.load_profile("no-deadline")
 
 
 @pytest.fixture(autouse=True)

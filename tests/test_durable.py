@@ -174,7 +174,13 @@ def test_a_killed_workers_runs_finish_on_the_other_exactly_once(database: str, t
             states = queue_states(database)
             done = sum(run.state == "finished" for run in states.values())
             busy = [r for r in states.values() if r.state == "running" and r.worker == first.executor_id]
-            return done >= 6 and bool(busy)
+            # A run the worker has claimed but not yet asked the model for would move without a
+            # trace in the requests: on a loaded machine all its runs can be in that state, so
+            # wait until one of them has sent a request the kill can cut off.
+            started = [
+                r for r in busy if any(line["pid"] == first.proc.pid for line in requests(root, run_of[r.id]))
+            ]
+            return done >= 6 and bool(started)
 
         wait_until(first_is_busy, 300, "the first worker to be running runs")
         first.kill()

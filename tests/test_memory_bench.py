@@ -14,11 +14,7 @@ BENCH = Path(__file__).resolve().parent.parent / "bench" / "memory_bench.py"
 
 
 def test_small_memory_bench_runs() -> None:
-    spec = importlib.util.spec_from_file_location("memory_bench", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["memory_bench"] = module
-    spec.loader.exec_module(module)
+    module = _load_bench()
     report = module.main(["--small", "--parts", "scale,chinese,locomo,code"])
     assert "\nsqlite          2000 " in report
     section = report.split("## chinese set", 1)[1]  # the last part printed

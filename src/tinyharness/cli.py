@@ -1037,7 +1037,7 @@ def _overwrite(args: argparse.Namespace) -> bool:
     """Whether write_file may replace an existing file (--overwrite-files; default: not for
     local models, see tools.files.NO_OVERWRITE). The chat has no such option: its default."""
     wanted: bool | None = getattr(args, "overwrite_files", None)
-    return wanted if wanted is not None else not _is_local(args.model)
+    return wanted if wanted is not None else not _is_local(getattr(args, "model", None) or "")
 
 
 def _model_from_args(args: argparse.Namespace) -> Model:

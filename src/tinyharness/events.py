@@ -71,8 +71,13 @@ def redacted_json(value: Any) -> str:
 def redacted_event(value: Any) -> tuple[str, Any]:
     """``redacted_json(value)`` and the redacted value it encodes (what ``json.loads`` of it
     gives back: JSON types only), for a sink that stores both without parsing its own output."""
-    plain = redact_value(json.loads(json.dumps(value, ensure_ascii=False, default=str)))
-    return json.dumps(plain, ensure_ascii=False), plain
+    plain = redact_value(json.loads(_LOOSE.encode(value)))
+    return _STRICT.encode(plain), plain
+
+
+# The two encodings above, built once (``json.dumps`` with options builds an encoder per call).
+_LOOSE = json.JSONEncoder(ensure_ascii=False, default=str)
+_STRICT = json.JSONEncoder(ensure_ascii=False)
 
 
 class EventFileError(ConfigError):
