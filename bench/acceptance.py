@@ -198,8 +198,13 @@ def run(model: str, max_minutes: float) -> AcceptanceResult:
         notes = notes_path.read_text(encoding="utf-8") if notes_path.exists() else ""
         result.notes_lines = sum(1 for line in notes.splitlines() if line.strip())
         result.covered, result.correct, result.wrong = score(names, workspace, notes)
-        if notes:  # kept for a look after the run; the workspace itself is deleted
-            shutil.copyfile(notes_path, Path(tempfile.gettempdir()) / "tinyharness-acceptance-NOTES.md")
+        # Kept for a look after the run (the workspace itself is deleted): the notes and events.
+        label = re.sub(r"[^\w.-]", "_", model)
+        kept = Path(tempfile.gettempdir()) / f"tinyharness-acceptance-{label}"
+        if notes:
+            shutil.copyfile(notes_path, f"{kept}-NOTES.md")
+        if events.exists():
+            shutil.copyfile(events, f"{kept}-events.jsonl")
     return result
 
 

@@ -235,6 +235,49 @@ class AnswerRule(Protocol):
     def __call__(self, messages: Sequence[Message]) -> str | None: ...
 
 
+class Step(Protocol):
+    """The shape of the next request a plan asks for (see ``RunPlan``)."""
+
+    @property
+    def prompt(self) -> str | None: ...  # goes after the last tool results
+
+    @property
+    def tool(self) -> str | None: ...  # the one tool the reply must call
+
+    @property
+    def final_only(self) -> bool: ...  # the final answer now
+
+    @property
+    def final_allowed(self) -> bool: ...  # False: the run may not end yet
+
+    @property
+    def view(self) -> Sequence[Message] | None: ...  # shown instead of the window
+
+
+class RunPlan(Protocol):
+    """A plan the harness keeps for a small model, as run state (saved with each checkpoint):
+    after each turn's tool results it may shape the next request, and it says when a final
+    answer comes too early (see ``tools.coverage``: a task over every file of a folder)."""
+
+    def next_step(self, messages: Sequence[Message]) -> Step | None: ...
+
+    def unfinished(self, messages: Sequence[Message]) -> str | None: ...  # why not end yet
+
+    def to_state(self) -> dict[str, Any]: ...
+
+    def load_state(self, state: dict[str, Any]) -> None: ...
+
+
+@dataclass(frozen=True)
+class _Turn:
+    """The shape of one agent request: see ``ModelRequest``."""
+
+    final_only: bool = False
+    tool_choice: str | None = None
+    final_allowed: bool = True
+    view: tuple[Message, ...] | None = None  # sent instead of the window (no compaction first)
+
+
 class ToolRule(Protocol):
     """Decides, from the history, which tool the next request must call (the plan's next step
     for a small model, see ``tools.focus``): its name, or None to leave the choice free."""
@@ -284,9 +327,11 @@ class Agent:
         tool_when: ToolRule | None = None,
         anchors: Anchors | None = None,
         steps: Steps | None = None,
+        plan: RunPlan | None = None,
     ) -> None:
         self.model = model
         self.answer_when = answer_when
+        self.plan = plan
         self.tool_when = tool_when
         self.tools = tools if isinstance(tools, ToolRegistry) else _registry(tools)
         self.config = config or AgentConfig()
@@ -428,8 +473,8 @@ class Agent:
                 spent = f"stopped after its time limit of {self.config.time_limit:g} s"
                 raise TimeLimit(spent + _hint(self.config, "time_limit"))
             self.iterations += 1
-            final_only = self._answer_now()
-            response = await self._agent_turn(final_only=final_only, tool_choice=self._tool_now(final_only))
+            step = self._next_step()
+            response = await self._agent_turn(step)
             self._append(response.message)
             calls = response.message.tool_uses
             if response.stop_reason == "max_tokens":
@@ -441,6 +486,9 @@ class Agent:
                 self._append(self._cut_off_reply(calls))
                 continue
             cut_offs = 0
+            if not calls and not step.final_only and (left := self._unfinished()) is not None:
+                self._append(Message("user", (TextBlock(left),)))  # a plan not done: go on
+                continue
             if not calls:
                 if self.output is None:
                     return self._without_echo(response.message.text)
@@ -450,17 +498,35 @@ class Agent:
                 continue
             await self._run_tools(calls)
 
-    def _answer_now(self) -> bool:
-        """Whether the answer rule asks for the final answer now (only right after tool
-        results); its prompt goes at the end of those results."""
-        if self.answer_when is None or not self.messages or not self.messages[-1].tool_results:
-            return False
-        prompt = self.answer_when(self.messages)
-        if prompt is None:
-            return False
-        self.messages[-1] = Message("user", (*self.messages[-1].content, TextBlock(prompt)))
-        self.events.emit("answer_now", message=prompt)
-        return True
+    def _next_step(self) -> _Turn:
+        """What the next request is, by the plan, else the answer rule and the tool rule (the
+        plan and the answer rule are asked only right after tool results); a prompt they give
+        goes at the end of those results."""
+        after_results = bool(self.messages) and bool(self.messages[-1].tool_results)
+        step = self.plan.next_step(self.messages) if self.plan is not None and after_results else None
+        if step is not None:
+            tool = step.tool if step.tool in self.tools.names else None
+            view = tuple(step.view) if step.view is not None else None
+            turn = _Turn(step.final_only, tool, step.final_allowed, view)
+            prompt = step.prompt
+        else:
+            asked = self.answer_when is not None and after_results
+            prompt = self.answer_when(self.messages) if self.answer_when is not None and asked else None
+            turn = _Turn(final_only=prompt is not None, tool_choice=self._tool_now(prompt is not None))
+        if prompt is not None:
+            self.messages[-1] = Message("user", (*self.messages[-1].content, TextBlock(prompt)))
+        if turn.final_only and prompt is not None:
+            self.events.emit("answer_now", message=prompt)
+        return turn
+
+    def _unfinished(self) -> str | None:
+        """The plan's word when the model answered too early (None: the run may end)."""
+        if self.plan is None:
+            return None
+        left = self.plan.unfinished(self.messages)
+        if left is not None:
+            self.events.emit("answer_refused", message=left)
+        return left
 
     def _tool_now(self, final_only: bool) -> str | None:
         """The tool the tool rule says the next request must call, if it is offered."""
@@ -506,29 +572,35 @@ class Agent:
         if stuck:
             raise Stuck(stuck)
 
-    async def _agent_turn(self, *, final_only: bool = False, tool_choice: str | None = None) -> ModelResponse:
-        """One request of the loop (or the final answer), after the context policy's step."""
+    async def _agent_turn(self, shape: _Turn = _Turn()) -> ModelResponse:
+        """One request of the loop (or the final answer), after the context policy's step. A
+        request with its own ``view`` needs no room in the window: it is sent as it is."""
+        if shape.view is not None:
+            return await self.call_model(self._request(shape))
         self.messages = await self.context.prepare(self.config.system, self.messages, self.call_model)
         self._commit()
         try:
-            return await self.call_model(self._request(final_only=final_only, tool_choice=tool_choice))
+            return await self.call_model(self._request(shape))
         except ContextLengthExceeded:
             self.messages = await self.context.recover(self.config.system, self.messages, self.call_model)
             self._commit()
             try:
-                return await self.call_model(self._request(final_only=final_only, tool_choice=tool_choice))
+                return await self.call_model(self._request(shape))
             except ContextLengthExceeded as exc:
                 raise ContextOverflow(f"still too long after compaction: {exc}") from None
 
-    def _request(self, *, final_only: bool = False, tool_choice: str | None = None) -> ModelRequest:
+    def _request(self, shape: _Turn = _Turn()) -> ModelRequest:
         return ModelRequest(
-            tool_choice=tool_choice,
-            messages=self._messages.snapshot(),
+            messages=shape.view if shape.view is not None else self._messages.snapshot(),
             system=self.config.system,
             tools=self.tools.specs,  # also when final_only: the adapters forbid calls, the prefix stays
-            purpose="agent",
+            # A request with its own view is not the window: like the notes flush, it must not
+            # calibrate the window's token count (measured: the count fell from 2218 to 1244).
+            purpose="agent" if shape.view is None else "flush",
             max_tokens=self.config.max_output_tokens,
-            final_only=final_only,
+            final_only=shape.final_only,
+            tool_choice=shape.tool_choice,
+            final_allowed=shape.final_allowed,
         )
 
     async def call_model(self, request: ModelRequest) -> ModelResponse:
@@ -638,6 +710,8 @@ class Agent:
         }
         if self.anchors is not None:
             state["anchors"] = self.anchors.to_state()
+        if self.plan is not None:
+            state["plan"] = self.plan.to_state()
         self.checkpoint.save(self.messages, state)
 
     def _restore(self, history: Sequence[Message], state: dict[str, Any], turn: TurnProgress) -> None:
@@ -651,6 +725,8 @@ class Agent:
         self.repetition = RepetitionGuard(state.get("recent_calls", []))
         if self.anchors is not None and isinstance(state.get("anchors"), dict):
             self.anchors.load_state(state["anchors"])  # a resumed run keeps its plan and pins
+        if self.plan is not None and isinstance(state.get("plan"), dict):
+            self.plan.load_state(state["plan"])  # and the files its task is over
         self._finished_results = dict(turn.finished)
         self._interrupted = set(turn.started) - set(self._finished_results)
 
@@ -676,7 +752,7 @@ class Agent:
         else:
             self._append(Message("user", (prompt,)))
         try:
-            response = await self._agent_turn(final_only=True)  # compacted first, like any turn
+            response = await self._agent_turn(_Turn(final_only=True))  # compacted first, like any turn
         except (ModelError, StopRun) as exc:
             self.events.emit("error", stop="final_answer", message=str(exc))
             return ""

@@ -58,7 +58,8 @@ from .settings import MODEL_ENV, load_settings, resolve_base_url, resolve_model
 from .sqlite_session import SessionStore, SessionStoreError, SQLiteSession, store_path_for
 from .subagents import SubAgentConfig, SubAgentHost, SubAgents, load_profiles
 from .tools.base import DEFAULT_RESULT_CAP, ToolRegistry
-from .tools.builtin import builtin_tools
+from .tools.builtin import builtin_tools, notes_since
+from .tools.coverage import FileSetPlan
 from .tools.files import ReadState, head_text, text_files
 from .tools.focus import MAX_SYMBOL_SEARCH_BYTES, TaskFocus
 from .tools.history_search import DroppedHistory
@@ -437,8 +438,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--task-focus",
         action=argparse.BooleanOptionalAction,
         help="when the task names files: read_file offers only those until they are read, then a "
-        "question is answered (default: on for local models, which cannot tell when they have the "
-        "answer; off otherwise)",
+        'question is answered; when it asks for every file of a folder ("every .py file under '
+        'src/"): read_file offers the files not done yet, each read is followed by its note, and '
+        "the run ends only when all are done (default: on for local models, which cannot tell when "
+        "they have the answer; off otherwise)",
     )
     context.add_argument(
         "--flush-notes",
@@ -913,8 +916,16 @@ async def _run(
         session_name = session.name if session is not None else events.run_id
         structure = _Structure(args, workspace, session_name)
         read_state, focus = _task_focus(args, workspace)
+        file_set = _file_set(args, workspace, read_state, events) if focus is not None else None
         tools = _tools(
-            args, workspace, events, _result_cap(args), structure, read_state=read_state, focus=focus
+            args,
+            workspace,
+            events,
+            _result_cap(args),
+            structure,
+            read_state=read_state,
+            focus=focus,
+            file_set=file_set,
         )
         if focus is not None:  # a run that may write files needs more than reads: no forced answer
             focus.answer = not any(tools.get(name) for name in ("write_file", "edit_file"))
@@ -954,6 +965,7 @@ async def _run(
             tool_when=focus.next_tool if focus is not None else None,
             anchors=structure.anchors,
             steps=steps,
+            plan=file_set,
         )
         task = None if args.resume else args.task
         return await agent.arun(
@@ -1056,6 +1068,25 @@ def _task_focus(args: argparse.Namespace, workspace: Path) -> tuple[ReadState, T
     )
 
 
+MAX_NOTE_CHECK_BYTES = 20_000  # of a file, to check that a note is about it (tools.coverage)
+
+
+def _file_set(
+    args: argparse.Namespace, workspace: Path, read_state: ReadState, events: EventBus
+) -> FileSetPlan:
+    """The plan for a task over every file of a folder (with the task focus; see
+    tools.coverage): it reads the notes of this run and the run's read state."""
+    space = Workspace(workspace)
+    notes = NotesFile(_notes_path(args, workspace), root=workspace)
+    return FileSetPlan(
+        lambda: text_files(space),
+        notes_since(notes),
+        read_state.lines_read,
+        functools.partial(head_text, space, limit=MAX_NOTE_CHECK_BYTES),
+        events=events,
+    )
+
+
 def _tools(
     args: argparse.Namespace,
     workspace: Path,
@@ -1066,6 +1097,7 @@ def _tools(
     *,
     read_state: ReadState | None = None,
     focus: TaskFocus | None = None,
+    file_set: FileSetPlan | None = None,
 ) -> ToolRegistry:
     notes = NotesFile(
         notes_path or _notes_path(args, workspace),
@@ -1088,6 +1120,7 @@ def _tools(
         focus=focus,
         path_choices=args.path_choices,
         overwrite=_overwrite(args),
+        file_set=file_set,
     )
     if args.memory_dir:
         for tool in memory_tools(Path(args.memory_dir)):

@@ -27,6 +27,7 @@ _PERMANENT = (
     "plan",
     "pin",
     "audit",
+    "coverage",
 )
 
 
@@ -99,6 +100,9 @@ class ProgressPrinter:
             )
         if kind == "plan":
             return _describe_plan(event)
+        if kind == "coverage":
+            files = ", ".join(str(f) for f in event.get("files", []))
+            return f"[files] {event.get('covered')}/{event.get('total')} covered ({_short(files)})"
         if kind == "pin":
             return f"[pin] {_short(event.get('text', ''))}"
         if kind == "audit" and not event.get("ok", True):

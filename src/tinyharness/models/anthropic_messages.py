@@ -124,6 +124,8 @@ class AnthropicModel:
             elif request.tool_choice and not self.thinking:
                 # Extended thinking allows only "auto" (and "none"): then the prompt asks alone.
                 params["tool_choice"] = {"type": "tool", "name": request.tool_choice}
+            elif not request.final_allowed and not self.thinking:
+                params["tool_choice"] = {"type": "any"}
         return params, _native_response
 
     def count_tokens(self, text: str) -> int:

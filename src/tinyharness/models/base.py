@@ -49,7 +49,8 @@ class ModelRequest:
     """Everything one model call needs. ``final_only`` asks for a final answer with no tools
     (used when a limit stops the run); ``response_schema`` asks for JSON matching a schema
     (used by memory extraction); ``tool_choice`` names a tool of ``tools`` the reply must call
-    (the notes flush before a compaction, the task focus's reads)."""
+    (the notes flush before a compaction, the task focus's reads); ``final_allowed`` False asks
+    for a tool call, not the final answer (a plan that is not done yet, see ``tools.coverage``)."""
 
     messages: Sequence[Message]  # a tuple, or the agent's O(1) ``Snapshot`` of its history
     system: str = ""
@@ -59,6 +60,7 @@ class ModelRequest:
     final_only: bool = False
     response_schema: dict[str, Any] | None = None
     tool_choice: str | None = None
+    final_allowed: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -94,18 +94,22 @@ def action_schema(
     final_only: bool = False,
     messages: Sequence[Message] = (),
     tool_choice: str | None = None,
+    final_allowed: bool = True,
 ) -> dict[str, Any]:
     """The JSON schema of one action: a call of one of ``tools`` or of ``final_answer``; with
-    ``tool_choice``, a call of that tool only. A tool's ``choices`` (given ``messages``) narrow
-    its string arguments to an ``enum``; a forced call must give the narrowed arguments, first
-    (measured with SmolLM2-135M: a note written after its fixed ``path`` is about that file,
-    a note written before it mostly repeats a path)."""
+    ``tool_choice``, a call of that tool only; with ``final_allowed`` False, not of
+    ``final_answer`` (the protocol text still names it, so the prompt prefix stays the same).
+    A tool's ``choices`` (given ``messages``) narrow its string arguments to an ``enum``; a
+    forced call must give the narrowed arguments, first (measured with SmolLM2-135M: a note
+    written after its fixed ``path`` is about that file, a note written before it mostly
+    repeats a path)."""
     if final_only or not tools:
         return _branch(FINAL_SPEC, messages)
     forced = [tool for tool in tools if tool.name == tool_choice]
     if forced:
         return _branch(forced[0], messages, forced=True)
-    return {"anyOf": [_branch(tool, messages) for tool in (*tools, FINAL_SPEC)]}
+    offered = (*tools, FINAL_SPEC) if final_allowed else tuple(tools)
+    return {"anyOf": [_branch(tool, messages) for tool in offered]}
 
 
 def _branch(tool: ToolSpec, messages: Sequence[Message], *, forced: bool = False) -> dict[str, Any]:
@@ -213,6 +217,7 @@ def plan_request(request: ModelRequest) -> JsonModePlan:
         final_only=request.final_only,
         messages=request.messages,
         tool_choice=request.tool_choice,
+        final_allowed=request.final_allowed,
     )
     return JsonModePlan(system, history, schema, True)
 

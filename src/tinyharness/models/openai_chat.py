@@ -142,6 +142,8 @@ class OpenAIChatModel:
                 params["tool_choice"] = "none"
             elif request.tool_choice:
                 params["tool_choice"] = {"type": "function", "function": {"name": request.tool_choice}}
+            elif not request.final_allowed:
+                params["tool_choice"] = "required"
         if request.response_schema is not None:
             params["response_format"] = json_schema_format("response", request.response_schema)
         if self.free_text_penalty_only and ("tools" in params or "response_format" in params):

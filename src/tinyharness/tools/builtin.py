@@ -10,6 +10,7 @@ from dataclasses import replace
 from .base import DEFAULT_RESULT_CAP, ToolRegistry, function_tool
 from .calculator import calculator
 from .clock import current_time
+from .coverage import FileSetPlan, guard_note
 from .files import ReadState, file_tools
 from .focus import TaskFocus
 from .notes import DEFAULT_NOTES_NAME, NotesFile
@@ -30,7 +31,7 @@ BUILTIN_TOOL_NAMES = (
 )
 
 
-def _notes_since(notes: NotesFile) -> Callable[[], str]:
+def notes_since(notes: NotesFile) -> Callable[[], str]:
     """The note lines written since now: files they name are done in this run. Lines from
     earlier runs do not count, or a question about a file noted last week could not read it."""
     before = set(notes.read().splitlines())
@@ -53,6 +54,7 @@ def builtin_tools(
     focus: TaskFocus | None = None,
     path_choices: bool = True,
     overwrite: bool = True,
+    file_set: FileSetPlan | None = None,
 ) -> ToolRegistry:
     """A registry with every built-in tool.
 
@@ -61,7 +63,9 @@ def builtin_tools(
     policy is bound to the workspace so path rules also see real paths. ``shell=True`` adds the
     ``shell`` tool (risk "execute", so still refused unless the permissions let it run), with a
     time limit below the registry's so the command is killed, not abandoned. ``read_state``,
-    ``focus``, ``path_choices`` and ``overwrite`` go to the file tools (see ``file_tools``).
+    ``focus``, ``path_choices``, ``overwrite`` and ``file_set`` go to the file tools (see
+    ``file_tools``); ``file_set`` also checks the notes on its files and fixes the path of the
+    one it asks for.
     """
     space = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
     notes_file = notes if notes is not None else NotesFile(space.root / DEFAULT_NOTES_NAME)
@@ -70,20 +74,28 @@ def builtin_tools(
     notes_tools = notes_file.tools()
     if focus is not None:  # a notes task's plan: which file to note next (see tools.focus)
         if focus.notes_text is None:
-            focus.notes_text = _notes_since(notes_file)
+            focus.notes_text = notes_since(notes_file)
         notes_tools = [
             replace(tool, choices=focus.note_choices) if tool.name == "note" else tool for tool in notes_tools
         ]
+    files = file_tools(
+        space,
+        output_cap=result_cap,
+        read_state=read_state,
+        notes_text=notes_since(notes_file),
+        focus=focus,
+        path_choices=path_choices,
+        overwrite=overwrite,
+        file_set=file_set,
+    )
+    if file_set is not None:
+        # A note must not be a tool's description (measured: the 0.5B wrote read_file's as a note).
+        known = [tool.description.split(". ", 1)[0] for tool in files]
+        notes_tools = [
+            guard_note(tool, file_set, known) if tool.name == "note" else tool for tool in notes_tools
+        ]
     for tool in [
-        *file_tools(
-            space,
-            output_cap=result_cap,
-            read_state=read_state,
-            notes_text=_notes_since(notes_file),
-            focus=focus,
-            path_choices=path_choices,
-            overwrite=overwrite,
-        ),
+        *files,
         function_tool(calculator),
         function_tool(current_time),
         *notes_tools,

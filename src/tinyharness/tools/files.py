@@ -28,6 +28,7 @@ from ..history import OFFLOADED_RESULT_MARK, file_reads, restored_in_full
 from ..messages import Message
 from ..safefs import Spot
 from .base import DEFAULT_RESULT_CAP, Tool, ToolError, function_tool, raise_if_stopped
+from .coverage import FileSetPlan
 from .focus import TaskFocus, named_symbols, task_text
 from .workspace import Workspace, fs_error
 
@@ -148,6 +149,7 @@ def file_tools(
     focus: TaskFocus | None = None,
     path_choices: bool = True,
     overwrite: bool = True,
+    file_set: FileSetPlan | None = None,
 ) -> list[Tool]:
     """The five file tools, confined to ``workspace``. ``output_cap`` bounds read_file and
     list_dir output so the registry's own cap never has to cut a listing in the middle.
@@ -156,7 +158,8 @@ def file_tools(
     read state), the task's named files, which read_file offers alone until they are read.
     ``path_choices`` False leaves read_file's path free (no choices at all). ``overwrite`` False
     makes write_file create new files only: an existing file is changed with edit_file (see
-    ``NO_OVERWRITE``)."""
+    ``NO_OVERWRITE``). ``file_set``: a task over every file of a folder, whose files not covered
+    yet read_file offers alone."""
     read_budget = max(200, output_cap - 500)  # room for the header and the continuation note
     state = read_state if read_state is not None else ReadState()
 
@@ -286,7 +289,7 @@ def file_tools(
         replace(
             function_tool(read_file),
             choices=functools.partial(
-                narrowed_paths, workspace, state=state, notes_text=notes_text, focus=focus
+                narrowed_paths, workspace, state=state, notes_text=notes_text, focus=focus, file_set=file_set
             )
             if path_choices
             else None,
@@ -346,6 +349,7 @@ def narrowed_paths(
     state: ReadState | None = None,
     notes_text: Callable[[], str] | None = None,
     focus: TaskFocus | None = None,
+    file_set: FileSetPlan | None = None,
 ) -> dict[str, list[str]]:
     """read_file's ``path`` choices: the workspace's files (none when there are more than
     MAX_PATH_CHOICES), less those already read to the end in this run (``state``, and the reads
@@ -358,9 +362,12 @@ def narrowed_paths(
     and was stopped as stuck; with files already read left out, it read a new file at every
     step. With Qwen2.5-Coder-0.5B over 38 files, leaving out the files NOTES.md names too took
     coverage from 13 files to all 38. With a ``focus``, the files the task names and the run
-    has not read yet are the only choices (see ``focus.py``)."""
+    has not read yet are the only choices (see ``focus.py``); with a ``file_set``, the files of
+    the task's set not covered yet (see ``coverage.py``)."""
     if focus is not None and (unread := focus.unread(messages)):
         return {"path": unread}
+    if file_set is not None and (left := file_set.read_choices(messages)):
+        return {"path": left}
     files: list[str] = []
     for path in _walk_text_files(workspace, "."):
         if len(files) == MAX_PATH_CHOICES:

@@ -1,0 +1,394 @@
+"""Tasks over a set of files ("read every .py file under src/ ..."): the set, enumerated once,
+and how much of it the run has covered. State of the run, not of the window.
+
+A small model cannot keep a list of 37 files in its head, and the window cannot either: at
+4096 tokens a compaction comes every few files. Measured with Qwen2.5-Coder-0.5B on 38 files,
+with the files read forgotten at each compaction, 38 reads covered only 13 files; with
+read_file's choices leaving out the files NOTES.md names, it read all 38, but a note often
+described the neighbouring file (several files were in the window when the flush asked), and
+once every file was noted it copied the flush's prompt as a note. So when the task names a
+folder (or a glob) and asks for every file of a kind, the harness keeps the plan:
+
+- ``folder_set``: the task's set of files, found once from the workspace (a folder and an
+  extension, "every .py file under src/"; or a glob, "src/**/*.py");
+- ``FileSetPlan.remaining``: the files not covered yet, read_file's only choices;
+- ``FileSetPlan.next_step``: right after a file of the set is read, for a task that asks for
+  notes, the next action is the note on that file (the ``note`` tool with its ``path`` fixed to
+  it), so the note is written with that file's text the last thing in view; otherwise, while
+  files remain, the next action is read_file (the model picks which of the files left) and the
+  run may not end; when every file is covered, the final answer is asked for;
+- ``note_problem``: a note on a file of the set that was not read in this run, that echoes the
+  task or the ask, or that is another file's docstring, is refused, and the model is asked
+  again.
+
+A file is covered when a note line names it (a task that asks for notes), else when it was
+read. The set and the covered files are saved with every checkpoint (``to_state``), so a
+resumed run goes on with the files left.
+"""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..events import EventBus
+from ..history import file_reads
+from ..messages import Message, TextBlock, ToolResultBlock
+from .base import Tool, ToolError
+from .focus import task_text
+
+MAX_SET_FILES = 400  # as read_file's path choices (files.MAX_PATH_CHOICES)
+NOTE_TRIES = 2  # asks for the note on one file before it is left to the flush
+NOTE_TOOL = "note"
+READ_TOOL = "read_file"
+NOTE_NOW = "Now call note with one line about what {path} does, from the file you just read."
+REFUSED = "the note was refused:"
+NOTE_AGAIN = "That note was refused: {why}. Call note again with one line about what {path} does."
+ALL_DONE = (
+    "All {total} files of the task are covered ({what}). Now give your final answer to the task "
+    "with final_answer."
+)
+FILES_LEFT = "Not done yet: {left} of the {total} files are not covered. Go on with read_file on {next}."
+_ASKS_FOR_NOTES = re.compile(r"\bnotes?\b|NOTES\.md", re.IGNORECASE)
+_EVERY = r"(?:every|each|all(?:\s+the)?|all\s+of\s+the)"
+_LANGUAGES = {
+    "python": ".py",
+    "markdown": ".md",
+    "javascript": ".js",
+    "typescript": ".ts",
+    "rust": ".rs",
+    "go": ".go",
+    "java": ".java",
+    "c": ".c",
+    "yaml": ".yaml",
+    "json": ".json",
+    "text": ".txt",
+    "toml": ".toml",
+    "shell": ".sh",
+}
+# "every .py file under src/", "all Python files in the docs folder", "each file in notes/"
+_KIND_IN_FOLDER = re.compile(
+    rf"\b{_EVERY}\s+(?:(?P<ext>\.\w+)|(?P<lang>[A-Za-z]+)\s+)?\s*(?:source\s+)?files?\b"
+    r"(?:\s+(?:under|in|inside|within|of|from)\s+(?:the\s+)?(?P<folder>[\w./-]+?)/?(?:\s+(?:folder|directory|dir))?"
+    r"(?=[\s,.;:!?)]|$))?",
+    re.IGNORECASE,
+)
+_GLOB = re.compile(r"(?<![\w/.-])(?P<glob>[\w./-]*\*[\w.*/-]*)")
+_ECHO_SHARE = 0.5
+_READ_HEADER = re.compile(r"\(lines \d+-\d+ of \d+\)")
+_NUMBERED_LINE = re.compile(r"^\s*\d+\s", re.MULTILINE)
+_COPY_MIN_WORDS = 3
+
+
+def folder_set(task: str, files: Iterable[str]) -> list[str]:
+    """The workspace files (``files``, workspace-relative) a task asks for every one of: those
+    under the folder it names with the kind it names ("every .py file under src/"), or those a
+    glob it gives matches ("src/**/*.py"); sorted. Empty when the task names no such set, or
+    the set is larger than MAX_SET_FILES (no plan can offer that many choices)."""
+    files = [os.path.normpath(path) for path in files]
+    found: list[str] = []
+    for match in _GLOB.finditer(task):
+        pattern = match.group("glob").removeprefix("./")
+        found = [path for path in files if _glob_match(path, pattern)]
+        if found:
+            break
+    if not found:
+        for match in _KIND_IN_FOLDER.finditer(task):
+            ext = match.group("ext") or _LANGUAGES.get((match.group("lang") or "").lower(), "")
+            if match.group("lang") and not ext:
+                continue  # "all other files", "all the files": a word, not a kind
+            folder = os.path.normpath(match.group("folder") or ".")
+            if folder != "." and not any(path.startswith(f"{folder}/") for path in files):
+                continue
+            found = [
+                path
+                for path in files
+                if (folder == "." or path.startswith(f"{folder}/")) and (not ext or path.endswith(ext))
+            ]
+            if found and (ext or folder != "."):
+                break
+            found = []
+    return sorted(found) if len(found) <= MAX_SET_FILES else []
+
+
+def _glob_match(path: str, pattern: str) -> bool:
+    """fnmatch where ``**/`` also matches no folder at all, as in shells with globstar."""
+    return fnmatch.fnmatchcase(path, pattern) or (
+        "**/" in pattern and fnmatch.fnmatchcase(path, pattern.replace("**/", ""))
+    )
+
+
+@dataclass(frozen=True)
+class NextStep:
+    """What the next request of the loop must be: ``prompt`` goes after the last tool results;
+    ``tool`` is the one tool the reply must call; ``final_only`` asks for the final answer;
+    ``final_allowed`` False keeps the final answer off the menu; ``view``, when given, is what the
+    request shows instead of the window (its reply still joins the history)."""
+
+    prompt: str | None = None
+    tool: str | None = None
+    final_only: bool = False
+    final_allowed: bool = True
+    view: tuple[Message, ...] | None = None  # sent instead of the window (the prompt is in it)
+
+
+class FileSetPlan:
+    """The plan above for one run. ``files`` lists the workspace's text files (asked once, on
+    the first request); ``notes_text`` gives the notes written in this run; ``lines_read`` says
+    how far a file was read (the run's read state); ``read_text`` gives a file's text (for
+    the checks of a note). ``events`` gets a ``coverage`` event each time a file is covered."""
+
+    def __init__(
+        self,
+        files: Callable[[], Iterable[str]],
+        notes_text: Callable[[], str],
+        lines_read: Callable[[str], int],
+        read_text: Callable[[str], str],
+        *,
+        events: EventBus | None = None,
+    ) -> None:
+        self.files = files
+        self.notes_text = notes_text
+        self.lines_read = lines_read
+        self.read_text = read_text
+        self.events = events
+        self.task: str | None = None  # the task the set was found for
+        self.set: list[str] = []
+        self.covered: set[str] = set()
+        self.pending: str | None = None  # read, its note asked for
+        self.tries = 0
+        self.notes = False  # the task asks for notes: covered means noted
+
+    # --- the set --------------------------------------------------------------------------
+
+    def active(self, messages: Sequence[Message]) -> bool:
+        """Whether this run's task is over a set of files (found on the first call)."""
+        task = task_text(messages)
+        if self.task is None and task:
+            self.task = task
+            self.set = folder_set(task, self.files())
+            self.notes = bool(_ASKS_FOR_NOTES.search(task))
+        return bool(self.set)
+
+    def remaining(self, messages: Sequence[Message]) -> list[str]:
+        """The files of the set not covered yet (the one being noted included)."""
+        if not self.active(messages):
+            return []
+        self._update()
+        return [path for path in self.set if path not in self.covered]
+
+    def _update(self) -> None:
+        if self.notes:
+            now = set(_noted(self.notes_text(), self.set))
+        else:
+            now = {path for path in self.set if self.lines_read(path) > 0}
+        new = sorted(now - self.covered)
+        self.covered |= now
+        if new and self.events is not None:
+            self.events.emit("coverage", covered=len(self.covered), total=len(self.set), files=new)
+
+    # --- the loop's next request -----------------------------------------------------------
+
+    def next_step(self, messages: Sequence[Message]) -> NextStep | None:
+        """Asked after each turn's tool results (``messages`` ends with them)."""
+        left = self.remaining(messages)
+        if not self.set:
+            return None
+        if not left:
+            what = "each one is noted" if self.notes else "each one was read"
+            return NextStep(ALL_DONE.format(total=len(self.set), what=what), final_only=True)
+        if self.notes:
+            step = self._note_step(messages, left)
+            if step is not None:
+                return step
+        # The next file: read_file, whose choices are the files left (the model picks which).
+        return NextStep(tool=READ_TOOL, final_allowed=False)
+
+    def _note_step(self, messages: Sequence[Message], left: list[str]) -> NextStep | None:
+        """The note on the file just read, while it is not noted (NOTE_TRIES asks at most)."""
+        read = _last_read(messages)
+        if read is not None and read in left and read != self.pending:
+            self.pending, self.tries = read, 0
+        if self.pending is None or self.pending not in left or self.tries >= NOTE_TRIES:
+            self.pending = None
+            return None
+        self.tries += 1
+        refused = _refused_note(messages[-1])
+        path = self.pending
+        prompt = NOTE_AGAIN.format(why=refused, path=path) if refused else NOTE_NOW.format(path=path)
+        return NextStep(prompt, tool=NOTE_TOOL, final_allowed=False, view=_note_view(messages, path, prompt))
+
+    def note_choices(self, messages: Sequence[Message]) -> dict[str, list[str]]:
+        """The note tool's ``path`` choices: the file whose note is asked for, when one is."""
+        return {"path": [self.pending]} if self.pending is not None else {}
+
+    def read_choices(self, messages: Sequence[Message]) -> list[str]:
+        """read_file's choices while files of the set remain (empty: no plan, no narrowing)."""
+        return self.remaining(messages)
+
+    def unfinished(self, messages: Sequence[Message]) -> str | None:
+        """What to tell a model that answered while files remain (None: it may end)."""
+        left = self.remaining(messages)
+        if not left:
+            return None
+        return FILES_LEFT.format(left=len(left), total=len(self.set), next=left[0])
+
+    # --- notes about the right file --------------------------------------------------------
+
+    def note_problem(self, text: str, path: str | None, known: Sequence[str] = ()) -> str | None:
+        """Why a note on ``path`` (one of the set) is refused, or None: the file was not read,
+        the note copies its numbered lines, echoes the task, the ask or one of the ``known``
+        texts (the tools' descriptions), or is made of another file's docstring rather than of
+        its own file. Measured with Qwen2.5-Coder-0.5B, asked with only the file in view: a
+        note was read_file's description ("Reads a text file from the workspace, with line
+        numbers."), another was the read's first lines."""
+        if not self.set or path is None or os.path.normpath(path) not in self.set:
+            return None
+        path = os.path.normpath(path)
+        if self.lines_read(path) == 0:
+            return f"{path} has not been read in this run; read it first"
+        if _READ_HEADER.search(text) or len(_NUMBERED_LINE.findall(text)) >= 2:
+            return "it copies the file's lines; say in your own words what the file does"
+        own_name = _words(path.replace("/", " ").replace("_", " "))
+        words = _words(text) - own_name
+        if not words:
+            return "it says nothing about the file"
+        for source in (self.task or "", NOTE_NOW.format(path=path), *known):
+            if len(words & (_words(source) - own_name)) >= _ECHO_SHARE * len(words):
+                return "it repeats the task or the request instead of saying what the file does"
+        own = len(words & _words(self._safe_text(path)))
+        for other, docstring in self._docstrings_read().items():
+            shared = len(words & _words(docstring)) if other != path else 0
+            if shared >= _COPY_MIN_WORDS and shared > own:
+                return f"it describes {other} (its docstring), not {path}"
+        return None
+
+    def covers(self, path: str | None) -> bool:
+        """Whether ``path`` is one of the set."""
+        return path is not None and os.path.normpath(path) in self.set
+
+    def _docstrings_read(self) -> dict[str, str]:
+        """Module docstrings of the set's files read so far (the likely source of a copy)."""
+        return {p: _docstring(self._safe_text(p)) for p in self.set if self.lines_read(p) > 0}
+
+    def _safe_text(self, path: str) -> str:
+        try:
+            return self.read_text(path)
+        except OSError:
+            return ""
+
+    # --- saved with the run ----------------------------------------------------------------
+
+    def to_state(self) -> dict[str, Any]:
+        if self.set:
+            self._update()  # a note written in the last step counts
+        return {"task": self.task, "set": list(self.set), "covered": sorted(self.covered)}
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        """A resumed run keeps the set found at its start and the files it covered."""
+        if isinstance(state.get("task"), str) and isinstance(state.get("set"), list):
+            self.task = state["task"]
+            self.set = [str(p) for p in state["set"]]
+            self.covered = {str(p) for p in state.get("covered", []) if p in self.set}
+            self.notes = bool(_ASKS_FOR_NOTES.search(self.task or ""))
+
+
+def _noted(notes: str, files: Sequence[str]) -> list[str]:
+    """The ``files`` a line of ``notes`` names by path, or by a file name no other file has."""
+    by_name: dict[str, list[str]] = {}
+    for path in files:
+        by_name.setdefault(os.path.basename(path), []).append(path)
+    found = []
+    for path in files:
+        base = os.path.basename(path)
+        names = [path] if len(by_name[base]) > 1 else [path, base]
+        if any(re.search(rf"(?<![\w./-]){re.escape(name)}(?![\w-])", notes) for name in names):
+            found.append(path)
+    return found
+
+
+def _last_read(messages: Sequence[Message]) -> str | None:
+    """The path of a successful read_file in the last turn (the last one, if several)."""
+    if len(messages) < 2 or messages[-2].role != "assistant":
+        return None
+    ok = {b.tool_use_id for b in messages[-1].content if isinstance(b, ToolResultBlock) and not b.is_error}
+    paths = [
+        os.path.normpath(call.input["path"])
+        for call in messages[-2].tool_uses
+        if call.name == READ_TOOL and call.id in ok and isinstance(call.input.get("path"), str)
+    ]
+    return paths[-1] if paths else None
+
+
+def _note_view(messages: Sequence[Message], path: str, prompt: str) -> tuple[Message, ...] | None:
+    """The task and the last read of ``path`` still in the window, then ``prompt``: what the
+    note request shows. Measured with Qwen2.5-Coder-0.5B at window 4096: asked in the whole
+    window, 3 of 4 notes copied an earlier note (another file's docstring); asked with only the
+    file's read in view (as the flush asks), 3 of 3 notes were about the file. None when the
+    read is no longer in the window (cleared or offloaded): then the window is asked."""
+    task = task_text(messages)
+    last = None
+    for read, call, result in file_reads(messages):
+        if os.path.normpath(read) == path and not result.content.startswith("["):
+            last = (call, result)
+    if last is None or not task:
+        return None
+    call, result = last
+    return (
+        Message("user", (TextBlock(task),)),
+        Message("assistant", (call,)),
+        Message("user", (result, TextBlock(prompt))),
+    )
+
+
+def _refused_note(last: Message) -> str | None:
+    """The reason, when the last turn's note was refused by ``note_problem``."""
+    for block in last.content:
+        if isinstance(block, ToolResultBlock) and block.is_error and REFUSED in block.content:
+            return block.content.split(REFUSED, 1)[-1].strip().rstrip(".")
+    return None
+
+
+def _docstring(source: str) -> str:
+    try:
+        return ast.get_docstring(ast.parse(source)) or ""
+    except (SyntaxError, ValueError):
+        return ""
+
+
+_STOP = frozenset({"this", "that", "with", "from", "file", "module", "class", "function", "which"})
+
+
+def _words(text: str) -> set[str]:
+    spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", text)
+    return {w for w in re.findall(r"[a-z]{4,}", spaced.lower()) if w not in _STOP}
+
+
+def guard_note(tool: Tool, plan: FileSetPlan, known: Sequence[str] = ()) -> Tool:
+    """The ``note`` tool with ``plan``'s checks (``note_problem``, ``known``: texts a note must
+    not echo) before it writes, and its ``path`` fixed to the file whose note the plan asks for.
+    A note on a file of the set keeps its first line: one line a file, as the task asks (a copied
+    docstring brought six lines)."""
+    write = tool.function
+
+    def note(text: str, path: str | None = None) -> str:
+        why = plan.note_problem(text, path, known)
+        if why is not None:
+            raise ToolError(f"{REFUSED} {why}")
+        if plan.covers(path):
+            text = next((line.strip() for line in text.splitlines() if line.strip()), text)
+        result: str = write(text=text, path=path)
+        return result
+
+    note.__doc__ = write.__doc__
+    other = tool.choices  # the task focus's, for a task that names its files
+
+    def choices(messages: Sequence[Message]) -> Mapping[str, Sequence[str]]:
+        return plan.note_choices(messages) or (other(messages) if other is not None else {})
+
+    return replace(tool, function=note, choices=choices)
