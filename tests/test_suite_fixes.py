@@ -222,6 +222,13 @@ def test_strip_echo_removes_copied_harness_text_at_the_start_or_end(answer: str,
     assert strip_echo(answer, [OLD_NUDGE]) == kept
 
 
+@given(st.text(max_size=300))
+def test_strip_echo_returns_an_answer_with_no_harness_text_as_it_came(answer: str) -> None:
+    """Nothing to strip, nothing changed: the edges' spaces too (a library user's final answer
+    "  spaced  out  " came back trimmed)."""
+    assert strip_echo(answer, []) == answer
+
+
 @given(st.text(max_size=300), st.lists(st.text(max_size=200), max_size=3))
 def test_strip_echo_keeps_a_nonempty_piece_of_the_answer(answer: str, texts: list[str]) -> None:
     kept = strip_echo(answer, texts)

@@ -182,8 +182,8 @@ def strip_echo(answer: str, texts: Iterable[str]) -> str:
     tail = next((i for i in range(len(echoed), 0, -1) if not echoed[i - 1]), 0)
     start = spans[head][0] if 0 < head < len(spans) and head >= MIN_ECHO_WORDS else 0
     end = spans[tail][0] if tail < len(spans) and len(spans) - tail >= MIN_ECHO_WORDS else len(answer)
-    if start >= end:
-        return answer
+    if (start, end) == (0, len(answer)) or start >= end:
+        return answer  # nothing copied at either end: the answer as it came, spaces and all
     kept = answer[start:end].strip().rstrip(",;:-").rstrip()
     return kept or answer
 
