@@ -40,12 +40,10 @@ from ..events import EventBus
 from ..history import file_reads
 from ..messages import Message, TextBlock, ToolResultBlock
 from .base import Tool, ToolError
-from .focus import task_text
+from .focus import ASKS_FOR_NOTES, NOTE_TOOL, READ_TOOL, task_text
 
 MAX_SET_FILES = 400  # as read_file's path choices (files.MAX_PATH_CHOICES)
 NOTE_TRIES = 2  # asks for the note on one file before it is left to the flush
-NOTE_TOOL = "note"
-READ_TOOL = "read_file"
 NOTE_NOW = "Now call note with one line about what {path} does, from the file you just read."
 REFUSED = "the note was refused:"
 NOTE_AGAIN = "That note was refused: {why}. Call note again with one line about what {path} does."
@@ -54,7 +52,6 @@ ALL_DONE = (
     "with final_answer."
 )
 FILES_LEFT = "Not done yet: {left} of the {total} files are not covered. Go on with read_file on {next}."
-_ASKS_FOR_NOTES = re.compile(r"\bnotes?\b|NOTES\.md", re.IGNORECASE)
 _EVERY = r"(?:every|each|all(?:\s+the)?|all\s+of\s+the)"
 _LANGUAGES = {
     "python": ".py",
@@ -172,7 +169,7 @@ class FileSetPlan:
         if self.task is None and task:
             self.task = task
             self.set = folder_set(task, self.files())
-            self.notes = bool(_ASKS_FOR_NOTES.search(task))
+            self.notes = bool(ASKS_FOR_NOTES.search(task))
         return bool(self.set)
 
     def remaining(self, messages: Sequence[Message]) -> list[str]:
@@ -295,7 +292,7 @@ class FileSetPlan:
             self.task = state["task"]
             self.set = [str(p) for p in state["set"]]
             self.covered = {str(p) for p in state.get("covered", []) if p in self.set}
-            self.notes = bool(_ASKS_FOR_NOTES.search(self.task or ""))
+            self.notes = bool(ASKS_FOR_NOTES.search(self.task or ""))
 
 
 def _noted(notes: str, files: Sequence[str]) -> list[str]:

@@ -44,7 +44,7 @@ MAX_SYMBOL_SEARCH_FILES = 400
 MAX_SYMBOL_SEARCH_BYTES = 256_000
 MAX_SYMBOL_FILES = 3  # more files define it: the symbol does not point to the answer
 # A task that asks for notes needs the note tool after the reads, not an answer.
-_ASKS_FOR_NOTES = re.compile(r"\bnotes?\b|NOTES\.md", re.IGNORECASE)
+ASKS_FOR_NOTES = re.compile(r"\bnotes?\b|NOTES\.md", re.IGNORECASE)
 
 
 def task_text(messages: Sequence[Message]) -> str:
@@ -180,7 +180,7 @@ class TaskFocus:
         task = task_text(messages)
         if not named or self.unread(messages):
             return None
-        if _ASKS_FOR_NOTES.search(task):
+        if ASKS_FOR_NOTES.search(task):
             return notes_done_prompt(named, self._unnoted(named))
         if not self.answer:
             return edit_done_prompt(named, messages)
@@ -218,7 +218,7 @@ class TaskFocus:
         file's text last in view). Measured with the 0.5B on "Read cart.py and pricing.py and
         write a one-line summary of each into the notes": left free after the reads, it read
         other files until the iteration limit and wrote no note."""
-        if self.notes_text is None or not _ASKS_FOR_NOTES.search(task_text(messages)):
+        if self.notes_text is None or not ASKS_FOR_NOTES.search(task_text(messages)):
             return None
         named = self.named(messages)
         unnoted = self._unnoted(named)
