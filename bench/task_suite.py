@@ -59,6 +59,7 @@ class TaskRun:
     tokens: int
     wall_s: float
     answer: str
+    compactions: int = 0  # (rows cached before this was counted have 0)
 
 
 def model_string(name: str) -> str:
@@ -68,7 +69,7 @@ def model_string(name: str) -> str:
 def run_task(task: Task, model: str, variant: str, keep: Path | None = None) -> TaskRun:
     with tempfile.TemporaryDirectory(prefix="tinyharness-task-") as folder:
         workspace = Path(folder) / "ws"
-        build_workspace(workspace)
+        build_workspace(workspace, task.extra)
         events = Path(folder) / "events.jsonl"
         argv = [
             sys.executable, "-m", "tinyharness", "run", task.prompt,
@@ -89,20 +90,22 @@ def run_task(task: Task, model: str, variant: str, keep: Path | None = None) -> 
         except subprocess.TimeoutExpired:
             code, answer = -9, ""
         wall = time.perf_counter() - start
-        calls, tokens, stop = _from_events(events)
+        calls, tokens, stop, compactions = _from_events(events)
         passed = code in (0, 1) and task.check(answer, workspace)
         if keep is not None:  # to see what the model did: its events and the workspace after
             shutil.copytree(Path(folder), keep / f"{model}-{variant}-{task.name}", dirs_exist_ok=True)
     return TaskRun(
-        model, variant, task.name, task.half, task.kind, passed, code, stop, calls, tokens, wall, answer
-    )
+        model, variant, task.name, task.half, task.kind, passed, code, stop, calls, tokens, wall, answer,
+        compactions,
+    )  # fmt: skip
 
 
-def _from_events(path: Path) -> tuple[int, int, str]:
-    calls = tokens = 0
+def _from_events(path: Path) -> tuple[int, int, str, int]:
+    """Model calls, tokens billed, how the run stopped, and its compactions."""
+    calls = tokens = compactions = 0
     stop = ""
     if not path.exists():
-        return calls, tokens, "no events"
+        return calls, tokens, "no events", compactions
     for line in path.read_text(encoding="utf-8").splitlines():
         try:
             event = json.loads(line)
@@ -112,9 +115,11 @@ def _from_events(path: Path) -> tuple[int, int, str]:
             calls += 1
             usage = event.get("usage") or {}
             tokens += int(usage.get("input_tokens", 0)) + int(usage.get("output_tokens", 0))
+        elif event.get("type") == "compaction":
+            compactions += 1
         elif event.get("type") == "run_end":
             stop = str(event.get("stop"))
-    return calls, tokens, stop
+    return calls, tokens, stop, compactions
 
 
 def load_cache() -> dict[str, dict[str, Any]]:
@@ -200,6 +205,7 @@ def summary_rows(runs: list[TaskRun]) -> list[list[object]]:
                 f"{sum(r.model_calls for r in group) / len(group):.1f}",
                 f"{sum(r.tokens for r in group) / len(group):,.0f}",
                 f"{sum(r.wall_s for r in group) / len(group):.0f}",
+                str(sum(r.compactions for r in group)),
             ]
         )
     return rows
@@ -216,6 +222,7 @@ def to_markdown(runs: list[TaskRun]) -> str:
         "calls/task",
         "tokens/task",
         "wall s/task",
+        "compactions",
     ]
     table = markdown_table(header, summary_rows(runs))
     kinds = sorted({r.kind for r in runs})
@@ -224,7 +231,22 @@ def to_markdown(runs: list[TaskRun]) -> str:
         for m, v in dict.fromkeys((r.model, r.variant) for r in runs)
     ]
     detail = markdown_table(["model", "variant", *kinds], per_kind)
-    return f"{table}\n\nPassed by kind of task:\n\n{detail}"
+    each = markdown_table(
+        ["model", "variant", "task", "half", "passed", "stop", "calls", "compactions", "wall s",
+         "answer (start)"],
+        [
+            [r.model, r.variant, r.task, r.half, "yes" if r.passed else "no", r.stop, r.model_calls,
+             r.compactions, f"{r.wall_s:.0f}", _cell(r.answer)]
+            for r in runs
+        ],
+    )  # fmt: skip
+    return f"{table}\n\nPassed by kind of task:\n\n{detail}\n\nEvery run:\n\n{each}"
+
+
+def _cell(answer: str, limit: int = 70) -> str:
+    """The start of an answer, on one line, as a table cell."""
+    text = " ".join(answer.split()).replace("|", "/")
+    return (text[:limit] or "(none)") if len(text) <= limit else text[:limit] + "…"
 
 
 def _kind_score(runs: list[TaskRun], model: str, variant: str, kind: str) -> str:

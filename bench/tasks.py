@@ -7,11 +7,13 @@ a change is judged on the check half, which nobody tuned against.
 
 from __future__ import annotations
 
+import random
 import re
 import subprocess
 import sys
+import textwrap
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 Checker = Callable[[str, Path], bool]
@@ -166,6 +168,9 @@ class Task:
     check: Checker
     allow_write: bool = False
     max_iterations: int = 8
+    # Files this task's workspace has besides the shop project (the long documents of the
+    # tasks that fill the window).
+    extra: dict[str, str] = field(default_factory=dict)
 
 
 def says(*patterns: str) -> Checker:
@@ -218,6 +223,157 @@ def notes_name(files: dict[str, tuple[str, ...]]) -> Checker:
         return True
 
     return check
+
+
+# --- long documents: tasks whose answer is in an early file once later reads filled the window ---
+
+# Sentences that pad a chapter to about 1,500 tokens (about 6,000 characters): plausible
+# operations prose with no number, port, name or date, so the facts each chapter states are the
+# only ones of their kind. Picked by a seeded random, so the workspace is the same every run.
+_FILLER = (
+    "Keep the change small and write down what you did in the shared log before you move on.",
+    "When two people work on the same system, agree first on who makes the change.",
+    "Every step here can be undone; if a step fails, stop and ask before going further.",
+    "The checks below are run by hand the first time and by the scheduler after that.",
+    "If the dashboard and the log disagree, trust the log and report the dashboard.",
+    "Read the whole section once before you start, since some steps depend on later ones.",
+    "A change that touches customer data needs a second person to look at it.",
+    "Most problems here come from a configuration file that was edited in two places.",
+    "Leave the old setting in place until the new one has worked for a full day.",
+    "The staging copy behaves like production, only smaller, so try every change there first.",
+    "Write the reason for a change in the ticket, not only what was changed.",
+    "The team reviews this page every quarter and removes what is no longer true.",
+    "Alerts that fire too often are tuned, not silenced, so that real ones still reach people.",
+    "Ask in the team channel when a step is unclear; an unclear step is a bug in this page.",
+    "The commands are the same on every machine, so there is no need to adapt them.",
+    "After the change, watch the error rate for a while before you close the ticket.",
+    "Old servers are kept for a week after a move, in case something was missed.",
+    "A step marked optional can be skipped when the system is under heavy load.",
+    "The scripts print what they are about to do and wait for a yes before doing it.",
+    "Keep secrets out of tickets, logs and chat; the vault is the only place for them.",
+)
+
+
+def _chapter(title: str, facts: tuple[str, ...], sections: tuple[str, ...], seed: int) -> str:
+    """A markdown chapter: its title, its facts in the first paragraph, then sections of filler."""
+    rng = random.Random(seed)
+    parts = [f"# {title}\n", textwrap.fill(" ".join(facts), 100) + "\n"]
+    for heading in sections:
+        paragraph = textwrap.fill(" ".join(rng.sample(_FILLER, 9)), 100)
+        parts.append(f"## {heading}\n\n{paragraph}\n")
+    return "\n".join(parts)
+
+
+_SECTIONS = (
+    "Before you start",
+    "Who is involved",
+    "The usual case",
+    "When it goes wrong",
+    "Checks afterwards",
+    "Known problems",
+    "History of this page",
+    "Further reading",
+)
+
+HANDBOOK: dict[str, str] = {
+    f"docs/handbook/{name}": _chapter(title, facts, _SECTIONS, seed)
+    for seed, (name, title, facts) in enumerate(
+        (
+            (
+                "01-backups.md",
+                "Backups",
+                (
+                    "Backups of the shop database are taken by the backup service, "
+                    "which listens on port 7311.",
+                    "A full backup runs every night; the files are copied to a second site the next morning.",
+                ),
+            ),
+            (
+                "02-deploys.md",
+                "Deploys",
+                (
+                    "New versions are deployed by the release pipeline.",
+                    "A deploy waits for the tests to pass.",
+                ),
+            ),
+            (
+                "03-monitoring.md",
+                "Monitoring",
+                (
+                    "The metrics service listens on port 9102.",
+                    "Dashboards show the last two weeks of metrics.",
+                ),
+            ),
+            (
+                "04-incidents.md",
+                "Incidents",
+                (
+                    "An incident has one lead, who decides.",
+                    "Every incident gets a written review afterwards.",
+                ),
+            ),
+            (
+                "05-access.md",
+                "Access",
+                ("The login service listens on port 8443.", "Access to production is granted per person."),
+            ),
+            (
+                "06-storage.md",
+                "Storage",
+                ("Product images live in the object store.", "Disks are replaced before they are full."),
+            ),
+            (
+                "07-releases.md",
+                "Releases",
+                ("Releases are named after rivers.", "A release is announced to customers a week ahead."),
+            ),
+        )
+    )
+}
+
+GUIDE: dict[str, str] = {
+    f"docs/guide/{name}": _chapter(title, facts, _SECTIONS, 100 + seed)
+    for seed, (name, title, facts) in enumerate(
+        (
+            (
+                "setup.md",
+                "Setting up the job runner",
+                (
+                    "The job runner keeps the logs of each job for 19 days by default, then deletes them.",
+                    "It is installed on every worker machine by the configuration tool.",
+                ),
+            ),
+            (
+                "config.md",
+                "Configuring jobs",
+                (
+                    "Each job has a name, a schedule and an owner.",
+                    "Access tokens for jobs expire after 30 days.",
+                ),
+            ),
+            (
+                "jobs.md",
+                "Writing a job",
+                ("A job is a script with a short header.", "A job that fails is retried twice."),
+            ),
+            (
+                "limits.md",
+                "Limits",
+                ("A job may use at most two cores.", "Reports made by jobs are archived after 90 days."),
+            ),
+            (
+                "faq.md",
+                "Questions people ask",
+                ("Jobs run in the time zone of the worker.", "A paused job keeps its schedule."),
+            ),
+            (
+                "history.md",
+                "History",
+                ("The job runner replaced a set of cron tables.", "Its first version ran three jobs."),
+            ),
+        )
+    )
+}
 
 
 TASKS: tuple[Task, ...] = (
@@ -341,11 +497,32 @@ TASKS: tuple[Task, ...] = (
         ),
         max_iterations=20,
     ),
+    Task(
+        "long-handbook",
+        "tune",
+        "long",
+        "Read every .md file under docs/handbook, then tell me which port the backup service listens on.",
+        says(r"\b7311\b"),
+        max_iterations=20,
+        extra=HANDBOOK,
+    ),
+    Task(
+        "long-guide",
+        "check",
+        "long",
+        "Read docs/guide/setup.md, docs/guide/config.md, docs/guide/jobs.md, docs/guide/limits.md, "
+        "docs/guide/faq.md and docs/guide/history.md, then tell me for how many days the job runner keeps "
+        "the logs of a job by default.",
+        says(r"\b19\b|nineteen"),
+        max_iterations=20,
+        extra=GUIDE,
+    ),
 )
 
 
-def build_workspace(root: Path) -> None:
-    for relative, text in FILES.items():
+def build_workspace(root: Path, extra: dict[str, str] | None = None) -> None:
+    """The shop project (and a task's ``extra`` files) in ``root``."""
+    for relative, text in {**FILES, **(extra or {})}.items():
         target = root / relative
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
