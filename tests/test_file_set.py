@@ -24,6 +24,7 @@ from tinyharness.models.scripted import ScriptedModel
 from tinyharness.tools.builtin import builtin_tools, notes_since
 from tinyharness.tools.coverage import ALL_DONE, FILES_LEFT, NOTE_NOW, FileSetPlan, folder_set
 from tinyharness.tools.files import ReadState, head_text, text_files
+from tinyharness.tools.focus import answer_ask
 from tinyharness.tools.notes import NotesFile
 from tinyharness.tools.workspace import Workspace
 
@@ -134,7 +135,8 @@ def test_each_read_is_followed_by_its_note_and_the_run_ends_when_all_are_noted(p
         assert after_note.tool_choice == "read_file" and not after_note.final_allowed
     last = requests[-1]
     assert last.final_only
-    assert last.messages[-1].text.endswith(ALL_DONE.format(total=3, what="each one is noted"))
+    done = ALL_DONE.format(total=3, what="each one is noted", ask=answer_ask(TASK))
+    assert last.messages[-1].text.endswith(done)
     lines = (project / "NOTES.md").read_text(encoding="utf-8").splitlines()
     assert lines == [f"{path}: {text}" for path, text in notes.items()]
     covered = [e["covered"] for e in sink.events if e["type"] == "coverage"]

@@ -31,7 +31,7 @@ from tinyharness.messages import Message
 from tinyharness.models.scripted import ScriptedModel
 from tinyharness.tools.builtin import builtin_tools
 from tinyharness.tools.files import ReadState, head_text, text_files
-from tinyharness.tools.focus import TaskFocus, named_symbols, symbol_files
+from tinyharness.tools.focus import TaskFocus, answer_prompt, named_symbols, symbol_files
 from tinyharness.tools.permissions import Permissions
 from tinyharness.tools.workspace import Workspace
 
@@ -190,12 +190,12 @@ OLD_NUDGE = (
 )
 
 
-def test_the_answer_prompt_ends_with_the_task_and_gives_no_instruction_to_copy(shop: Path) -> None:
+def test_the_answer_prompt_gives_no_instruction_to_copy(shop: Path) -> None:
     state = ReadState()
     state.record("README.md", 1, 3, 3)
     task = "Read README.md and tell me in one sentence what this project is"
     prompt = _focus(shop, state)([Message.user(task)])
-    assert prompt is not None and prompt.endswith(task)
+    assert prompt is not None and prompt.startswith("[Read: README.md]")
     assert "final_answer" not in prompt and "final answer" not in prompt.lower()
 
 
@@ -246,7 +246,7 @@ def test_the_agent_returns_the_answer_without_the_echoed_prompt(shop: Path) -> N
     state = ReadState()
     focus = _focus(shop, state)
     tools = builtin_tools(shop, read_state=state, focus=focus)
-    prompt = f"[Read: config.toml] The task: {task}"
+    prompt = answer_prompt(task, ["config.toml"])
     model = ScriptedModel(
         {"responses": [_call("c1", "read_file", path="config.toml"), _answer(f"8042. {prompt}")]}
     )
@@ -407,7 +407,7 @@ def test_an_answer_that_only_repeats_the_prompt_is_no_answer(shop: Path) -> None
     task = "Which port does config.toml set for the server?"
     state = ReadState()
     focus = _focus(shop, state)
-    echo = f"The task: {task}"
+    echo = answer_prompt(task, ["config.toml"])
     model = ScriptedModel({"responses": [_call("c1", "read_file", path="config.toml"), _answer(echo)]})
     tools = builtin_tools(shop, read_state=state, focus=focus)
     result = Agent(model, tools, AgentConfig(max_iterations=5), answer_when=focus).run(task)

@@ -147,6 +147,7 @@ def clip_middle(text: str, limit: int) -> str:
 
 ECHO_WORDS = 4  # a run of this many words found in a harness text is an echo
 MIN_ECHO_WORDS = 6  # shorter runs at the start or end of an answer stay (a restated phrase)
+OPENING_WORDS = 2  # a harness text's first words, copied as the answer's first words, go
 _WORD_EDGES = "\"'`()[]{}<>.,;:!?*"
 
 
@@ -166,8 +167,13 @@ def strip_echo(answer: str, texts: Iterable[str]) -> str:
     """``answer`` without a run of words copied from ``texts`` at its start or end (measured:
     Qwen2.5-Coder-0.5B ended 2 of 8 answers with the harness's own prompt, "... Now give your
     final answer to the task with final_answer, from what you read."). Only runs of at least
-    MIN_ECHO_WORDS words go; an answer that is all echo gives "" (the 0.5B answered an edit
-    task with the answer prompt's "The task: In src/shop/pricing.py, change TAX_RATE ...")."""
+    MIN_ECHO_WORDS words go, and a text's opening (its first OPENING_WORDS or more words, in
+    order) copied at the answer's start when more follows (the 0.5B began its answer with the
+    prompt's first words: "Read README.md is a Python library ..." after "[Read: README.md]
+    ..."); an answer that is all echo gives "" (the 0.5B answered an edit task with the answer
+    prompt's "The task: In src/shop/pricing.py, change TAX_RATE ..."). An answer with nothing
+    copied comes back exactly as it came."""
+    texts = list(texts)
     grams = {g for text in texts for g in _grams(_words(text))}
     spans = [(m.start(), m.end(), _norm(m.group())) for m in re.finditer(r"\S+", answer)]
     spans = [span for span in spans if span[2]]  # bare punctuation is no word
@@ -180,12 +186,25 @@ def strip_echo(answer: str, texts: Iterable[str]) -> str:
         return ""
     head = next((i for i, e in enumerate(echoed) if not e), len(echoed))
     tail = next((i for i in range(len(echoed), 0, -1) if not echoed[i - 1]), 0)
-    start = spans[head][0] if 0 < head < len(spans) and head >= MIN_ECHO_WORDS else 0
+    head = head if head >= MIN_ECHO_WORDS else 0
+    head = max(head, max((_opening(words, _words(text)) for text in texts), default=0))
+    start = spans[head][0] if 0 < head < len(spans) else 0
     end = spans[tail][0] if tail < len(spans) and len(spans) - tail >= MIN_ECHO_WORDS else len(answer)
     if (start, end) == (0, len(answer)) or start >= end:
         return answer  # nothing copied at either end: the answer as it came, spaces and all
     kept = answer[start:end].strip().rstrip(",;:-").rstrip()
     return kept or answer
+
+
+def _opening(words: list[str], text: list[str]) -> int:
+    """How many of ``words``' first words are ``text``'s first words (0 when fewer than
+    OPENING_WORDS, or all of ``words``: a bare copy of a label, "[Changed: FILE]", stays)."""
+    same = 0
+    for word, other in zip(words, text, strict=False):
+        if word != other:
+            break
+        same += 1
+    return same if OPENING_WORDS <= same < len(words) else 0
 
 
 def _norm(word: str) -> str:

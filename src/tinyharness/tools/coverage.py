@@ -40,17 +40,15 @@ from ..events import EventBus
 from ..history import file_reads
 from ..messages import Message, TextBlock, ToolResultBlock
 from .base import Tool, ToolError
-from .focus import ASKS_FOR_NOTES, NOTE_TOOL, READ_TOOL, task_text
+from .focus import ASKS_FOR_NOTES, NOTE_TOOL, READ_TOOL, answer_ask, task_text
 
 MAX_SET_FILES = 400  # as read_file's path choices (files.MAX_PATH_CHOICES)
 NOTE_TRIES = 2  # asks for the note on one file before it is left to the flush
 NOTE_NOW = "Now call note with one line about what {path} does, from the file you just read."
 REFUSED = "the note was refused:"
 NOTE_AGAIN = "That note was refused: {why}. Call note again with one line about what {path} does."
-ALL_DONE = (
-    "All {total} files of the task are covered ({what}). Now give your final answer to the task "
-    "with final_answer."
-)
+# No tool name and no "final answer" to copy; then focus.answer_ask's words for the task.
+ALL_DONE = "All {total} files of the task are covered ({what}). {ask}"
 FILES_LEFT = "Not done yet: {left} of the {total} files are not covered. Go on with read_file on {next}."
 _EVERY = r"(?:every|each|all(?:\s+the)?|all\s+of\s+the)"
 _LANGUAGES = {
@@ -198,7 +196,8 @@ class FileSetPlan:
             return None
         if not left:
             what = "each one is noted" if self.notes else "each one was read"
-            return NextStep(ALL_DONE.format(total=len(self.set), what=what), final_only=True)
+            ask = answer_ask(self.task or "")
+            return NextStep(ALL_DONE.format(total=len(self.set), what=what, ask=ask), final_only=True)
         if self.notes:
             step = self._note_step(messages, left)
             if step is not None:

@@ -20,9 +20,18 @@ So when a task names files of the workspace, the harness plans for it:
   harness as grep would (measured: left to itself, the 0.5B wandered to the iteration limit
   on 4 of 4 such tasks). A task that names neither is left to the model.
 
-The prompt that asks for the answer ends with the task's own words and no instruction a model
-can continue: the 0.5B copied "... Now give your final answer to the task with final_answer,
-from what you read." into its answers (``history.strip_echo`` removes what is still copied).
+The prompt that asks for the answer names the files read and names no tool (the 0.5B copied
+"... Now give your final answer to the task with final_answer, from what you read." into its
+answers). Whether it repeats the task depends on the task's form (``answer_ask``), measured
+with the 0.5B on the same reads (``python -m bench.answer_probe``): a question (ending in "?")
+is repeated last ("The task: Which port ...?"), which gave the value itself ("8042",
+"A1,apple,0.50", "src/shop/inventory.py") where a prompt without it gave the file's lines or a
+sentence around a cut path; a request ("Read README.md and tell me in one sentence what this
+project is") is not, since its words at the end were copied as the answer's opening ("Read
+README.md is a Python library ...", 3 of 3 wordings that held the task) and without them the
+answer was the model's own ("This project is a Python library and a command-line agent that
+keeps an LLM agent stable ..."). ``history.strip_echo`` removes what is still copied at an
+answer's start or end.
 
 May import ``messages``, ``history`` and the file tools' read state; nothing else.
 """
@@ -36,7 +45,11 @@ from collections.abc import Callable, Iterable, Sequence
 from ..history import HARNESS_TEXT_PREFIX
 from ..messages import Message, TextBlock
 
-ANSWER_NOW = "[Read: {files}]{found} The task: {task}"
+ANSWER_NOW = "[Read: {files}]{found} {ask}"
+# What asks for the answer once the harness's plan is done (here, and in tools.coverage): a
+# question is repeated, a request is not (see above and ``answer_ask``).
+ASK_QUESTION = "The task: {task}"
+ASK_REQUEST = "Answer the task now, from what you read."
 FOUND = " {symbol} is defined in {where}."
 # Only the files of a workspace this small are searched for a named symbol (at most this many
 # bytes of each): a repository of thousands of files is left to the model's own grep.
@@ -297,10 +310,17 @@ def edit_done_prompt(named: Sequence[str], messages: Sequence[Message]) -> str |
     return EDITED.format(files=", ".join(named))
 
 
+def answer_ask(task: str) -> str:
+    """The words that ask for the answer to ``task``: a question is repeated last, so the
+    answer answers it; a request is not, so its words are not copied as the answer."""
+    task = " ".join(task.split())
+    return ASK_QUESTION.format(task=task) if task.endswith("?") else ASK_REQUEST
+
+
 def answer_prompt(task: str, files: Sequence[str], symbol: str = "") -> str:
-    """What asks for the answer: the files read, where the symbol is defined, then the task's
-    own words last, so the answer answers them (no instruction to copy; the request's grammar
-    already allows only the final answer)."""
+    """What asks for the answer: the files read, where the symbol is defined, then
+    ``answer_ask``'s words (no instruction to copy; the request's grammar already allows only
+    the final answer)."""
     where = ", ".join(files)
     found = FOUND.format(symbol=symbol, where=where) if symbol else ""
-    return ANSWER_NOW.format(files=where, found=found, task=" ".join(task.split()))
+    return ANSWER_NOW.format(files=where, found=found, ask=answer_ask(task))
