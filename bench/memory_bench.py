@@ -469,22 +469,22 @@ def load_locomo(path: Path, limit: int | None = None) -> list[dict[str, Any]]:
     return data[:limit] if limit else data
 
 
-def chat_lines(sample: dict[str, Any], photos: bool) -> list[dict[str, str]]:
+def chat_lines(sample: dict[str, Any], photos: bool) -> list[dict[str, Any]]:
     """A LoCoMo dialogue as the import's JSON Lines: one message per turn, in order, with its
     session's date as the time, the dialogue as the conversation and the turn's id. Nothing else:
-    what makes a message findable is the import's job. ``photos``: a shared photo's caption is
-    part of the message text, as a chat export would describe an image."""
+    what makes a message findable is the import's job. ``photos``: a shared photo's caption goes
+    in the line's ``attachments`` (what the message showed, as a chat export describes an image)."""
     conversation = sample["conversation"]
     numbers = sorted(int(m.group(1)) for k in conversation if (m := re.fullmatch(r"session_(\d+)", k)))
     lines = []
     for number in numbers:
         date = str(conversation.get(f"session_{number}_date_time", ""))
         for turn in conversation[f"session_{number}"]:
-            text = str(turn["text"])
+            line: dict[str, Any] = {"speaker": str(turn["speaker"]), "text": str(turn["text"])}
+            line |= {"conversation": str(sample["sample_id"]), "id": str(turn["dia_id"])}
+            line |= {"time": date} if date else {}
             if photos and turn.get("blip_caption"):
-                text += f" [shares a photo: {turn['blip_caption']}]"
-            line = {"speaker": str(turn["speaker"]), "text": text, "conversation": str(sample["sample_id"])}
-            line |= {"id": str(turn["dia_id"])} | ({"time": date} if date else {})
+                line["attachments"] = [str(turn["blip_caption"])]
             lines.append(line)
     return lines
 

@@ -87,8 +87,10 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         help="import a conversation log (JSON Lines) as memories",
         description='Import messages, one JSON object per line: {"speaker": ..., "text": ..., '
         '"time": ISO-8601 or free text (optional), "conversation": ... (optional), "id": ... '
-        "(optional)}, the lines of a conversation in order. Each message becomes a memory about its "
-        "speaker, with its time, the question it answers and the messages around it. Without "
+        '(optional), "attachments": what the message showed besides its words, such as a photo\'s '
+        "caption (a string or a list of strings, optional)}, the lines of a conversation in order. "
+        "Each message becomes a memory about its speaker, with its time, the question it answers "
+        "and the messages around it. Without "
         "--user each conversation is stored as its own user. Importing the same lines again adds "
         "nothing.",
     )
