@@ -604,21 +604,24 @@ def bench_locomo(
     return rows
 
 
-def locomo_cli_check(path: Path, tmp: Path, limit: int | None, embedder: str = "auto") -> Recall:
+def locomo_cli_check(
+    path: Path, tmp: Path, limit: int | None, embedder: str = "auto", photos: bool = False
+) -> Recall:
     """The same measure through the command line, as an outside check runs it: ``tinyharness
     memory import`` of each dialogue's file into one store, then one ``tinyharness memory search
     --queries FILE --json``. ``embedder`` is the ``--embedder`` both get (``auto``: what a user
-    gets, the real model when installed; it embeds every turn again, no cache)."""
+    gets, the real model when installed; it embeds every turn again, no cache). ``photos``: the
+    lines carry the captions of shared photos as ``attachments`` (the ``photos`` variant)."""
     import subprocess
 
     samples = load_locomo(path, limit)
     store = tmp / f"cli-check-{embedder}.db"
     command = [sys.executable, "-m", "tinyharness", "memory"]
     options = ["--memory", str(store), "--embedder", embedder]
-    recall = Recall("sqlite", f"cli {embedder}", "text")
+    recall = Recall("sqlite", f"cli {embedder}", "photos" if photos else "text")
     asked: list[tuple[str, str, Question]] = []
     for number, sample in enumerate(samples):
-        lines = chat_lines(sample, photos=False)
+        lines = chat_lines(sample, photos=photos)
         file = tmp / f"cli-{sample['sample_id']}.jsonl"
         file.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
         subprocess.run([*command, "import", str(file), *options], check=True, capture_output=True)
@@ -987,7 +990,8 @@ def main(argv: Sequence[str] | None = None) -> str:
                 rows = bench_locomo(openers, embedders, args.variants.split(","), limit, locomo, Path(tmp))
                 if args.cli:
                     for name in args.cli_embedders.split(","):
-                        rows.append(locomo_cli_check(locomo, Path(tmp), limit, name))
+                        photos = "photos" in args.variants.split(",")
+                        rows.append(locomo_cli_check(locomo, Path(tmp), limit, name, photos))
                 for line in locomo_table(rows):
                     say(line)
             say()
