@@ -816,6 +816,76 @@ def bench_rerank(
     return rows
 
 
+def bench_expand(
+    embedders: dict[str, Embedder | None],
+    path: Path,
+    tmp: Path,
+    model_spec: str,
+    half: str,
+    categories: set[int],
+) -> list[Recall]:
+    """Recall@5 of the store alone and of ``QueryExpander`` (what ``memory search --expand``
+    runs: the model's hypothetical answer searched beside the question, the rankings fused) on
+    the same questions of one ``half`` (``tune`` or ``check``) in ``categories``, all dialogues
+    imported first as in the recall part. Each row's variant names the model; the seconds per
+    question of the model are printed as the part goes."""
+    import asyncio
+
+    from tinyharness.memory.expand import QueryExpander
+    from tinyharness.models.factory import load_model
+    from tinyharness.models.local import local_model
+
+    embedder = next((e for e in embedders.values() if e is not None), None)
+    cached = DiskCachedEmbedder(embedder) if embedder else None
+    store = SQLiteStore(tmp / "expand.db", embedder=cached, vector_model="expand")
+    asked: list[tuple[str, Question]] = []
+    for number, sample in enumerate(load_locomo(path)):
+        lines = chat_lines(sample, photos=False)
+        file = tmp / f"expand-{sample['sample_id']}.jsonl"
+        file.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+        import_file(store, file)
+        if number in (TUNE if half == "tune" else CHECK):
+            known = {line["id"] for line in lines}
+            asked += [
+                (str(sample["sample_id"]), q)
+                for q in locomo_questions(sample, known)
+                if q.category in categories
+            ]
+    name = embedder.name if embedder else "fts-only"
+    plain, expanded = Recall("sqlite", name, "store"), Recall("sqlite", name, f"+{model_spec}")
+    kind, _, local_name = model_spec.partition(":")
+    model = (
+        local_model(local_name or None, startup_timeout=900) if kind == "local" else load_model(model_spec)
+    )
+    expander = QueryExpander(model.complete)
+    loop = asyncio.new_event_loop()
+    seconds = 0.0
+    try:
+        loop.run_until_complete(counted_warmup(model))
+        for done, (sample_id, question) in enumerate(asked, 1):
+            alone = store.search(question.text, Scope(sample_id), limit=5)
+            began = time.perf_counter()
+            fused = loop.run_until_complete(expander.search(store, question.text, Scope(sample_id), 5))
+            seconds += time.perf_counter() - began
+            for recall, hits in ((plain, alone), (expanded, fused)):
+                got = {source for hit in hits for source in hit.item.source_ids}
+                recall.add(len(got & question.gold) / len(question.gold), question.category, sample_id, half)
+            print(
+                f"  ... expand {done}/{len(asked)}: store {plain.mean():.3f}, "
+                f"expanded {expanded.mean():.3f}, {seconds / done:.1f} s/question",
+                file=sys.stderr,
+                flush=True,
+            )
+    finally:
+        loop.run_until_complete(model.aclose())
+        loop.close()
+        store.close()
+        if cached:
+            cached.save()
+    print(f"  expand: {model_spec} {seconds / max(1, len(asked)):.1f} s per question (model and searches)")
+    return [plain, expanded]
+
+
 async def counted_warmup(model: Any) -> None:
     """One tiny request first, so a local server's start and first load are not timed."""
     from tinyharness.messages import Message
@@ -944,6 +1014,15 @@ def main(argv: Sequence[str] | None = None) -> str:
         default="local:qwen2.5-coder-0.5b",
         help="comma list of model strings the rerank part measures (default local:qwen2.5-coder-0.5b)",
     )
+    parser.add_argument(
+        "--expand-model", default="local:qwen2.5-coder-0.5b", help="the expand part's model string"
+    )
+    parser.add_argument(
+        "--expand-half", default="tune", choices=["tune", "check"], help="the expand part's half"
+    )
+    parser.add_argument(
+        "--expand-categories", default="1,2,3,4", help="the expand part's question categories (comma list)"
+    )
     parser.add_argument("--backends", default="sqlite,postgres", help="comma list of sqlite, postgres")
     args = parser.parse_args(argv)
     parts = set(args.parts.split(","))
@@ -1011,6 +1090,17 @@ def main(argv: Sequence[str] | None = None) -> str:
                     minutes=args.rerank_minutes,
                 ):
                     say(f"{method:44} {value:9.3f} {ms:9.0f} {tokens:13.0f} {count:10d}")
+            say()
+        if "expand" in parts:
+            locomo = Path(args.locomo) if args.locomo else LOCOMO
+            say(f"## query expansion (memory search --expand), LoCoMo {args.expand_half} half, SQLite")
+            if not locomo.exists():
+                say("skipped: no LoCoMo file")
+            else:
+                cats = {int(c) for c in args.expand_categories.split(",")}
+                measured = bench_expand(embedders, locomo, Path(tmp), args.expand_model, args.expand_half, cats)
+                for line in locomo_table(measured):
+                    say(line)
             say()
         if "code" in parts:
             say("## code history (bench/data_code): an agent's memories of this repository's commits")
