@@ -1098,8 +1098,8 @@ def main(argv: Sequence[str] | None = None) -> str:
                 say("skipped: no LoCoMo file")
             else:
                 cats = {int(c) for c in args.expand_categories.split(",")}
-                measured = bench_expand(embedders, locomo, Path(tmp), args.expand_model, args.expand_half, cats)
-                for line in locomo_table(measured):
+                model, half = args.expand_model, args.expand_half
+                for line in locomo_table(bench_expand(embedders, locomo, Path(tmp), model, half, cats)):
                     say(line)
             say()
         if "code" in parts:
