@@ -211,10 +211,11 @@ class VectorIndex:
         # a row's bound below is at most |s c| per_norm + |r| per_error (rounding aside)
         per_norm, per_error = query_error + roundoff, query_norm + roundoff
         # int8 dot products are integers, exact in float32 below 2**24 (dimensions up to 1,040)
-        exact_in = "float32" if self.dim * 127 * 127 < 2**24 else "float64"
-        dots = np.asarray(
-            simsimd.cdist(digits.astype(np.int8)[None], self._int8[:size], metric="dot", out_dtype=exact_in)
-        )[0]
+        codes = digits.astype(np.int8)[None]
+        if self.dim * 127 * 127 < 2**24:
+            dots = np.asarray(simsimd.cdist(codes, self._int8[:size], metric="dot", out_dtype="float32"))[0]
+        else:
+            dots = np.asarray(simsimd.cdist(codes, self._int8[:size], metric="dot", out_dtype="float64"))[0]
         approx = dots * self._scale32[:size]
         approx *= np.float32(step)
         if not mask.all():
