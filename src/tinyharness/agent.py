@@ -577,8 +577,13 @@ class Agent:
         request with its own ``view`` needs no room in the window: it is sent as it is."""
         if shape.view is not None:
             return await self.call_model(self._request(shape))
+        history, epoch, length = self._messages, self._messages.epoch, len(self._messages)
         self.messages = await self.context.prepare(self.config.system, self.messages, self.call_model)
-        self._commit()
+        if self._messages is not history or self._messages.epoch != epoch or len(history) != length:
+            # A compaction changed the history: saved before the request. Unchanged, nothing new
+            # needs saving: the state differs only by this turn's iteration, which a run resumed
+            # before the reply is saved does again and counts again (one transaction a turn).
+            self._commit()
         try:
             return await self.call_model(self._request(shape))
         except ContextLengthExceeded:
