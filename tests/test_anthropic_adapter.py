@@ -113,7 +113,7 @@ def test_thinking_blocks_round_trip_exactly() -> None:
     model = make_model(server, thinking={"type": "enabled", "budget_tokens": 1024})
     first = complete(model, first_request)[0]
     assert first.stop_reason == "tool_use"
-    assert first.usage == Usage(120, 7)  # cached input counts: it is in the window
+    assert first.usage == Usage(120, 7, cached_tokens=100)  # cached input counts: it is in the window
     assert first.message.content == (
         ThinkingBlock("The user wants 2+2.", SIGNATURE),
         ThinkingBlock("", "", redacted=REDACTED),

@@ -153,6 +153,29 @@ def test_json_mode_tool_call_validates_against_the_tool_schema(local_server: Loc
 
 
 @needs_server
+def test_a_side_request_keeps_the_agents_prompt_cache(local_server: LocalServer) -> None:
+    """The agent's history stays cached across a side request (a file's note asked with only
+    that file in view, a summary): the server keeps served prompts in memory, so the next agent
+    request does not process its whole history again. ``cached_tokens`` reports it."""
+    model = LocalModel(local_server, owns_server=False, temperature=0)
+    history = (Message.user("Remember these words: " + "apple pear plum " * 120),)
+    agent = ModelRequest(history, max_tokens=2)
+    side = ModelRequest((Message.user("Say yes."),), system="You note files.", purpose="flush", max_tokens=2)
+    more = ModelRequest((*history, Message.assistant("ok"), Message.user("And more?")), max_tokens=2)
+
+    async def go() -> list[ModelResponse]:
+        try:
+            return [await model.complete(r) for r in (agent, side, agent, more)]
+        finally:
+            await model.aclose()
+
+    first, side_reply, _, last = asyncio.run(go())
+    assert first.usage.input_tokens > 300
+    assert side_reply.usage.cached_tokens < 20  # the side request shares only the template's start
+    assert last.usage.cached_tokens >= first.usage.input_tokens - 8
+
+
+@needs_server
 def test_json_mode_final_only_yields_text(local_server: LocalServer) -> None:
     model = LocalModel(local_server, owns_server=False, temperature=0)
     # Room for the envelope: with the tools' protocol kept (a stable prefix), the model writes

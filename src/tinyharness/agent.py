@@ -636,6 +636,8 @@ class Agent:
             "tokens": self.context.tokens,
             "messages": len(request.messages),
         }
+        if response.usage.cached_tokens:
+            event["usage"]["cached_tokens"] = response.usage.cached_tokens
         if self.context.prefix_share is not None:
             event["prefix_share"] = self.context.prefix_share
         if self.config.trace:

@@ -295,4 +295,6 @@ def usage_from_wire(wire: WireMessage) -> Usage:
     if usage is None:
         return Usage()
     cached = (usage.cache_read_input_tokens or 0) + (usage.cache_creation_input_tokens or 0)
-    return Usage((usage.input_tokens or 0) + cached, usage.output_tokens or 0)
+    return Usage(
+        (usage.input_tokens or 0) + cached, usage.output_tokens or 0, usage.cache_read_input_tokens or 0
+    )

@@ -38,6 +38,8 @@ class ToolSpec:
 class Usage:
     input_tokens: int = 0
     output_tokens: int = 0
+    # Of input_tokens, those the server read from its prompt cache (0 when it does not say).
+    cached_tokens: int = 0
 
     @property
     def total(self) -> int:

@@ -354,4 +354,6 @@ def usage_from_wire(response: ChatCompletion) -> Usage:
     usage = response.usage
     if usage is None:
         return Usage()
-    return Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0)
+    details = usage.prompt_tokens_details
+    cached = (details.cached_tokens or 0) if details is not None else 0
+    return Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0, cached)
