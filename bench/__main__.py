@@ -274,7 +274,8 @@ def render_results(header: str, generated: dict[str, str], notes_dir: Path | Non
         out += ["", _PART.format(part), "", generated[part].strip()]
         notes = notes_text(part, notes_dir)
         if notes:
-            out += ["", _NOTES.format(part), "", notes]
+            label = f"*Written by hand (bench/notes/{part}.md), not by the run above:*"
+            out += ["", _NOTES.format(part), "", label, "", notes]
     return "\n".join(out) + "\n"
 
 
