@@ -150,3 +150,24 @@ def test_a_compacted_history_is_saved_before_the_next_request(tmp_path: Path) ->
     # nothing was dropped; the sliding window dropped rounds before the eighth request.
     assert len(saved.messages) < 15
     validate_messages(saved.messages)  # raises on a broken history
+
+
+def test_a_prompt_added_to_the_results_is_saved_before_the_request(tmp_path: Path) -> None:
+    """The answer rule adds its prompt to the last tool results right before a request: a kill
+    during that request must find the prompt saved (the history changed since the last save),
+    not the results without it."""
+    store = SessionStore(tmp_path / "runs.sessions.db")
+    agent = Agent(
+        Steps(40, stop_at=3),
+        ToolRegistry([noop]),
+        checkpoint=store.open("s"),
+        config=AgentConfig(max_iterations=50),
+        answer_when=lambda messages: "Answer now." if len(messages) >= 5 else None,
+    )
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(agent.arun("step by step"))
+    saved = store.open("s").load()
+    store.close()
+    assert saved is not None
+    last = saved.messages[-1]
+    assert last.tool_results and last.text.endswith("Answer now."), last
