@@ -245,3 +245,110 @@ def test_load_model_local_starts_and_stops_its_own_server() -> None:
         urllib.request.urlopen(health, timeout=5)
     with pytest.raises(ModelError, match="not running"):
         server.count_tokens("hello")
+
+
+# --- a reply slower than the timeout, still coming ----------------------------------------------
+
+
+class _SlowServer:
+    """Stands in for the llama.cpp server where a test needs a reply that keeps coming, a word
+    every 0.1 s, for longer than the client's timeout in total (a real model on a busy machine;
+    the real server cannot be slowed on cue). It answers streamed and non-streamed requests."""
+
+    WORDS = tuple(f"w{i} " for i in range(25))
+
+    def __init__(self) -> None:
+        import http.server
+        import json as _json
+        import threading
+        import time as _time
+
+        words = self.WORDS
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = _json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                base = {"id": "x", "created": 0, "model": "local"}
+                if not body.get("stream"):
+                    _time.sleep(0.1 * len(words))
+                    reply = {
+                        **base,
+                        "object": "chat.completion",
+                        "choices": [
+                            {
+                                "index": 0,
+                                "message": {"role": "assistant", "content": "".join(words)},
+                                "finish_reason": "stop",
+                            }
+                        ],
+                        "usage": {"prompt_tokens": 5, "completion_tokens": len(words), "total_tokens": 30},
+                    }
+                    data = _json.dumps(reply).encode()
+                    try:  # the client gave up at its timeout: nobody reads this
+                        self.send_response(200)
+                        self.send_header("Content-Type", "application/json")
+                        self.send_header("Content-Length", str(len(data)))
+                        self.end_headers()
+                        self.wfile.write(data)
+                    except (BrokenPipeError, ConnectionResetError):
+                        pass
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                chunk = {**base, "object": "chat.completion.chunk"}
+                for i, word in enumerate(words):
+                    _time.sleep(0.1)
+                    delta = {"role": "assistant", "content": word} if i == 0 else {"content": word}
+                    event = {**chunk, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
+                    self.wfile.write(f"data: {_json.dumps(event)}\n\n".encode())
+                    self.wfile.flush()
+                end = {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+                usage = {**chunk, "choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": 25}}
+                for event in (end, usage):
+                    self.wfile.write(f"data: {_json.dumps(event)}\n\n".encode())
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        self.model_path = Path("slow.gguf")
+        self.n_ctx = 1024
+
+    def start(self) -> _SlowServer:
+        return self
+
+    def openai_client(self, timeout: float, max_retries: int) -> Any:
+        import openai
+
+        return openai.AsyncOpenAI(
+            api_key="k",
+            base_url=f"http://127.0.0.1:{self.httpd.server_address[1]}/v1",
+            timeout=timeout,
+            max_retries=max_retries,
+            http_client=openai.DefaultAsyncHttpxClient(trust_env=False),
+        )
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_a_reply_that_keeps_coming_is_not_cut_by_the_timeout() -> None:
+    """The timeout bounds the server's silence, not the whole reply: a summary arriving at a few
+    tokens a second on a busy machine was cut at the timeout and asked again from the start,
+    three times (15 minutes lost in one run). Asked whole, the same reply still times out."""
+    server = _SlowServer()
+    try:
+        request = ModelRequest((Message.user("Summarize."),), max_tokens=64)
+        model = LocalModel(server, timeout=1.0, max_retries=0, owns_server=False)  # type: ignore[arg-type]
+        reply = run(model, request)
+        assert reply.message.text == "".join(_SlowServer.WORDS)
+        whole = OpenAIChatModel("local", client=server.openai_client(1.0, 0))
+        with pytest.raises(ModelError, match="in time"):
+            run(whole, request)
+    finally:
+        server.close()
