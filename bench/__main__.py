@@ -5,10 +5,17 @@
     python -m bench --small         # the quick version of every part
     python -m bench --only loop,e2e # some parts: loop, tokens, peers, memory, e2e, secrets, parallel,
                                     # mcp, tasks, grep, anchors, subagents, durable (needs
-                                    # PostgreSQL: TINYHARNESS_BENCH_PG_URL; skipped without)
+                                    # PostgreSQL: TINYHARNESS_BENCH_PG_URL; skipped without); the
+                                    # other parts' sections of the results file are kept as they are
     python -m bench --output FILE   # write elsewhere (default: bench/RESULTS.md)
 
 Progress goes to stderr; each part's own tables are printed as it finishes.
+
+The results file is only ever written here. What a person writes about a part (the reading of
+its numbers, earlier runs, what was tried) lives in bench/notes/<part>.md, which this includes
+verbatim after that part's generated tables on every run, so a run never overwrites it. In the
+file, HTML comments mark where each part's section and notes begin: that is how ``--only``
+finds the sections it keeps.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ import contextlib
 import datetime
 import importlib
 import io
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -227,58 +235,146 @@ SECTIONS: dict[str, tuple[str, str, Callable[[bool], str]]] = {
 PARTS = tuple(SECTIONS)  # in the order they run
 
 
+NOTES = HERE / "notes"  # bench/notes/<part>.md: hand-written analysis, never written here
+_PART = "<!-- bench:part {} -->"
+_NOTES = "<!-- bench:notes {} -->"
+_MARKER = re.compile(r"^<!-- bench:(part|notes) ([a-z0-9_-]+) -->$", re.M)
+_HEADER_END = "<!-- bench:sections -->"
+
+
+def notes_text(part: str, notes_dir: Path | None = None) -> str:
+    """The hand-written notes of ``part`` (bench/notes/<part>.md), verbatim, or ""."""
+    path = (notes_dir or NOTES) / f"{part}.md"
+    return path.read_text(encoding="utf-8").strip() if path.is_file() else ""
+
+
+def parse_results(text: str) -> tuple[str, dict[str, str]]:
+    """An existing RESULTS.md as (its header, part -> that part's generated text). The notes
+    after each part's ``bench:notes`` marker are dropped: they are read again from their files."""
+    head, sep, rest = text.partition(_HEADER_END)
+    if not sep:
+        return head, {}
+    generated: dict[str, str] = {}
+    marks = list(_MARKER.finditer(rest))
+    for i, mark in enumerate(marks):
+        kind, part = mark.group(1), mark.group(2)
+        if kind == "part":
+            stop = marks[i + 1].start() if i + 1 < len(marks) else len(rest)
+            generated[part] = rest[mark.end() : stop].strip()
+    return head, generated
+
+
+def render_results(header: str, generated: dict[str, str], notes_dir: Path | None = None) -> str:
+    """RESULTS.md: the header, then every part that has generated text, in PARTS order, each
+    followed by its notes file."""
+    out = [header.rstrip(), "", _HEADER_END]
+    for part in PARTS:
+        if part not in generated:
+            continue
+        out += ["", _PART.format(part), "", generated[part].strip()]
+        notes = notes_text(part, notes_dir)
+        if notes:
+            label = f"*Written by hand (bench/notes/{part}.md), not by the run above:*"
+            out += ["", _NOTES.format(part), "", label, "", notes]
+    return "\n".join(out) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     parser.add_argument("--small", action="store_true", help="the quick version of every part")
-    parser.add_argument("--only", default=",".join(PARTS), help=f"comma list of {', '.join(PARTS)}")
+    parser.add_argument(
+        "--only",
+        default=",".join(PARTS),
+        help=f"comma list of {', '.join(PARTS)}; the other parts' sections of an existing "
+        "results file are kept",
+    )
     parser.add_argument("--output", default=str(HERE / "RESULTS.md"), help="where to write the results")
     args = parser.parse_args(argv)
     parts = [p for p in args.only.split(",") if p]
     unknown = sorted(set(parts) - set(PARTS))
     if unknown:
         parser.error(f"unknown part(s) {', '.join(unknown)}; choose from {', '.join(PARTS)}")
+    output = Path(args.output)
+    whole = parts == list(PARTS)
+    kept: dict[str, str] = {}
+    old_header = ""
+    if not whole and output.is_file():
+        old_header, kept = parse_results(output.read_text(encoding="utf-8"))
+        if not kept:
+            parser.error(
+                f"{output} has no section markers (written by hand or by an older bench): run the "
+                "whole bench once, or write elsewhere with --output"
+            )
     flag = " --small" if args.small else ""
-    command = "python -m bench" + flag + ("" if parts == list(PARTS) else f" --only {','.join(parts)}")
-    today = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    out = [
-        "# Benchmark results",
-        "",
-        f"Produced by `{command}` (`make bench` runs `python -m bench`) on {today}.",
-        "",
-        f"Machine: {machine_line()}.",
-        "",
-        f"At the start: {load_line()}.",
-    ]
-    body: list[str] = []
+    command = "python -m bench" + flag + ("" if whole else f" --only {','.join(parts)}")
+    generated = dict(kept)
     took_by_part: dict[str, float] = {}
+    started_at = _now()
+    start_load = load_line()
     begun = time.perf_counter()
     for part in parts:
         title, alone, function = SECTIONS[part]
         progress(f"{title} ...")
+        load_before, when = load_line(), _now()
         started = time.perf_counter()
         text = function(args.small)
         took = time.perf_counter() - started
         took_by_part[part] = took
         progress(f"{title}: done in {took:.0f} s")
-        body += [
-            "",
-            f"## {title}",
-            "",
-            f"Command: `{command}` (alone: `{alone}{flag}`); took {took:.0f} s.",
-            "",
-        ]
-        body.append(text)
+        generated[part] = "\n".join(
+            [
+                f"## {title}",
+                "",
+                f"Command: `{command}` (alone: `{alone}{flag}`); run on {when}, took {took:.0f} s. "
+                f"Load at the start: {load_before}; at the end: {load_line()}.",
+                "",
+                text,
+            ]
+        )
         print(f"\n## {title}\n\n{text}", flush=True)
-    out.append(f"At the end: {load_line()}.")
     total = time.perf_counter() - begun
     slowest = sorted(took_by_part.items(), key=lambda item: -item[1])
     split = ", ".join(f"{part} {took:.0f} s" for part, took in slowest)
-    out += ["", f"The whole run took {total:.0f} s ({total / 60:.1f} min): {split}."]
     progress(f"all parts done in {total:.0f} s ({total / 60:.1f} min): {split}")
-    out += body
-    Path(args.output).write_text("\n".join(out) + "\n", encoding="utf-8")
-    progress(f"wrote {args.output}")
+    run_line = (
+        f"`{command}` on {started_at}, took {total:.0f} s ({total / 60:.1f} min): {split}. "
+        f"Load at the start: {start_load}; at the end: {load_line()}."
+    )
+    header = _header(run_line, old_header, whole=whole)
+    output.write_text(render_results(header, generated), encoding="utf-8")
+    progress(f"wrote {output}")
     return 0
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+_FULL_RUN = "Whole run: "
+_LATER_RUN = "Run since: "
+
+
+def _header(run_line: str, old_header: str, *, whole: bool) -> str:
+    """The file's header. A whole run starts it afresh; a run of some parts keeps the last whole
+    run's line and adds its own below it (the latest five)."""
+    old = old_header.splitlines()
+    full = [_FULL_RUN + run_line] if whole else [line for line in old if line.startswith(_FULL_RUN)]
+    later = [] if whole else [line for line in old if line.startswith(_LATER_RUN)]
+    if not whole:
+        later = [*later, _LATER_RUN + run_line][-5:]
+    lines = [
+        "# Benchmark results",
+        "",
+        "Written by `python -m bench` (`make bench`); edit nothing here by hand. Each section's "
+        "tables come from the run its Command line names; the hand-written reading after them is "
+        "bench/notes/<part>.md, included verbatim. `python -m bench --only PART` rewrites only "
+        "that part's sections.",
+        "",
+        f"Machine: {machine_line()}.",
+        "",
+        *[line for pair in zip(full + later, [""] * len(full + later), strict=True) for line in pair],
+    ]
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

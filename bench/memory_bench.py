@@ -469,22 +469,22 @@ def load_locomo(path: Path, limit: int | None = None) -> list[dict[str, Any]]:
     return data[:limit] if limit else data
 
 
-def chat_lines(sample: dict[str, Any], photos: bool) -> list[dict[str, str]]:
+def chat_lines(sample: dict[str, Any], photos: bool) -> list[dict[str, Any]]:
     """A LoCoMo dialogue as the import's JSON Lines: one message per turn, in order, with its
     session's date as the time, the dialogue as the conversation and the turn's id. Nothing else:
-    what makes a message findable is the import's job. ``photos``: a shared photo's caption is
-    part of the message text, as a chat export would describe an image."""
+    what makes a message findable is the import's job. ``photos``: a shared photo's caption goes
+    in the line's ``attachments`` (what the message showed, as a chat export describes an image)."""
     conversation = sample["conversation"]
     numbers = sorted(int(m.group(1)) for k in conversation if (m := re.fullmatch(r"session_(\d+)", k)))
     lines = []
     for number in numbers:
         date = str(conversation.get(f"session_{number}_date_time", ""))
         for turn in conversation[f"session_{number}"]:
-            text = str(turn["text"])
+            line: dict[str, Any] = {"speaker": str(turn["speaker"]), "text": str(turn["text"])}
+            line |= {"conversation": str(sample["sample_id"]), "id": str(turn["dia_id"])}
+            line |= {"time": date} if date else {}
             if photos and turn.get("blip_caption"):
-                text += f" [shares a photo: {turn['blip_caption']}]"
-            line = {"speaker": str(turn["speaker"]), "text": text, "conversation": str(sample["sample_id"])}
-            line |= {"id": str(turn["dia_id"])} | ({"time": date} if date else {})
+                line["attachments"] = [str(turn["blip_caption"])]
             lines.append(line)
     return lines
 
@@ -604,21 +604,24 @@ def bench_locomo(
     return rows
 
 
-def locomo_cli_check(path: Path, tmp: Path, limit: int | None, embedder: str = "auto") -> Recall:
+def locomo_cli_check(
+    path: Path, tmp: Path, limit: int | None, embedder: str = "auto", photos: bool = False
+) -> Recall:
     """The same measure through the command line, as an outside check runs it: ``tinyharness
     memory import`` of each dialogue's file into one store, then one ``tinyharness memory search
     --queries FILE --json``. ``embedder`` is the ``--embedder`` both get (``auto``: what a user
-    gets, the real model when installed; it embeds every turn again, no cache)."""
+    gets, the real model when installed; it embeds every turn again, no cache). ``photos``: the
+    lines carry the captions of shared photos as ``attachments`` (the ``photos`` variant)."""
     import subprocess
 
     samples = load_locomo(path, limit)
     store = tmp / f"cli-check-{embedder}.db"
     command = [sys.executable, "-m", "tinyharness", "memory"]
     options = ["--memory", str(store), "--embedder", embedder]
-    recall = Recall("sqlite", f"cli {embedder}", "text")
+    recall = Recall("sqlite", f"cli {embedder}", "photos" if photos else "text")
     asked: list[tuple[str, str, Question]] = []
     for number, sample in enumerate(samples):
-        lines = chat_lines(sample, photos=False)
+        lines = chat_lines(sample, photos=photos)
         file = tmp / f"cli-{sample['sample_id']}.jsonl"
         file.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
         subprocess.run([*command, "import", str(file), *options], check=True, capture_output=True)
@@ -813,6 +816,76 @@ def bench_rerank(
     return rows
 
 
+def bench_expand(
+    embedders: dict[str, Embedder | None],
+    path: Path,
+    tmp: Path,
+    model_spec: str,
+    half: str,
+    categories: set[int],
+) -> list[Recall]:
+    """Recall@5 of the store alone and of ``QueryExpander`` (what ``memory search --expand``
+    runs: the model's hypothetical answer searched beside the question, the rankings fused) on
+    the same questions of one ``half`` (``tune`` or ``check``) in ``categories``, all dialogues
+    imported first as in the recall part. Each row's variant names the model; the seconds per
+    question of the model are printed as the part goes."""
+    import asyncio
+
+    from tinyharness.memory.expand import QueryExpander
+    from tinyharness.models.factory import load_model
+    from tinyharness.models.local import local_model
+
+    embedder = next((e for e in embedders.values() if e is not None), None)
+    cached = DiskCachedEmbedder(embedder) if embedder else None
+    store = SQLiteStore(tmp / "expand.db", embedder=cached, vector_model="expand")
+    asked: list[tuple[str, Question]] = []
+    for number, sample in enumerate(load_locomo(path)):
+        lines = chat_lines(sample, photos=False)
+        file = tmp / f"expand-{sample['sample_id']}.jsonl"
+        file.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+        import_file(store, file)
+        if number in (TUNE if half == "tune" else CHECK):
+            known = {line["id"] for line in lines}
+            asked += [
+                (str(sample["sample_id"]), q)
+                for q in locomo_questions(sample, known)
+                if q.category in categories
+            ]
+    name = embedder.name if embedder else "fts-only"
+    plain, expanded = Recall("sqlite", name, "store"), Recall("sqlite", name, f"+{model_spec}")
+    kind, _, local_name = model_spec.partition(":")
+    model = (
+        local_model(local_name or None, startup_timeout=900) if kind == "local" else load_model(model_spec)
+    )
+    expander = QueryExpander(model.complete)
+    loop = asyncio.new_event_loop()
+    seconds = 0.0
+    try:
+        loop.run_until_complete(counted_warmup(model))
+        for done, (sample_id, question) in enumerate(asked, 1):
+            alone = store.search(question.text, Scope(sample_id), limit=5)
+            began = time.perf_counter()
+            fused = loop.run_until_complete(expander.search(store, question.text, Scope(sample_id), 5))
+            seconds += time.perf_counter() - began
+            for recall, hits in ((plain, alone), (expanded, fused)):
+                got = {source for hit in hits for source in hit.item.source_ids}
+                recall.add(len(got & question.gold) / len(question.gold), question.category, sample_id, half)
+            print(
+                f"  ... expand {done}/{len(asked)}: store {plain.mean():.3f}, "
+                f"expanded {expanded.mean():.3f}, {seconds / done:.1f} s/question",
+                file=sys.stderr,
+                flush=True,
+            )
+    finally:
+        loop.run_until_complete(model.aclose())
+        loop.close()
+        store.close()
+        if cached:
+            cached.save()
+    print(f"  expand: {model_spec} {seconds / max(1, len(asked)):.1f} s per question (model and searches)")
+    return [plain, expanded]
+
+
 async def counted_warmup(model: Any) -> None:
     """One tiny request first, so a local server's start and first load are not timed."""
     from tinyharness.messages import Message
@@ -941,6 +1014,15 @@ def main(argv: Sequence[str] | None = None) -> str:
         default="local:qwen2.5-coder-0.5b",
         help="comma list of model strings the rerank part measures (default local:qwen2.5-coder-0.5b)",
     )
+    parser.add_argument(
+        "--expand-model", default="local:qwen2.5-coder-0.5b", help="the expand part's model string"
+    )
+    parser.add_argument(
+        "--expand-half", default="tune", choices=["tune", "check"], help="the expand part's half"
+    )
+    parser.add_argument(
+        "--expand-categories", default="1,2,3,4", help="the expand part's question categories (comma list)"
+    )
     parser.add_argument("--backends", default="sqlite,postgres", help="comma list of sqlite, postgres")
     args = parser.parse_args(argv)
     parts = set(args.parts.split(","))
@@ -987,7 +1069,8 @@ def main(argv: Sequence[str] | None = None) -> str:
                 rows = bench_locomo(openers, embedders, args.variants.split(","), limit, locomo, Path(tmp))
                 if args.cli:
                     for name in args.cli_embedders.split(","):
-                        rows.append(locomo_cli_check(locomo, Path(tmp), limit, name))
+                        photos = "photos" in args.variants.split(",")
+                        rows.append(locomo_cli_check(locomo, Path(tmp), limit, name, photos))
                 for line in locomo_table(rows):
                     say(line)
             say()
@@ -1007,6 +1090,17 @@ def main(argv: Sequence[str] | None = None) -> str:
                     minutes=args.rerank_minutes,
                 ):
                     say(f"{method:44} {value:9.3f} {ms:9.0f} {tokens:13.0f} {count:10d}")
+            say()
+        if "expand" in parts:
+            locomo = Path(args.locomo) if args.locomo else LOCOMO
+            say(f"## query expansion (memory search --expand), LoCoMo {args.expand_half} half, SQLite")
+            if not locomo.exists():
+                say("skipped: no LoCoMo file")
+            else:
+                cats = {int(c) for c in args.expand_categories.split(",")}
+                model, half = args.expand_model, args.expand_half
+                for line in locomo_table(bench_expand(embedders, locomo, Path(tmp), model, half, cats)):
+                    say(line)
             say()
         if "code" in parts:
             say("## code history (bench/data_code): an agent's memories of this repository's commits")

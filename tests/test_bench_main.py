@@ -23,7 +23,7 @@ def test_small_token_part_writes_results(main_module: ModuleType, tmp_path: Path
     out = tmp_path / "RESULTS.md"
     assert main_module.main(["--small", "--only", "tokens", "--output", str(out)]) == 0
     text = out.read_text(encoding="utf-8")
-    assert "Produced by `python -m bench --small --only tokens`" in text
+    assert "Command: `python -m bench --small --only tokens`" in text
     assert "Machine: " in text and " cores, " in text and "Python 3." in text
     assert "## 2. Token economy on a long task" in text
     for strategy in ("none", "offload", "summarize", "default"):
@@ -54,3 +54,91 @@ def test_the_secrets_part_is_wired_and_its_peer_redactor_works(main_module: Modu
     assert secrets_bench.detect_secrets_redact(plain) == plain
     leaked = 'aws_secret = "' + "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY" + '"\n'
     assert "wJalrXUtnFEMI" not in secrets_bench.detect_secrets_redact(leaked)
+
+
+def _fake_sections(main_module: ModuleType, monkeypatch: pytest.MonkeyPatch, tag: str) -> None:
+    """Every part replaced by one that writes a table naming ``tag``: no benchmark runs."""
+    fake = {
+        part: (title, alone, lambda small, part=part: f"| {part} | {tag} |")
+        for part, (title, alone, _) in main_module.SECTIONS.items()
+    }
+    monkeypatch.setattr(main_module, "SECTIONS", fake)
+
+
+def test_notes_are_included_verbatim_and_never_written(
+    main_module: ModuleType, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    reading = "### Reading\n\nHand-written: the *loop* row is 3x the tokens row.\n\n- a list kept as is\n"
+    (notes / "loop.md").write_text(reading, encoding="utf-8")
+    monkeypatch.setattr(main_module, "NOTES", notes)
+    _fake_sections(main_module, monkeypatch, "first")
+    out = tmp_path / "RESULTS.md"
+    assert main_module.main(["--output", str(out)]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert reading.strip() in text
+    # right after the loop part's generated table, before the next part's section
+    loop_at, notes_at = text.index("| loop | first |"), text.index(reading.strip())
+    assert loop_at < notes_at < text.index("## 2. Token economy")
+    assert (notes / "loop.md").read_text(encoding="utf-8") == reading  # the bench never writes it
+    assert "Whole run: `python -m bench` on " in text
+
+
+def test_only_rewrites_its_parts_and_keeps_the_others(
+    main_module: ModuleType, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    monkeypatch.setattr(main_module, "NOTES", notes)
+    (notes / "memory.md").write_text("Old reading of memory.\n", encoding="utf-8")
+    out = tmp_path / "RESULTS.md"
+    _fake_sections(main_module, monkeypatch, "first")
+    assert main_module.main(["--output", str(out)]) == 0
+    # The notes change by hand; then only two parts run again.
+    (notes / "memory.md").write_text("New reading of memory.\n", encoding="utf-8")
+    (notes / "grep.md").write_text("A note on grep.\n", encoding="utf-8")
+    _fake_sections(main_module, monkeypatch, "second")
+    assert main_module.main(["--only", "loop,memory", "--output", str(out)]) == 0
+    text = out.read_text(encoding="utf-8")
+    for part in main_module.PARTS:
+        tag = "second" if part in ("loop", "memory") else "first"
+        assert text.count(f"| {part} |") == 1 and f"| {part} | {tag} |" in text, part
+    titles = [main_module.SECTIONS[part][0] for part in main_module.PARTS]
+    positions = [text.index(f"## {title}\n") for title in titles]
+    assert positions == sorted(positions)  # still in the parts' order
+    # the notes are read again for every part, run or kept; the old ones are gone
+    assert "New reading of memory." in text and "Old reading" not in text
+    assert text.index("| grep | first |") < text.index("A note on grep.")
+    assert "Whole run: `python -m bench` on " in text
+    assert "Run since: `python -m bench --only loop,memory` on " in text
+    assert "Command: `python -m bench --only loop,memory` (alone: " in text
+    # A third run of one part keeps the second run's parts too.
+    assert main_module.main(["--only", "grep", "--output", str(out)]) == 0
+    again = out.read_text(encoding="utf-8")
+    assert "| loop | second |" in again and "| grep | second |" in again and "| tokens | first |" in again
+
+
+def test_only_refuses_a_results_file_without_markers(
+    main_module: ModuleType,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    out = tmp_path / "RESULTS.md"
+    out.write_text("# Benchmark results\n\n## 1. Loop overhead\n\nwritten by hand\n", encoding="utf-8")
+    _fake_sections(main_module, monkeypatch, "x")
+    with pytest.raises(SystemExit) as stopped:
+        main_module.main(["--only", "loop", "--output", str(out)])
+    assert stopped.value.code == 2
+    assert "no section markers" in capsys.readouterr().err
+    assert out.read_text(encoding="utf-8").endswith("written by hand\n")  # untouched
+
+
+def test_the_committed_results_file_parses_into_every_part(main_module: ModuleType) -> None:
+    """bench/RESULTS.md as committed: `--only` can update it without losing a section."""
+    header, generated = main_module.parse_results((ROOT / "bench" / "RESULTS.md").read_text(encoding="utf-8"))
+    assert header.startswith("# Benchmark results")
+    assert set(generated) == set(main_module.PARTS)
+    for part, text in generated.items():
+        assert text.startswith(f"## {main_module.SECTIONS[part][0]}\n"), part

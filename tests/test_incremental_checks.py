@@ -664,3 +664,19 @@ def test_session_saves_of_a_transcript_load_back_exactly(
             loaded = SessionStore(store.path).open("s").load()
             assert loaded is not None
             assert messages_to_dicts(loaded.messages) == messages_to_dicts(saved)
+
+
+def test_snapshots_kept_alive_past_the_pruning_all_keep_what_they_saw() -> None:
+    """Views are pruned only when their list doubled: none that is alive may be lost, or a
+    rewrite would leave it reading the changed list."""
+    transcript = Transcript([Message.user("start")])
+    kept = []
+    for i in range(300):
+        transcript.append(Message.assistant(f"step {i}"))
+        kept.append(transcript.snapshot())
+        if i % 3 == 0:
+            transcript.snapshot()  # the same snapshot again while nothing changed
+    expected = [tuple(snap) for snap in kept]
+    transcript[0] = Message.user("rewritten")
+    transcript.clear()
+    assert [tuple(snap) for snap in kept] == expected

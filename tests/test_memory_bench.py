@@ -80,3 +80,26 @@ def test_rerank_part_scores_the_store_and_the_model_on_the_same_check_questions(
     ]
     assert rows[1][3] == 12  # model tokens per question: one request each
     assert "top 5 changed in 2 of 2, unreadable answers 0" in capsys.readouterr().out
+
+
+def test_expand_part_scores_the_store_and_the_expansion_on_the_same_questions(tmp_path: Path) -> None:
+    """The expand part asks one half's questions, each searched by the store alone and with the
+    model's hypothetical answer (one request each after a warm-up). Here the question's words
+    ("colour") are in no turn, and the answer names the boat's paint: only the expansion finds it."""
+    module = _load_bench()
+    dialogues = [_dialogue(n) for n in range(5)]
+    for dialogue in dialogues:
+        dialogue["qa"][0]["question"] = "Which colour is it?"
+    locomo = tmp_path / "locomo.json"
+    locomo.write_text(json.dumps(dialogues), encoding="utf-8")
+    answers = ["OK", "My boat is painted red.", "My boat is painted red."]
+    script = {
+        "responses": [{"stop_reason": "end_turn", "content": [{"type": "text", "text": t}]} for t in answers]
+    }
+    model = tmp_path / "model.json"
+    model.write_text(json.dumps(script), encoding="utf-8")
+    plain, expanded = module.bench_expand(
+        {"fts-only": None}, locomo, tmp_path, f"scripted:{model}", "check", {4}
+    )
+    assert (plain.count(), expanded.count()) == (2, 2)
+    assert plain.mean() == 0.0 and expanded.mean() == 1.0

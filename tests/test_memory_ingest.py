@@ -92,6 +92,31 @@ def test_without_a_user_each_conversation_is_its_own_scope(memory_store: MemoryS
     assert set(by_source(memory_store, Scope("b"))) == {"D2:1"}
 
 
+def test_what_a_message_showed_is_part_of_it(memory_store: MemoryStore, tmp_path: Path) -> None:
+    """A message that only says "look at this" is found by what it showed: its attachments go into
+    its content, its vector and its neighbours' context (redacted like the text), while the
+    question it answers and its time still come from its words."""
+    lines = [
+        {"speaker": "Mel", "text": "What did you make?", "id": "a"},
+        {"speaker": "Ann", "text": "Take a look at this!", "id": "b", "attachments": "a red sunset"},
+        {"speaker": "Mel", "text": "Lovely. Mine:", "id": "c", "attachments": ["a clay bowl", KEY]},
+        {"speaker": "Ann", "text": "Nice!", "id": "d"},
+    ]
+    file = write_jsonl(tmp_path / "shown.jsonl", lines)
+    shown = [m.attachments for m in read_messages(file)]
+    assert shown == [(), ("a red sunset",), ("a clay bowl", KEY), ()]
+    import_file(cast(BulkStore, memory_store), file, user="u1")
+    items = by_source(memory_store, Scope("u1"))
+    assert items["b"].content == (
+        "Ann: Take a look at this! [shares: a red sunset] (answering Mel: What did you make?)"
+    )
+    assert items["c"].content.startswith("Mel: Lovely. Mine: [shares: a clay bowl] [shares: ")
+    assert "Ann: Take a look at this! [shares: a red sunset]" in items["d"].context
+    assert all(KEY not in i.content and KEY not in i.context for i in items.values())
+    hits = memory_store.search("the red sunset", Scope("u1"), limit=1)
+    assert hits[0].item.source_ids == ["b"]
+
+
 def test_lines_without_ids_get_line_numbers(tmp_path: Path) -> None:
     file = tmp_path / "plain.jsonl"
     file.write_text('{"speaker": "a", "text": "x"}\n\n{"speaker": "b", "text": "y", "time": 5}\n')
@@ -105,6 +130,7 @@ def test_lines_without_ids_get_line_numbers(tmp_path: Path) -> None:
         ("[1, 2]", "line 2: expected an object"),
         ('{"speaker": "a"}', 'line 2: "speaker" and "text" must be strings'),
         ('{"speaker": "a", "text": "b", "time": {"d": 1}}', 'line 2: "time" must be a string'),
+        ('{"speaker": "a", "text": "b", "attachments": [1]}', 'line 2: "attachments" must be a string or'),
     ],
 )
 def test_a_bad_line_is_named(tmp_path: Path, line: str, message: str) -> None:

@@ -540,3 +540,60 @@ def test_term_statistics_follow_writes_by_another_process(memory_backend: str, t
             drop()
         reader.close()
         writer.close()
+
+
+def _candidates_from_every_bound(
+    index: VectorIndex, query: np.ndarray, mask: np.ndarray, top: int
+) -> set[int]:
+    """The int8 pass's candidate rows as its first version found them: every row's bound in
+    float64, the top-th best lower bound over all rows (the reference for the pruned pass)."""
+    import simsimd
+
+    size = index._size
+    query64 = query.astype(np.float64)
+    query_norm = float(np.linalg.norm(query64))
+    step = float(np.abs(query64).max(initial=0.0)) / 127.0 or 1.0
+    digits = np.clip(np.rint(query64 / step), -127, 127)
+    query_error = float(np.linalg.norm(query64 - step * digits))
+    dots = np.asarray(simsimd.cdist(digits.astype(np.int8)[None], index._int8[:size], metric="dot"))[0]
+    approx = dots * index._scale[:size] * step
+    norms, errors = index._int8_norm[:size], index._error[:size]
+    bound = norms * query_error + errors * query_norm
+    bound += 2 * index.dim * 2.0**-24 * (norms + errors) * query_norm
+    low = np.where(mask, approx - bound, -np.inf)
+    threshold = np.partition(low, size - top)[size - top]
+    return {int(i) for i in np.flatnonzero(mask & (approx + bound >= threshold))}
+
+
+@given(
+    n=st.integers(1, 400),
+    k=st.integers(1, 40),
+    seed=st.integers(0, 10_000),
+    spread=st.sampled_from([1e-3, 1.0, 1e3]),
+    near=st.booleans(),
+    scoped=st.booleans(),
+)
+def test_int8_pass_prunes_to_exactly_the_rows_every_bound_keeps(
+    n: int, k: int, seed: int, spread: float, near: bool, scoped: bool
+) -> None:
+    """The int8 pass works out bounds only near the top: it must keep exactly the rows that the
+    bounds of all rows keep (fails if the pruning margin is too small, or the threshold moves)."""
+    rng = np.random.default_rng(seed)
+    base = rng.normal(size=24).astype(np.float32)
+    noise = rng.normal(size=(n, 24)).astype(np.float32)
+    vectors = ((base + 0.01 * noise if near else noise) * spread).astype(np.float32)
+    vectors[rng.random(n) < 0.05] = 0.0
+    scopes = [Scope(f"u{i % 3}") for i in range(n)]
+    index = VectorIndex(24, capacity=8, exact_below=0)
+    index.add_many(np.arange(n, dtype=np.int64), vectors, scopes)
+    query = (base * spread + rng.normal(size=24).astype(np.float32) * spread).astype(np.float32)
+    mask = index._live[:n].copy()
+    if scoped:
+        mask &= index._scope[:n, 0] == index._code(0, "u1", create=False)
+    live = int(mask.sum())
+    if live == 0:
+        return
+    top = min(k, live)
+    assert set(index._candidates(query, mask, top).tolist()) == _candidates_from_every_bound(
+        index, query, mask, top
+    )

@@ -5,9 +5,14 @@ checkpointing rewrote every finished result after each call (1,000 calls took mi
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from pathlib import Path
+from typing import Any
 
 from tinyharness.agent import Agent, AgentConfig
+from tinyharness.context.config import ContextConfig
+from tinyharness.context.manager import build_context
+from tinyharness.context.validator import validate_messages
 from tinyharness.events import EventBus
 from tinyharness.messages import Message, ToolUseBlock
 from tinyharness.models.base import ModelRequest, ModelResponse, Usage
@@ -78,3 +83,91 @@ def test_parallel_calls_cost_linear_work(tmp_path: Path) -> None:
     # 4x the calls: about 4x the work (the old way wrote about 16x: every result once per call)
     assert big_statements < 4.5 * small_statements, (small_statements, big_statements)
     assert big_bytes < 4.5 * small_bytes, (small_bytes, big_bytes)
+
+
+class Steps:
+    """``turns`` turns of one noop call each, then an answer; the request after the
+    ``stop_at``-th one raises, as a kill during a model call would leave the session."""
+
+    name = "steps"
+    context_window = None
+
+    def __init__(self, turns: int, stop_at: int | None = None) -> None:
+        self.turns, self.stop_at, self.requests = turns, stop_at, 0
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        self.requests += 1
+        if self.stop_at is not None and self.requests > self.stop_at:
+            raise KeyboardInterrupt("killed during the model call")
+        if self.requests > self.turns:
+            return ModelResponse(Message.assistant("done"), "end_turn", Usage(1, 1))
+        use = ToolUseBlock(f"c{self.requests}", "noop", {"i": self.requests})
+        return ModelResponse(Message("assistant", (use,)), "tool_use", Usage(1, 1))
+
+    async def aclose(self) -> None:
+        return None
+
+
+def _commits(folder: Path, model: Steps, context: ContextConfig | None = None) -> tuple[int, Any]:
+    """Session transactions of a run, and the session store (open; the caller closes it)."""
+    store = SessionStore(folder / "runs.sessions.db")
+    commits = [0]
+    store._db.set_trace_callback(lambda sql: commits.__setitem__(0, commits[0] + (sql == "COMMIT")))
+    agent = Agent(
+        model,
+        ToolRegistry([noop]),
+        checkpoint=store.open("s"),
+        config=AgentConfig(max_iterations=50),
+        context=build_context(context) if context is not None else None,
+    )
+    with contextlib.suppress(KeyboardInterrupt):  # the simulated kill
+        asyncio.run(agent.arun("step by step"))
+    return commits[0], store
+
+
+def test_a_turn_without_compaction_saves_no_unchanged_history(tmp_path: Path) -> None:
+    """The save after the context step writes only what that step changed: a turn that did not
+    compact commits the reply, the call's start, its finish and the results (4), not a fifth
+    save of the same history with the iteration counted."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    few, store = _commits(tmp_path / "a", Steps(2))
+    store.close()
+    more, store = _commits(tmp_path / "b", Steps(12))
+    store.close()
+    assert (more - few) / 10 == 4, (few, more)
+
+
+def test_a_compacted_history_is_saved_before_the_next_request(tmp_path: Path) -> None:
+    """A kill during the request after a compaction finds the compacted history saved (not the
+    one before it), so the resumed run does not compact the same rounds again."""
+    window = ContextConfig("sliding-window", window=120, ratio=0.5, keep_recent=1)
+    _, store = _commits(tmp_path, Steps(40, stop_at=8), window)
+    saved = store.open("s").load()
+    store.close()
+    assert saved is not None
+    # 8 requests made: the task, then 7 turns of a call and its result (15 messages) if
+    # nothing was dropped; the sliding window dropped rounds before the eighth request.
+    assert len(saved.messages) < 15
+    validate_messages(saved.messages)  # raises on a broken history
+
+
+def test_a_prompt_added_to_the_results_is_saved_before_the_request(tmp_path: Path) -> None:
+    """The answer rule adds its prompt to the last tool results right before a request: a kill
+    during that request must find the prompt saved (the history changed since the last save),
+    not the results without it."""
+    store = SessionStore(tmp_path / "runs.sessions.db")
+    agent = Agent(
+        Steps(40, stop_at=3),
+        ToolRegistry([noop]),
+        checkpoint=store.open("s"),
+        config=AgentConfig(max_iterations=50),
+        answer_when=lambda messages: "Answer now." if len(messages) >= 5 else None,
+    )
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(agent.arun("step by step"))
+    saved = store.open("s").load()
+    store.close()
+    assert saved is not None
+    last = saved.messages[-1]
+    assert last.tool_results and last.text.endswith("Answer now."), last

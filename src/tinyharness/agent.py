@@ -349,6 +349,7 @@ class Agent:
         self.steps = steps
         self.validator = RequestValidator()
         self._messages = Transcript()
+        self._saved_as: tuple[int, int, int] | None = None  # ``_history_mark`` at the last save
         self.model_calls = 0
         self.iterations = 0
         self.billed = Usage()
@@ -578,7 +579,12 @@ class Agent:
         if shape.view is not None:
             return await self.call_model(self._request(shape))
         self.messages = await self.context.prepare(self.config.system, self.messages, self.call_model)
-        self._commit()
+        if self._saved_as != self._history_mark():
+            # A compaction, or a prompt added to the last results, changed the history since the
+            # last save: saved before the request. Unchanged, nothing new needs saving: the state
+            # differs only by this turn's iteration, which a run resumed before the reply is
+            # saved does again and counts again (one transaction a turn).
+            self._commit()
         try:
             return await self.call_model(self._request(shape))
         except ContextLengthExceeded:
@@ -715,6 +721,11 @@ class Agent:
         if self.plan is not None:
             state["plan"] = self.plan.to_state()
         self.checkpoint.save(self.messages, state)
+        self._saved_as = self._history_mark()
+
+    def _history_mark(self) -> tuple[int, int, int]:
+        """Which list the history is, its epoch and length: unchanged while it only was read."""
+        return id(self._messages), self._messages.epoch, len(self._messages)
 
     def _restore(self, history: Sequence[Message], state: dict[str, Any], turn: TurnProgress) -> None:
         self.messages = list(history)

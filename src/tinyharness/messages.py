@@ -265,6 +265,7 @@ class Transcript(list[Message]):
         # The snapshots that may still read this list (see ``Snapshot``); by reference, since
         # a snapshot hashes as its tuple, which may hold unhashable tool input.
         self._views: list[weakref.ref[Snapshot]] = []
+        self._prune_at = 64
 
     @property
     def epoch(self) -> int:
@@ -278,8 +279,11 @@ class Transcript(list[Message]):
         if cached is not None and len(cached) == len(self):
             return cached
         snap = Snapshot(self, len(self))
-        if len(self._views) >= 64:
+        if len(self._views) >= self._prune_at:
+            # Dropped views are pruned when the list doubled since the last pruning: amortised
+            # O(1) per snapshot even while many stay alive (a caller keeping every request).
             self._views = [ref for ref in self._views if ref() is not None]
+            self._prune_at = max(64, 2 * len(self._views))
         self._views.append(weakref.ref(snap))
         _SNAPSHOTS[id(snap)] = (snap, self._epoch)
         if len(_SNAPSHOTS) > MAX_SNAPSHOTS:
@@ -298,7 +302,7 @@ class Transcript(list[Message]):
             frozen = list(self)
             for view in live:
                 view._freeze(frozen)
-        self._views = []
+        self._views, self._prune_at = [], 64
         self._epoch = next(_epochs)
         self._snapshot = None
 

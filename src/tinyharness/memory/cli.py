@@ -22,6 +22,7 @@ from ..errors import ConfigError, ModelError
 from ..models.base import Model
 from ..redact import redact
 from .base import MemoryItem, MemoryStore, Scope, SearchHit
+from .expand import QueryExpander
 from .factory import default_store_url, open_store
 from .ingest import BulkStore, ImportFormatError, import_file
 from .rerank import DEFAULT_DEPTH, ModelReranker
@@ -75,6 +76,14 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         "slow on a local model, see the benchmark results",
     )
     search.add_argument(
+        "--expand",
+        metavar="MODEL",
+        help="let a chat model write the message that would answer each query and search with "
+        "both, fusing the two rankings: a model string such as local:qwen2.5-coder-0.5b, or none "
+        "(default). One short model call per query; on multi-hop and open-ended questions it "
+        "finds more, see the benchmark results",
+    )
+    search.add_argument(
         "--rerank-depth",
         type=int,
         default=DEFAULT_DEPTH,
@@ -87,8 +96,10 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         help="import a conversation log (JSON Lines) as memories",
         description='Import messages, one JSON object per line: {"speaker": ..., "text": ..., '
         '"time": ISO-8601 or free text (optional), "conversation": ... (optional), "id": ... '
-        "(optional)}, the lines of a conversation in order. Each message becomes a memory about its "
-        "speaker, with its time, the question it answers and the messages around it. Without "
+        '(optional), "attachments": what the message showed besides its words, such as a photo\'s '
+        "caption (a string or a list of strings, optional)}, the lines of a conversation in order. "
+        "Each message becomes a memory about its speaker, with its time, the question it answers "
+        "and the messages around it. Without "
         "--user each conversation is stored as its own user. Importing the same lines again adds "
         "nothing.",
     )
@@ -116,6 +127,7 @@ def handle(
     (the caller's model factory: this package does not start models itself); ``rerank_default``
     is the configured reranker, used when ``--rerank`` is not given."""
     reranker: ModelReranker | None = None
+    expander: QueryExpander | None = None
     if getattr(args, "memory_command", None) == "search":
         spec = args.rerank if args.rerank is not None else rerank_default
         if args.rerank_depth < 2:
@@ -134,16 +146,30 @@ def handle(
                 print(f"tinyharness: --rerank: {exc}", file=sys.stderr)
                 return 2
             reranker = ModelReranker(model.complete, depth=args.rerank_depth, close=model.aclose)
+        if args.expand and args.expand.strip().lower() != "none":
+            if load_model is None:
+                print(
+                    "tinyharness: --expand needs a model loader here; use the tinyharness command",
+                    file=sys.stderr,
+                )
+                _close_all(reranker, None)
+                return 2
+            try:
+                model = load_model(args.expand.strip())
+            except ConfigError as exc:
+                print(f"tinyharness: --expand: {exc}", file=sys.stderr)
+                _close_all(reranker, None)
+                return 2
+            expander = QueryExpander(model.complete, close=model.aclose)
     try:
         store = open_store(args.memory, embedder=args.embedder)
     except ConfigError as exc:
         print(f"tinyharness: {exc}", file=sys.stderr)
-        if reranker is not None:
-            asyncio.run(reranker.aclose())
+        _close_all(reranker, expander)
         return 2
     try:
-        if reranker is not None:
-            return _search_reranked(store, args, reranker)
+        if reranker is not None or expander is not None:
+            return _search_with_models(store, args, reranker, expander)
         return _run(store, args)
     finally:
         store.close()
@@ -224,22 +250,44 @@ def _search(store: MemoryStore, args: argparse.Namespace) -> int:
     return _search_with(search, args)
 
 
-def _search_reranked(store: MemoryStore, args: argparse.Namespace, reranker: ModelReranker) -> int:
-    """``_search``, each query's best ``--rerank-depth`` hits reordered by the model (one event
-    loop for all queries: the model's async client keeps its connection)."""
+def _close_all(reranker: ModelReranker | None, expander: QueryExpander | None) -> None:
+    """Stop the models started for a search that will not run."""
+    for model in (reranker, expander):
+        if model is not None:
+            asyncio.run(model.aclose())
+
+
+def _search_with_models(
+    store: MemoryStore,
+    args: argparse.Namespace,
+    reranker: ModelReranker | None,
+    expander: QueryExpander | None,
+) -> int:
+    """``_search``, each query searched with the model's hypothetical answer too (``expander``)
+    and/or its best ``--rerank-depth`` hits reordered by the model (``reranker``); one event loop
+    for all queries: the models' async clients keep their connections."""
     loop = asyncio.new_event_loop()
+    depth = max(args.limit, reranker.depth if reranker is not None else 0)
 
     def search(query: str, scope: Scope) -> list[SearchHit]:
-        hits = store.search(query, scope, limit=max(args.limit, reranker.depth))
-        return loop.run_until_complete(reranker.rerank(query, hits, args.limit))
+        if expander is not None:
+            hits = loop.run_until_complete(expander.search(store, query, scope, depth))
+        else:
+            hits = store.search(query, scope, limit=depth)
+        if reranker is not None:
+            hits = loop.run_until_complete(reranker.rerank(query, hits, args.limit))
+        return hits[: args.limit]
 
     try:
         return _search_with(search, args)
     except ModelError as exc:
-        print(f"tinyharness: the reranking model failed: {exc}", file=sys.stderr)
+        which = " and ".join(o for o, m in (("--expand", expander), ("--rerank", reranker)) if m)
+        print(f"tinyharness: the model of {which} failed: {exc}", file=sys.stderr)
         return 1
     finally:
-        loop.run_until_complete(reranker.aclose())
+        for model in (reranker, expander):
+            if model is not None:
+                loop.run_until_complete(model.aclose())
         loop.close()
 
 

@@ -1,12 +1,16 @@
 """Importing conversations (chat logs, transcripts) as memories, the way they are best found later.
 
 Input: JSON Lines, one message per line, ``{"speaker": str, "text": str, "time": ISO-8601 or free
-text (optional), "conversation": str (optional), "id": str (optional)}``; the lines of one
-conversation in order. ``read_messages`` reads and checks them; ``import_messages`` writes one
-memory per message, and is what ``tinyharness memory import`` runs:
+text (optional), "conversation": str (optional), "id": str (optional), "attachments": str or
+list of str (optional)}``; the lines of one conversation in order. ``attachments`` describes what
+the message showed besides its words (a photo's caption or alt text, a file's name).
+``read_messages`` reads and checks them; ``import_messages`` writes one memory per message, and is
+what ``tinyharness memory import`` runs:
 
-- **content**: ``Speaker: text``; a reply to the other speaker's question also quotes that
-  question ("Luna and Oliver!" alone holds none of the words of "What are your pets' names?").
+- **content**: ``Speaker: text``, then ``[shares: ...]`` for each attachment (a message that only
+  says "look at this" is found by what it showed); a reply to the other speaker's question also
+  quotes that question ("Luna and Oliver!" alone holds none of the words of "What are your pets'
+  names?").
 - **subject** (``metadata["subject"]``): the speaker, so a question that names them prefers
   what they said over what others said about them.
 - **event time**: the message's time (a line without one takes the previous line's), moved by
@@ -53,6 +57,13 @@ class ChatMessage:
     time: str | None = None
     conversation: str = ""
     id: str = ""
+    attachments: tuple[str, ...] = ()
+
+    @property
+    def said(self) -> str:
+        """The text with what it showed: ``text [shares: ATTACHMENT]`` per attachment."""
+        shown = " ".join(f"[shares: {a}]" for a in self.attachments)
+        return f"{self.text} {shown}".strip() if shown else self.text
 
 
 @dataclass
@@ -101,12 +112,20 @@ def parse_message(raw: str, number: int) -> ChatMessage:
     for name, value in (("conversation", conversation), ("id", ident)):
         if value is not None and not isinstance(value, str | int):
             raise ImportFormatError(f'line {number}: "{name}" must be a string')
+    attached = data.get("attachments")
+    if isinstance(attached, str):
+        attached = [attached]
+    if attached is not None and (
+        not isinstance(attached, list) or not all(isinstance(a, str) for a in attached)
+    ):
+        raise ImportFormatError(f'line {number}: "attachments" must be a string or a list of strings')
     return ChatMessage(
         speaker=speaker.strip(),
         text=text,
         time=None if when is None else str(when),
         conversation="" if conversation is None else str(conversation),
         id=f"line-{number}" if ident is None or ident == "" else str(ident),
+        attachments=tuple(a.strip() for a in attached or () if a.strip()),
     )
 
 
@@ -141,7 +160,7 @@ def memory_content(messages: Sequence[ChatMessage], index: int) -> str:
     speaker's question. (The date goes into the context: in the content it cost recall on the
     LoCoMo tuning half, 0.777 -> 0.772.)"""
     message = messages[index]
-    content = f"{message.speaker}: {message.text}" if message.speaker else message.text
+    content = f"{message.speaker}: {message.said}" if message.speaker else message.said
     question = answered_question(messages, index)
     if question:
         asker = messages[index - 1].speaker
@@ -154,7 +173,7 @@ def embedded_text(messages: Sequence[ChatMessage], index: int) -> str:
     in a vector pulls towards every message that names them) or the question it answers (on the
     LoCoMo tuning half, adding it took recall@5 from 0.777 to 0.766)."""
     message = messages[index]
-    return message.text or message.speaker
+    return message.said or message.speaker
 
 
 def memory_context(
@@ -163,7 +182,7 @@ def memory_context(
     """The date as words (the day it happened, and the day it was said when that differs), then
     the neighbouring messages."""
     around = range(max(0, index - NEIGHBOURS), min(len(messages), index + NEIGHBOURS + 1))
-    lines = [f"{messages[j].speaker}: {messages[j].text}" for j in around if j != index]
+    lines = [f"{messages[j].speaker}: {messages[j].said}" for j in around if j != index]
     days = [day_words(when)] if when is not None else []
     if said is not None and day_words(said) not in days:
         days.append(f"said {day_words(said)}")
@@ -199,7 +218,17 @@ def import_messages(
     done = 0
     for name, lines in groups.items():
         scope = Scope(user if user is not None else (name or None), agent, None)
-        clean = [ChatMessage(redact(m.speaker), redact(m.text), m.time, m.conversation, m.id) for m in lines]
+        clean = [
+            ChatMessage(
+                redact(m.speaker),
+                redact(m.text),
+                m.time,
+                m.conversation,
+                m.id,
+                tuple(redact(a) for a in m.attachments),
+            )
+            for m in lines
+        ]
         said: list[float | None] = []
         last: float | None = None
         for message in clean:
