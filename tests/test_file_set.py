@@ -22,7 +22,7 @@ from tinyharness.messages import Message, ToolUseBlock
 from tinyharness.models.json_mode import FINAL_TOOL, action_schema
 from tinyharness.models.scripted import ScriptedModel
 from tinyharness.tools.builtin import builtin_tools, notes_since
-from tinyharness.tools.coverage import ALL_DONE, FILES_LEFT, NOTE_NOW, FileSetPlan, folder_set
+from tinyharness.tools.coverage import ALL_DONE, DONE_NOTES, FILES_LEFT, NOTE_NOW, FileSetPlan, folder_set
 from tinyharness.tools.files import ReadState, head_text, text_files
 from tinyharness.tools.focus import answer_ask
 from tinyharness.tools.notes import NotesFile
@@ -141,6 +141,25 @@ def test_each_read_is_followed_by_its_note_and_the_run_ends_when_all_are_noted(p
     assert lines == [f"{path}: {text}" for path, text in notes.items()]
     covered = [e["covered"] for e in sink.events if e["type"] == "coverage"]
     assert covered == [1, 2, 3]
+
+
+def test_an_answer_that_only_copies_the_last_prompt_says_what_was_done(project: Path) -> None:
+    """The 0.5B, once all 37 files of a run were noted, answered with the harness's last prompt
+    copied back; stripped of it, nothing was left and the user read "(no final answer)" after a
+    run that did its job. The plan knows what was done: that is the answer then."""
+    plan, _state, registry = _plan(project)
+    notes = {
+        "src/gamma.py": "retries network calls with backoff",
+        "src/pkg/alpha.py": "parses the shop configuration",
+        "src/pkg/beta.py": "renders invoices as documents",
+    }
+    script = [step for n, (path, text) in enumerate(notes.items()) for step in _read_and_note(n, path, text)]
+    copied = ALL_DONE.format(total=3, what="each one is noted", ask=answer_ask(TASK))
+    model = ScriptedModel({"responses": [*script, _text(copied)]})
+    result = Agent(model, registry, AgentConfig(max_iterations=10), plan=plan).run(TASK)
+    assert result.stop == "end_turn"
+    assert result.final == DONE_NOTES.format(total=3)
+    assert "no final answer" not in result.final
 
 
 def test_the_forced_note_has_its_path_fixed_and_no_final_answer_while_files_remain(project: Path) -> None:

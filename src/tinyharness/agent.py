@@ -253,6 +253,9 @@ class Step(Protocol):
     @property
     def view(self) -> Sequence[Message] | None: ...  # shown instead of the window
 
+    @property
+    def done(self) -> str | None: ...  # the answer when the model's is only copied harness text
+
 
 class RunPlan(Protocol):
     """A plan the harness keeps for a small model, as run state (saved with each checkpoint):
@@ -276,6 +279,7 @@ class _Turn:
     tool_choice: str | None = None
     final_allowed: bool = True
     view: tuple[Message, ...] | None = None  # sent instead of the window (no compaction first)
+    done: str | None = None  # the answer when the model's is only copied harness text
 
 
 class ToolRule(Protocol):
@@ -492,7 +496,7 @@ class Agent:
                 continue
             if not calls:
                 if self.output is None:
-                    return self._without_echo(response.message.text)
+                    return self._without_echo(response.message.text, done=step.done)
                 if self.output.accepts(response.message.text):
                     return response.message.text
                 self._append(self.output.retry_message())  # raises BadOutput on the second miss
@@ -508,7 +512,7 @@ class Agent:
         if step is not None:
             tool = step.tool if step.tool in self.tools.names else None
             view = tuple(step.view) if step.view is not None else None
-            turn = _Turn(step.final_only, tool, step.final_allowed, view)
+            turn = _Turn(step.final_only, tool, step.final_allowed, view, step.done)
             prompt = step.prompt
         else:
             asked = self.answer_when is not None and after_results
@@ -779,8 +783,11 @@ class Agent:
         text = response.message.text
         return text if self.output is not None else self._without_echo(text, prompt.text)
 
-    def _without_echo(self, answer: str, *extra: str) -> str:
+    def _without_echo(self, answer: str, *extra: str, done: str | None = None) -> str:
         """The answer without the harness's own words copied at its start or end (the history
-        keeps the reply as it came; see ``history.strip_echo``)."""
+        keeps the reply as it came; see ``history.strip_echo``). Nothing left: ``done`` (what
+        the plan knows was done), else "(no final answer)"."""
         kept = strip_echo(answer, [*harness_texts(self.messages[-4:]), *extra])
-        return kept or ("(no final answer)" if answer.strip() else answer)
+        if kept or not answer.strip():
+            return kept or answer
+        return done or "(no final answer)"

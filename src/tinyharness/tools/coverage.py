@@ -49,6 +49,8 @@ REFUSED = "the note was refused:"
 NOTE_AGAIN = "That note was refused: {why}. Call note again with one line about what {path} does."
 # No tool name and no "final answer" to copy; then focus.answer_ask's words for the task.
 ALL_DONE = "All {total} files of the task are covered ({what}). {ask}"
+DONE_NOTES = "Done: each of the {total} files has its line in the notes (NOTES.md)."
+DONE_READ = "Done: all {total} files were read."
 FILES_LEFT = "Not done yet: {left} of the {total} files are not covered. Go on with read_file on {next}."
 _EVERY = r"(?:every|each|all(?:\s+the)?|all\s+of\s+the)"
 _LANGUAGES = {
@@ -130,6 +132,9 @@ class NextStep:
     final_only: bool = False
     final_allowed: bool = True
     view: tuple[Message, ...] | None = None  # sent instead of the window (the prompt is in it)
+    # The answer when the model's own is only harness text copied back (stripped to nothing):
+    # what the plan itself knows was done.
+    done: str | None = None
 
 
 class FileSetPlan:
@@ -197,7 +202,9 @@ class FileSetPlan:
         if not left:
             what = "each one is noted" if self.notes else "each one was read"
             ask = answer_ask(self.task or "")
-            return NextStep(ALL_DONE.format(total=len(self.set), what=what, ask=ask), final_only=True)
+            prompt = ALL_DONE.format(total=len(self.set), what=what, ask=ask)
+            done = DONE_NOTES if self.notes else DONE_READ
+            return NextStep(prompt, final_only=True, done=done.format(total=len(self.set)))
         if self.notes:
             step = self._note_step(messages, left)
             if step is not None:
