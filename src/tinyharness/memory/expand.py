@@ -19,7 +19,8 @@ from collections.abc import Awaitable, Callable
 from ..messages import Message
 from ..models.base import ModelRequest, ModelResponse
 from .base import MemoryStore, Scope, SearchHit
-from .text import RERANK_DEPTH, RRF_K, reciprocal_rank_fusion
+from .rerank import ModelSearchHelper
+from .text import RRF_K, reciprocal_rank_fusion
 
 CallModel = Callable[[ModelRequest], Awaitable[ModelResponse]]
 
@@ -32,26 +33,9 @@ ANSWER_TOKENS = 48  # one or two sentences
 ANSWER_CHARS = 400  # of the answer used as a query
 
 
-class QueryExpander:
+class QueryExpander(ModelSearchHelper):
     """Searches with the question and a model's hypothetical answer (see the module docstring).
     ``depth``: how many results of each search are fused."""
-
-    def __init__(
-        self,
-        call_model: CallModel,
-        *,
-        depth: int = RERANK_DEPTH,
-        close: Callable[[], Awaitable[None]] | None = None,
-    ) -> None:
-        self.call_model = call_model
-        self.depth = depth
-        self._close = close
-
-    async def aclose(self) -> None:
-        """Release the model (``close``, if one was given: e.g. stop a local server)."""
-        if self._close is not None:
-            close, self._close = self._close, None
-            await close()
 
     async def hypothesis(self, query: str) -> str:
         """The model's guess at the message that answers ``query`` ("" when it gives none)."""

@@ -38,8 +38,9 @@ RERANK_SCHEMA: dict[str, Any] = {
 MEMORY_CHARS = 300  # of each memory shown
 
 
-class ModelReranker:
-    """Reorders search hits by what ``call_model`` answers (see the module docstring)."""
+class ModelSearchHelper:
+    """A chat model that helps a search (reranking it, expanding its query): ``call_model``
+    asks it, ``depth`` is how many hits it works on, ``close`` releases it."""
 
     def __init__(
         self,
@@ -57,6 +58,10 @@ class ModelReranker:
         if self._close is not None:
             close, self._close = self._close, None
             await close()
+
+
+class ModelReranker(ModelSearchHelper):
+    """Reorders search hits by what ``call_model`` answers (see the module docstring)."""
 
     async def rerank(self, query: str, hits: Sequence[SearchHit], limit: int) -> list[SearchHit]:
         head, tail = list(hits[: self.depth]), list(hits[self.depth :])
