@@ -112,6 +112,12 @@ def test_a_requests_answer_prompt_has_no_task_words_and_no_tool_to_copy(
     [
         ("Which file defines the class Inventory?", "src/shop/inventory.py"),
         ("What does the class Cart in src/shop/cart.py hold?", "src/shop/cart.py"),
+        # A question followed by an order is a question: asked without its words, the 0.5B
+        # answered slugify's question "Hello World" where it had answered "hello-world".
+        (
+            "What does the class Cart in src/shop/cart.py hold? Read the code.",
+            "src/shop/cart.py",
+        ),
     ],
 )
 def test_a_questions_answer_prompt_ends_with_the_question(project: Path, task: str, read: str) -> None:

@@ -23,8 +23,8 @@ So when a task names files of the workspace, the harness plans for it:
 The prompt that asks for the answer names the files read and names no tool (the 0.5B copied
 "... Now give your final answer to the task with final_answer, from what you read." into its
 answers). Whether it repeats the task depends on the task's form (``answer_ask``), measured
-with the 0.5B on the same reads (``python -m bench.answer_probe``): a question (ending in "?")
-is repeated last ("The task: Which port ...?"), which gave the value itself ("8042",
+with the 0.5B on the same reads (``python -m bench.answer_probe``): a question (a task with a
+"?") is repeated last ("The task: Which port ...?"), which gave the value itself ("8042",
 "A1,apple,0.50", "src/shop/inventory.py") where a prompt without it gave the file's lines or a
 sentence around a cut path; a request ("Read README.md and tell me in one sentence what this
 project is") is not, since its words at the end were copied as the answer's opening ("Read
@@ -311,10 +311,11 @@ def edit_done_prompt(named: Sequence[str], messages: Sequence[Message]) -> str |
 
 
 def answer_ask(task: str) -> str:
-    """The words that ask for the answer to ``task``: a question is repeated last, so the
+    """The words that ask for the answer to ``task``: a task that asks a question (anywhere:
+    "What does slugify return for 'Hello World'? Read the code.") is repeated last, so the
     answer answers it; a request is not, so its words are not copied as the answer."""
     task = " ".join(task.split())
-    return ASK_QUESTION.format(task=task) if task.endswith("?") else ASK_REQUEST
+    return ASK_QUESTION.format(task=task) if "?" in task else ASK_REQUEST
 
 
 def answer_prompt(task: str, files: Sequence[str], symbol: str = "") -> str:
