@@ -27,6 +27,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from focus_support import task_focus, write_files
 from tinyharness.agent import Agent, AgentConfig
 from tinyharness.history import strip_echo
 from tinyharness.messages import Message
@@ -34,7 +35,7 @@ from tinyharness.models.scripted import ScriptedModel
 from tinyharness.tools.builtin import builtin_tools, notes_since
 from tinyharness.tools.coverage import FileSetPlan
 from tinyharness.tools.files import ReadState, head_text, text_files
-from tinyharness.tools.focus import TaskFocus, answer_prompt
+from tinyharness.tools.focus import answer_prompt
 from tinyharness.tools.notes import NotesFile
 from tinyharness.tools.workspace import Workspace
 
@@ -48,17 +49,7 @@ def project(tmp_path: Path) -> Path:
         "src/shop/inventory.py": '"""Stock keeping."""\n\n\nclass Inventory:\n    pass\n',
         "src/shop/cart.py": '"""The shopping cart."""\n\n\nclass Cart:\n    pass\n',
     }
-    for relative, text in files.items():
-        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / relative).write_text(text, encoding="utf-8")
-    return tmp_path
-
-
-def _focus(root: Path, state: ReadState) -> TaskFocus:
-    space = Workspace(root)
-    return TaskFocus(
-        lambda: text_files(space), state.lines_read, read_text=lambda p: head_text(space, p, 10_000)
-    )
+    return write_files(tmp_path, files)
 
 
 def _call(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:
@@ -101,7 +92,7 @@ def test_a_requests_answer_prompt_has_no_task_words_and_no_tool_to_copy(
 ) -> None:
     state = ReadState()
     state.record(read, 1, 4, 4)
-    prompt = _focus(project, state)([Message.user(task)])
+    prompt = task_focus(project, state)([Message.user(task)])
     assert prompt is not None and prompt.startswith(f"[Read: {read}]")
     assert not _shares_a_run(prompt, task)
     assert "final_answer" not in prompt and "final answer" not in prompt.lower()
@@ -125,7 +116,7 @@ def test_a_questions_answer_prompt_ends_with_the_question(project: Path, task: s
     0.5B answered with the file's numbered lines."""
     state = ReadState()
     state.record(read, 1, 4, 4)
-    prompt = _focus(project, state)([Message.user(task)])
+    prompt = task_focus(project, state)([Message.user(task)])
     assert prompt is not None and prompt.startswith(f"[Read: {read}]") and prompt.endswith(task)
     assert "final_answer" not in prompt and "final answer" not in prompt.lower()
 
@@ -181,7 +172,7 @@ def test_strip_echo_removes_a_copied_prompt_opening(answer: str, kept: str) -> N
 def test_the_agent_answers_without_the_prompts_copied_opening(project: Path) -> None:
     """Scripted: the model opens its answer with the answer prompt's first words."""
     state = ReadState()
-    focus = _focus(project, state)
+    focus = task_focus(project, state)
     model = ScriptedModel(
         {
             "responses": [

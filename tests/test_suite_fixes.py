@@ -24,6 +24,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from focus_support import task_focus, write_files
 from tinyharness.agent import Agent, AgentConfig
 from tinyharness.cli import _overwrite, build_parser
 from tinyharness.history import strip_echo
@@ -31,7 +32,7 @@ from tinyharness.messages import Message
 from tinyharness.models.scripted import ScriptedModel
 from tinyharness.tools.builtin import builtin_tools
 from tinyharness.tools.files import ReadState, head_text, text_files
-from tinyharness.tools.focus import TaskFocus, answer_prompt, named_symbols, symbol_files
+from tinyharness.tools.focus import answer_prompt, named_symbols, symbol_files
 from tinyharness.tools.permissions import Permissions
 from tinyharness.tools.workspace import Workspace
 
@@ -49,17 +50,7 @@ def shop(tmp_path: Path) -> Path:
         "src/shop/cart.py": "from .inventory import Inventory\n\nstock = Inventory()\n",
         "config.toml": "[server]\nport = 8042\n",
     }
-    for relative, text in files.items():
-        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / relative).write_text(text, encoding="utf-8")
-    return tmp_path
-
-
-def _focus(root: Path, state: ReadState) -> TaskFocus:
-    space = Workspace(root)
-    return TaskFocus(
-        lambda: text_files(space), state.lines_read, read_text=lambda p: head_text(space, p, 10_000)
-    )
+    return write_files(tmp_path, files)
 
 
 def _response(*content: dict[str, Any], stop: str = "tool_use") -> dict[str, Any]:
@@ -157,7 +148,7 @@ def test_a_task_naming_a_symbol_reads_its_file_then_answers(shop: Path) -> None:
     answer, and says where the symbol is defined (what grep would have shown)."""
     task = "Which file defines the class Inventory?"
     state = ReadState()
-    focus = _focus(shop, state)
+    focus = task_focus(shop, state)
     tools = builtin_tools(shop, read_state=state, focus=focus)
     model = ScriptedModel(
         {
@@ -178,7 +169,7 @@ def test_a_task_naming_a_symbol_reads_its_file_then_answers(shop: Path) -> None:
 
 
 def test_a_task_naming_a_file_is_not_planned_from_its_symbols(shop: Path) -> None:
-    focus = _focus(shop, ReadState())
+    focus = task_focus(shop, ReadState())
     assert focus.named([Message.user("What is MAX_STOCK in src/shop/pricing.py?")]) == ["src/shop/pricing.py"]
 
 
@@ -194,7 +185,7 @@ def test_the_answer_prompt_gives_no_instruction_to_copy(shop: Path) -> None:
     state = ReadState()
     state.record("README.md", 1, 3, 3)
     task = "Read README.md and tell me in one sentence what this project is"
-    prompt = _focus(shop, state)([Message.user(task)])
+    prompt = task_focus(shop, state)([Message.user(task)])
     assert prompt is not None and prompt.startswith("[Read: README.md]")
     assert "final_answer" not in prompt and "final answer" not in prompt.lower()
 
@@ -244,7 +235,7 @@ def test_the_agent_returns_the_answer_without_the_echoed_prompt(shop: Path) -> N
     is the model's own part (the history keeps the reply as it came)."""
     task = "Which port does config.toml set for the server?"
     state = ReadState()
-    focus = _focus(shop, state)
+    focus = task_focus(shop, state)
     tools = builtin_tools(shop, read_state=state, focus=focus)
     prompt = answer_prompt(task, ["config.toml"])
     model = ScriptedModel(
@@ -292,7 +283,7 @@ def test_the_named_files_must_be_read_first_then_the_choice_is_free(shop: Path) 
     reading the file it was to edit, and list_dir on a named file."""
     task = "Which port does config.toml set for the server?"
     state = ReadState()
-    focus = _focus(shop, state)
+    focus = task_focus(shop, state)
     model = ScriptedModel({"responses": [_call("c1", "read_file", path="config.toml"), _answer("8042")]})
     agent = Agent(
         model,
@@ -308,7 +299,7 @@ def test_the_named_files_must_be_read_first_then_the_choice_is_free(shop: Path) 
 
 def test_a_read_that_failed_is_not_required_again(shop: Path) -> None:
     (shop / "logo.png").write_bytes(b"\x89PNG\x00\x00")
-    focus = _focus(shop, ReadState())
+    focus = task_focus(shop, ReadState())
     tools = builtin_tools(shop, read_state=ReadState(), focus=focus)
     head = [Message.user("What is in logo.png?")]
     assert focus.next_tool(head) == "read_file"
@@ -327,7 +318,7 @@ def test_a_read_that_failed_is_not_required_again(shop: Path) -> None:
 def test_an_edit_task_is_answered_once_its_named_file_is_changed(shop: Path) -> None:
     task = "In src/shop/pricing.py, change TAX_RATE from 0.2 to 0.25."
     state = ReadState()
-    focus = _focus(shop, state)
+    focus = task_focus(shop, state)
     tools = builtin_tools(
         shop, read_state=state, focus=focus, permissions=Permissions(allow_write=True), overwrite=False
     )
@@ -357,7 +348,7 @@ def test_a_failed_edit_does_not_end_the_task(shop: Path) -> None:
 
     state = ReadState()
     state.record("src/shop/pricing.py", 1, 7, 7)
-    focus = _focus(shop, state)
+    focus = task_focus(shop, state)
     focus.answer = False
     task = [Message.user("In src/shop/pricing.py, change TAX_RATE to 0.25.")]
     call = ToolUseBlock("c1", "edit_file", {"path": "src/shop/pricing.py", "old": "X", "new": "Y"})
@@ -375,7 +366,7 @@ def test_edit_file_offers_the_named_files_lines_as_old_text(shop: Path) -> None:
     """Measured with the 0.5B: free, its old text was a line not in the file, then the whole
     read_file result with line numbers. Narrowed, old is one of the file's own unique lines."""
     state = ReadState()
-    focus = _focus(shop, state)
+    focus = task_focus(shop, state)
     tools = builtin_tools(shop, read_state=state, focus=focus, permissions=Permissions(allow_write=True))
     spec = next(s for s in tools.specs if s.name == "edit_file")
     assert spec.choices is not None
@@ -395,7 +386,7 @@ def test_an_edit_is_required_only_when_the_task_asks_for_a_change(shop: Path) ->
     question in a run that may write is never made to edit."""
     state = ReadState()
     state.record("src/shop/pricing.py", 1, 7, 7)
-    focus = _focus(shop, state)
+    focus = task_focus(shop, state)
     focus.answer = False
     assert focus.next_tool([Message.user("In src/shop/pricing.py, change TAX_RATE to 0.25.")]) == "edit_file"
     assert focus.next_tool([Message.user("What does src/shop/pricing.py set TAX_RATE to?")]) is None
@@ -406,7 +397,7 @@ def test_an_edit_is_required_only_when_the_task_asks_for_a_change(shop: Path) ->
 def test_an_answer_that_only_repeats_the_prompt_is_no_answer(shop: Path) -> None:
     task = "Which port does config.toml set for the server?"
     state = ReadState()
-    focus = _focus(shop, state)
+    focus = task_focus(shop, state)
     echo = answer_prompt(task, ["config.toml"])
     model = ScriptedModel({"responses": [_call("c1", "read_file", path="config.toml"), _answer(echo)]})
     tools = builtin_tools(shop, read_state=state, focus=focus)
