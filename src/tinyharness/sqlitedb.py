@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import struct
+import time
 from collections.abc import Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
@@ -47,27 +48,50 @@ def _fail(error: type[HarnessError], message: str) -> HarnessError:
     return error(message)
 
 
-def _check_header(path: Path, schema: Schema, error: type[HarnessError]) -> None:
-    """Refuse a non-empty file that is not SQLite, or one shorter than its header says."""
+_SHORT_LOOKS = 4
+
+
+def _read_header(path: Path, schema: Schema, error: type[HarnessError]) -> tuple[bytes, int]:
     try:
         with open(path, "rb") as file:
-            header = file.read(100)
-            size = os.fstat(file.fileno()).st_size
+            return file.read(100), os.fstat(file.fileno()).st_size
     except OSError as exc:
         raise _fail(error, f"cannot read {schema.kind} {path}: {exc.strerror or exc}") from None
-    if not header:
-        return  # an empty file: SQLite treats it as a new database
+
+
+def _header_bytes(header: bytes) -> int:
+    """The file size a valid SQLite header says (0 when it says none it can be trusted for)."""
     if len(header) < 100 or not header.startswith(_HEADER):
-        raise _fail(error, f"{schema.kind} {path} is corrupt or not a SQLite database; pick another file")
+        return 0
     page_size = struct.unpack(">H", header[16:18])[0]
     page_size = 65536 if page_size == 1 else page_size
     change_counter, pages = struct.unpack(">II", header[24:32])
     valid_for = struct.unpack(">I", header[92:96])[0]
     # The in-header size is trustworthy only when written by the same change (SQLite's rule).
-    if valid_for == change_counter and pages and size < pages * page_size:
+    return pages * page_size if valid_for == change_counter else 0
+
+
+def _short(header: bytes, size: int) -> bool:
+    return size < _header_bytes(header)
+
+
+def _check_header(path: Path, schema: Schema, error: type[HarnessError]) -> None:
+    """Refuse a non-empty file that is not SQLite, or one shorter than its header says. Another
+    process's checkpoint may have written the new header before the pages that grow the file:
+    a short file is looked at again before it is called truncated (a truncated one stays so)."""
+    for attempt in range(_SHORT_LOOKS):
+        header, size = _read_header(path, schema, error)
+        if not _short(header, size) or attempt == _SHORT_LOOKS - 1:
+            break
+        time.sleep(0.05 * (attempt + 1))
+    if not header:
+        return  # an empty file: SQLite treats it as a new database
+    if len(header) < 100 or not header.startswith(_HEADER):
+        raise _fail(error, f"{schema.kind} {path} is corrupt or not a SQLite database; pick another file")
+    if _short(header, size):
         raise _fail(
             error,
-            f"{schema.kind} {path} is truncated ({size} of {pages * page_size} bytes); "
+            f"{schema.kind} {path} is truncated ({size} of {_header_bytes(header)} bytes); "
             "restore it from a backup or pick another file",
         )
 
