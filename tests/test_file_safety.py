@@ -362,7 +362,22 @@ def test_unsupported_syntax_is_a_clear_error_not_a_crash(tmp_path: Path) -> None
 
 HUGE = 3 << 30  # 3 GiB, sparse: costs no disk, but a whole-file read costs 3 GiB of memory
 
-BOUNDED_RUNNER = """
+PEAK_KB = """
+def peak_kb():
+    # This process's own high-water mark (VmHWM): ru_maxrss also counts the parent's memory at
+    # the fork (Linux keeps it across exec), so a big test process made this one look big.
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+"""
+
+BOUNDED_RUNNER = (
+    """
 import asyncio, json, resource, sys
 resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))  # a whole-file read fails, not swaps
 from pathlib import Path
@@ -385,20 +400,12 @@ notes = read_notes(root / "NOTES.md", root)
 out["notes"] = [len(notes), notes[-80:]]
 memory = memory_tools(root / "memories")[0].function
 out["view"] = memory(command="view", path="/memories/big.md")[-200:]
-def peak_kb():
-    # This process's own high-water mark (VmHWM): ru_maxrss also counts the parent's memory at
-    # the fork (Linux keeps it across exec), so a big test process made this one look big.
-    try:
-        with open("/proc/self/status") as status:
-            for line in status:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-out["peak_kb"] = peak_kb()
+"""
+    + PEAK_KB
+    + """out["peak_kb"] = peak_kb()
 print(json.dumps(out))
 """
+)
 
 
 def _huge_text_file(path: Path) -> None:
@@ -424,7 +431,8 @@ def test_huge_files_cost_their_cap_not_their_size(tmp_path: Path) -> None:
     assert "view_range" in out["view"]
 
 
-RESUME_RUNNER = """
+RESUME_RUNNER = (
+    """
 import os, resource, signal, sys
 resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
 from tinyharness import events
@@ -436,24 +444,16 @@ if os.environ.get("KILL_AT_COMPACTION"):
             os.kill(os.getpid(), signal.SIGKILL)
         return event
     events.EventBus.emit = emit
-def peak_kb():
-    # This process's own high-water mark (VmHWM): ru_maxrss also counts the parent's memory at
-    # the fork (Linux keeps it across exec), so a big test process made this one look big.
-    try:
-        with open("/proc/self/status") as status:
-            for line in status:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-from tinyharness.cli import main
+"""
+    + PEAK_KB
+    + """from tinyharness.cli import main
 try:
     code = main(sys.argv[1:])
 finally:
     print("PEAK_KB=%d" % peak_kb(), file=sys.stderr)
 raise SystemExit(code)
 """
+)
 
 
 def test_a_restore_of_a_huge_file_neither_crashes_the_run_nor_its_resume(tmp_path: Path) -> None:
