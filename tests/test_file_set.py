@@ -22,7 +22,16 @@ from tinyharness.messages import Message, ToolUseBlock
 from tinyharness.models.json_mode import FINAL_TOOL, action_schema
 from tinyharness.models.scripted import ScriptedModel
 from tinyharness.tools.builtin import builtin_tools, notes_since
-from tinyharness.tools.coverage import ALL_DONE, DONE_NOTES, FILES_LEFT, NOTE_NOW, FileSetPlan, folder_set
+from tinyharness.tools.coverage import (
+    ALL_DONE,
+    DONE_NOTES,
+    FILES_LEFT,
+    FROM_NOTES,
+    MAX_NOTES_SHOWN,
+    NOTE_NOW,
+    FileSetPlan,
+    folder_set,
+)
 from tinyharness.tools.files import ReadState, head_text, text_files
 from tinyharness.tools.focus import answer_ask
 from tinyharness.tools.notes import NotesFile
@@ -285,3 +294,55 @@ def test_the_cli_plans_a_folder_task_for_local_models(project: Path) -> None:
     kinds = [json.loads(line)["type"] for line in events.read_text(encoding="utf-8").splitlines()]
     assert kinds.count("coverage") == 3 and "answer_now" in kinds
     assert len((project / "NOTES.md").read_text(encoding="utf-8").splitlines()) == 3
+
+
+QUESTION = "Read every .py file under src/, then tell me which module renders invoices."
+
+
+def _all_read(plan: FileSetPlan, state: ReadState, task: str) -> list[Message]:
+    messages = [Message.user(task)]
+    assert plan.active(messages)
+    for path in FILES:
+        state.record(path, 1, 4, 4)
+    return messages
+
+
+def test_a_question_over_files_is_asked_with_the_notes_the_run_wrote(project: Path) -> None:
+    """long-handbook on the 0.5B: the port was read in the first of seven chapters, compacted
+    away, kept only in the line the notes flush wrote; the answer request did not show the
+    notes and the model answered another chapter's port. The request now shows them, before
+    the question; a notes task (whose answer is the notes) and older notes do not."""
+    (project / "NOTES.md").write_text("older run: the shop uses EUR\n", encoding="utf-8")
+    plan, state, _registry = _plan(project)
+    messages = _all_read(plan, state, QUESTION)
+    with (project / "NOTES.md").open("a", encoding="utf-8") as notes:
+        notes.write("src/pkg/beta.py: renders invoices as portable documents\n")
+    step = plan.next_step(messages)
+    assert step is not None and step.final_only
+    written = "src/pkg/beta.py: renders invoices as portable documents"
+    assert step.prompt.startswith(FROM_NOTES.format(notes=written))
+    assert step.prompt.endswith(ALL_DONE.format(total=3, what="each one was read", ask=answer_ask(QUESTION)))
+    assert "EUR" not in step.prompt
+
+
+def test_the_notes_shown_with_the_question_are_bounded_to_whole_lines(project: Path) -> None:
+    plan, state, _registry = _plan(project)
+    messages = _all_read(plan, state, QUESTION)
+    lines = [f"src/gamma.py: fact number {n} " + "x" * 40 for n in range(200)]
+    (project / "NOTES.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    step = plan.next_step(messages)
+    assert step is not None
+    shown = step.prompt.split("\n\n")[0].splitlines()[1:]
+    assert shown[-1] == "(more in NOTES.md)"
+    assert shown[:-1] == lines[: len(shown) - 1] and len(shown) > 10
+    assert len("\n".join(shown[:-1])) <= MAX_NOTES_SHOWN
+
+
+def test_a_notes_task_is_not_shown_its_own_notes_at_the_end(project: Path) -> None:
+    plan, _state, _registry = _plan(project)
+    messages = [Message.user(TASK)]
+    assert plan.active(messages)
+    (project / "NOTES.md").write_text("".join(f"{p}: does a thing\n" for p in FILES), encoding="utf-8")
+    step = plan.next_step(messages)
+    assert step is not None and step.final_only
+    assert step.prompt.startswith("All 3 files")

@@ -49,6 +49,10 @@ REFUSED = "the note was refused:"
 NOTE_AGAIN = "That note was refused: {why}. Call note again with one line about what {path} does."
 # No tool name and no "final answer" to copy; then focus.answer_ask's words for the task.
 ALL_DONE = "All {total} files of the task are covered ({what}). {ask}"
+# A question over files read (not noted): what the run wrote to the notes comes first, since the
+# answer may be in a file read before a compaction and kept only there.
+FROM_NOTES = "Your notes from these files:\n{notes}\n\n"
+MAX_NOTES_SHOWN = 2400  # characters (about 600 tokens) of those notes, the newest lines cut
 DONE_NOTES = "Done: each of the {total} files has its line in the notes (NOTES.md)."
 DONE_READ = "Done: all {total} files were read."
 FILES_LEFT = "Not done yet: {left} of the {total} files are not covered. Go on with read_file on {next}."
@@ -203,6 +207,9 @@ class FileSetPlan:
             what = "each one is noted" if self.notes else "each one was read"
             ask = answer_ask(self.task or "")
             prompt = ALL_DONE.format(total=len(self.set), what=what, ask=ask)
+            notes = "" if self.notes else self.notes_text().strip()
+            if notes:
+                prompt = FROM_NOTES.format(notes=_first_chars(notes, MAX_NOTES_SHOWN)) + prompt
             done = DONE_NOTES if self.notes else DONE_READ
             return NextStep(prompt, final_only=True, done=done.format(total=len(self.set)))
         if self.notes:
@@ -395,3 +402,11 @@ def guard_note(tool: Tool, plan: FileSetPlan, known: Sequence[str] = ()) -> Tool
         return plan.note_choices(messages) or (other(messages) if other is not None else {})
 
     return replace(tool, function=note, choices=choices)
+
+
+def _first_chars(text: str, limit: int) -> str:
+    """``text`` cut to whole lines within ``limit`` characters (one long line is cut inside)."""
+    if len(text) <= limit:
+        return text
+    kept = text[:limit].rsplit("\n", 1)[0] if "\n" in text[:limit] else text[:limit]
+    return kept + "\n(more in NOTES.md)"
