@@ -4,10 +4,12 @@
                                     # secrets, durable, e2e, peers and memory parts take most)
     python -m bench --small         # the quick version of every part
     python -m bench --only loop,e2e # some parts: loop, tokens, peers, memory, e2e, secrets, parallel,
-                                    # mcp, tasks, grep, anchors, subagents, durable (needs
-                                    # PostgreSQL: TINYHARNESS_BENCH_PG_URL; skipped without); the
-                                    # other parts' sections of the results file are kept as they are
+                                    # mcp, tasks, grep, anchors, subagents, durable; the other
+                                    # parts' sections of the results file are kept as they are
     python -m bench --output FILE   # write elsewhere (default: bench/RESULTS.md)
+
+PostgreSQL rows (memory, durable) need TINYHARNESS_BENCH_PG_URL or TINYHARNESS_TEST_PG_URL;
+without either they are skipped.
 
 Progress goes to stderr; each part's own tables are printed as it finishes.
 

@@ -29,7 +29,8 @@ Parts (each printed as a table, every backend side by side with the same vectors
     python bench/memory_bench.py --small          # seconds: 2k scale, 1 LoCoMo dialogue, Chinese set
     python bench/memory_bench.py --parts locomo   # one part
     python bench/memory_bench.py --parts locomo --locomo FILE --cli   # also through the CLI
-PostgreSQL rows appear when TINYHARNESS_TEST_PG_URL is set (scripts/pg-test-server.sh).
+PostgreSQL rows appear when TINYHARNESS_BENCH_PG_URL or TINYHARNESS_TEST_PG_URL is set
+(scripts/pg-test-server.sh exports the second), as for bench.durable_bench.
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ LOCOMO_ENV = "TINYHARNESS_LOCOMO"
 LOCOMO = Path(os.environ.get(LOCOMO_ENV) or HERE.parent.parent / "shared" / "data" / "locomo-dev.json")
 CHINESE = HERE / "data_zh" / "memories.json"
 CODE = HERE / "data_code" / "questions.json"
-PG_ENV = "TINYHARNESS_TEST_PG_URL"
+PG_ENVS = ("TINYHARNESS_BENCH_PG_URL", "TINYHARNESS_TEST_PG_URL")
 
 Opener = Callable[..., MemoryStore]  # (vector_model, embedder=None)
 
@@ -75,7 +76,7 @@ def backends(tmp: Path) -> dict[str, Opener]:
         return SQLiteStore(tmp / f"{uuid.uuid4().hex}.db", vector_model=model, embedder=embedder)
 
     found: dict[str, Opener] = {"sqlite": sqlite}
-    url = os.environ.get(PG_ENV)
+    url = next((os.environ[name] for name in PG_ENVS if os.environ.get(name)), None)
     if url:
         from tinyharness.memory.pg_store import PostgresStore
 
