@@ -10,6 +10,11 @@ cache makes each extra variant cost a few seconds.
     python -m bench.answer_probe --workspace . \
         --task "Read README.md and tell me in one sentence what this project is"
     python -m bench.answer_probe --shop --task "Which port does config.toml set for the server?"
+    python -m bench.answer_probe --suite-task long-handbook --window 4096
+
+A task over a folder's files (the file-set plan) is asked for its answer by the plan's last
+prompt ("All N files of the task are covered ..."), with the notes the run wrote before it when
+it is a question: those runs are probed with the ``SET_VARIANTS`` below instead.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from bench.tasks import build_workspace
+from bench.tasks import TASKS, build_workspace
 from tinyharness import cli
 from tinyharness.history import strip_echo
 from tinyharness.messages import Message, TextBlock
@@ -42,14 +47,40 @@ VARIANTS: dict[str, str] = {
 }
 # The harness's prompt that asks for the answer: the files read, and where a symbol is defined.
 _PROMPT = re.compile(r"^\[Read: (?P<files>[^\]]*)\](?P<found>(?: \S+ is defined in [^.]*\.)?)")
+# The file-set plan's: {notes} (the run's notes, possibly empty), {head} ("All N files of the task
+# are covered (each one was read)."), {task} and {asked} (the task's "tell me ..." part as a question).
+NOTES = "Your notes from these files:\n{notes}\n\n"
+SET_VARIANTS: dict[str, str] = {
+    "notes-ask": NOTES + "{head} Answer the task now, from what you read.",
+    "ask": "{head} Answer the task now, from what you read.",
+    "notes-from-notes": NOTES + "{head} Answer the task now, from your notes.",
+    "notes-question": NOTES + "{head} The question: {asked}",
+    "notes-task": NOTES + "{head} The task: {task}",
+    "head-notes-question": "{head}\n" + NOTES + "From your notes: {asked}",
+}
+_SET_PROMPT = re.compile(
+    r"^(?:Your notes from these files:\n(?P<notes>.*?)\n\n)?"
+    r"(?P<head>All \d+ files of the task are covered \([^)]*\)\.)",
+    re.DOTALL,
+)
+_TELL_ME = re.compile(r"\btell me (?P<what>.+?)[.!?]*$", re.IGNORECASE)
+
+
+def asked(task: str) -> str:
+    """The task's "tell me X" as the question "X?" (the task itself when it has no such part)."""
+    found = _TELL_ME.search(task)
+    return f"{found['what'][0].upper()}{found['what'][1:]}?" if found else task
 
 
 class Probe:
     """A model that asks each variant of the answer prompt and returns the first's answer."""
 
-    def __init__(self, inner: Any, variants: dict[str, str]) -> None:
+    def __init__(
+        self, inner: Any, variants: dict[str, str], set_variants: dict[str, str] | None = None
+    ) -> None:
         self.inner = inner
         self.variants = variants
+        self.set_variants = set_variants or SET_VARIANTS
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)  # everything but complete is the model's own
@@ -57,16 +88,20 @@ class Probe:
     async def complete(self, request: ModelRequest) -> ModelResponse:
         last = request.messages[-1] if request.messages else None
         prompt = last.content[-1] if last is not None and last.content else None
-        parts = _PROMPT.match(prompt.text) if isinstance(prompt, TextBlock) else None
-        task = task_text(request.messages)
+        text = prompt.text if isinstance(prompt, TextBlock) else ""
+        parts, variants = _PROMPT.match(text), self.variants
+        if parts is None:
+            parts, variants = _SET_PROMPT.match(text), self.set_variants
+        task = " ".join(task_text(request.messages).split())
         if not request.final_only or last is None or parts is None:
             response: ModelResponse = await self.inner.complete(request)
             return response
+        fields = {k: v or "" for k, v in parts.groupdict().items()}
         first: ModelResponse | None = None
-        for label, template in self.variants.items():
-            text = template.format(**parts.groupdict(), task=" ".join(task.split()))
-            asked = Message(last.role, (*last.content[:-1], TextBlock(text)))
-            reply = await self.inner.complete(replace(request, messages=(*request.messages[:-1], asked)))
+        for label, template in variants.items():
+            text = template.format(**fields, task=task, asked=asked(task))
+            sent = Message(last.role, (*last.content[:-1], TextBlock(text)))
+            reply = await self.inner.complete(replace(request, messages=(*request.messages[:-1], sent)))
             answer = reply.message.text
             kept = strip_echo(answer, [text])
             shown = "" if kept == answer else f"\n      kept: {kept!r}"
@@ -78,16 +113,24 @@ class Probe:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--task", action="append", required=True, help="a task (repeatable)")
+    parser.add_argument("--task", action="append", default=[], help="a task (repeatable)")
+    parser.add_argument("--suite-task", help="a task of the suite (bench/tasks.py), in its own workspace")
     parser.add_argument("--workspace", default=".")
     parser.add_argument("--shop", action="store_true", help="run in a fresh copy of the suite's shop project")
     parser.add_argument("--model", default="local")
     parser.add_argument("--window", type=int, help="the context window (default: the model's)")
+    parser.add_argument("--max-iterations", type=int, default=4)
     args = parser.parse_args()
     workspace = Path(args.workspace)
-    if args.shop:
+    if args.shop or args.suite_task:
+        suite = next((t for t in TASKS if t.name == args.suite_task), None)
+        if args.suite_task and suite is None:
+            parser.error(f"no suite task {args.suite_task!r}")
         workspace = Path(tempfile.mkdtemp(prefix="answer-probe-"))
-        build_workspace(workspace)
+        build_workspace(workspace, suite.extra if suite else None)
+        args.task += [suite.prompt] if suite else []
+    if not args.task:
+        parser.error("give --task or --suite-task")
     load = cli._model_from_args
     cli._model_from_args = lambda a: Probe(load(a), VARIANTS)
     for task in args.task:
@@ -95,7 +138,7 @@ def main() -> None:
         code = cli.main(
             [
                 "run", task, "--model", args.model, "--workspace", str(workspace),
-                "--no-log", "--quiet", "--no-memory", "--max-iterations", "4",
+                "--no-log", "--quiet", "--no-memory", "--max-iterations", str(args.max_iterations),
                 *(["--context-window", str(args.window)] if args.window else []),
             ]
         )  # fmt: skip
