@@ -2,8 +2,9 @@
 
 A snapshot of this project's own ``src/tinyharness/**/*.py`` is copied into a temporary
 workspace, and ``python -m tinyharness run TASK --model local --context-window 4096 --events FILE
---no-log --max-iterations N`` runs in a subprocess (SmolLM2-135M on the embedded llama.cpp
-server, loopback only). The window is small so compaction happens.
+--no-log --max-iterations N`` runs in a subprocess (the default local model, Qwen2.5-Coder-0.5B
+when installed, else SmolLM2-135M, on the embedded llama.cpp server, loopback only). The window is
+small so compaction happens.
 
 Reported: wall time of the process; its start-up (imports and model load, until ``run_start``);
 model time, the sum over model calls of the time from the event before each ``model_call`` to
@@ -13,7 +14,8 @@ how many of the .py files, and of the files read, are named in NOTES.md (by path
 and its first lines; the peak RSS of the process (``getrusage(RUSAGE_CHILDREN)``; it includes
 the in-process model server).
 
-    python -m bench.e2e_local            # every file (63 today), up to 2 iterations per file
+    python -m bench.e2e_local            # the 10 smallest files, up to 2 iterations per file
+    python -m bench.e2e_local --files 0  # every file (over 100 today: hours on the 0.5B)
     python -m bench.e2e_local --small    # 5 files, 6 iterations (what the test runs)
 """
 
@@ -40,6 +42,7 @@ TASK = (
     "with the note tool"
 )
 WINDOW = 4096
+FILES = 10  # the full run's files: about 25 calls, 10-20 minutes on the 0.5B on 2 cores
 NOTE_SAMPLE_LINES, NOTE_SAMPLE_CHARS = 5, 100
 SOURCE = ROOT / "src" / "tinyharness"
 
@@ -50,6 +53,7 @@ class E2EResult:
     window: int
     max_iterations: int
     command: str
+    model: str = "the local model"
     exit_code: int = -1
     stop: str = ""
     wall_s: float = 0.0
@@ -133,8 +137,20 @@ def model_seconds(events: list[dict[str, Any]]) -> float:
     return total
 
 
-def run(*, small: bool = False, timeout: float = 1800.0) -> E2EResult:
-    limit = 5 if small else None
+def model_title() -> str:
+    """What plain ``local`` runs here (the default model, or SmolLM2 when it is missing)."""
+    try:
+        from tinyharness.models.local import resolve_local
+
+        entry = resolve_local(None).entry
+    except Exception:  # ConfigError: the run below is skipped and says why
+        return "the local model"
+    return entry.title if entry is not None else "the local model"
+
+
+def run(*, small: bool = False, files: int | None = FILES, timeout: float = 1800.0) -> E2EResult:
+    """``files``: that many of the smallest files (None or 0: every file); ``small``: 5 files."""
+    limit = 5 if small else (files or None)
     with tempfile.TemporaryDirectory() as folder:
         workspace = Path(folder) / "ws"
         workspace.mkdir()
@@ -159,7 +175,9 @@ def run(*, small: bool = False, timeout: float = 1800.0) -> E2EResult:
         ]
         shown = " ".join(a if " " not in a else json.dumps(a) for a in argv)
         shown = shown.replace(str(workspace), "WORKSPACE").replace(str(events_path), "events.jsonl")
-        result = E2EResult(len(names), WINDOW, max_iterations, f"python -m tinyharness {shown}")
+        result = E2EResult(
+            len(names), WINDOW, max_iterations, f"python -m tinyharness {shown}", model_title()
+        )
         missing = local_model_missing()
         if missing:
             result.skipped = f"local model not available: {missing}"
@@ -256,7 +274,7 @@ def to_markdown(result: E2EResult) -> str:
         ["non-empty lines in NOTES.md", result.notes_lines],
         ["peak RSS of the process (model server included), MiB", f"{result.peak_rss_mib:.0f}"],
     ]
-    table = markdown_table(["SmolLM2-135M, note every file", "value"], rows)
+    table = markdown_table([f"{result.model}, note every file", "value"], rows)
     if not result.notes_sample:
         return table
     sample = "\n".join(f"    {line}" for line in result.notes_sample)
@@ -266,8 +284,11 @@ def to_markdown(result: E2EResult) -> str:
 def main(argv: list[str] | None = None) -> str:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--small", action="store_true", help="5 files, 6 iterations")
+    parser.add_argument(
+        "--files", type=int, default=FILES, help=f"the N smallest files (default {FILES}; 0: all)"
+    )
     args = parser.parse_args(argv)
-    result = run(small=args.small)
+    result = run(small=args.small, files=args.files)
     report = f"Command: `{result.command}`\n\n{to_markdown(result)}"
     print(report)
     return report

@@ -85,3 +85,15 @@ def test_small_real_run(bench: ModuleType) -> None:
     assert result.peak_rss_mib > 50
     report = bench.to_markdown(result)
     assert "files named in NOTES.md" in report and "harness share" in report
+
+
+def test_the_full_run_takes_the_smallest_files_and_names_its_model(bench: ModuleType, tmp_path: Path) -> None:
+    """On the 0.5B every file (over 100) would take hours; the full run takes FILES of them."""
+    names = bench.snapshot(tmp_path, bench.FILES)
+    assert len(names) == bench.FILES
+    sizes = [(tmp_path / name).stat().st_size for name in names]
+    assert min(sizes) > 500
+    every = [p for p in bench.SOURCE.rglob("*.py") if "__pycache__" not in p.parts and p.stat().st_size > 500]
+    assert max(sizes) <= sorted(p.stat().st_size for p in every)[bench.FILES - 1]
+    result = bench.E2EResult(files=10, window=4096, max_iterations=24, command="x", model="Qwen2.5 test")
+    assert bench.to_markdown(result).startswith("| Qwen2.5 test, note every file |")
