@@ -122,7 +122,8 @@ def test_a_questions_answer_prompt_ends_with_the_question(project: Path, task: s
 
 
 def test_the_file_set_plans_last_prompt_names_no_tool_and_no_final_answer(project: Path) -> None:
-    """Scripted: a task over every .py file; once both are read the answer is asked for."""
+    """Scripted: a task over every .py file; once both are read (and what each says about the
+    question noted) the answer is asked for, as the question the task's "tell me" asks."""
     task = "Read every .py file under src/shop and tell me which one keeps the stock"
     space = Workspace(project)
     state = ReadState()
@@ -135,7 +136,9 @@ def test_the_file_set_plans_last_prompt_names_no_tool_and_no_final_answer(projec
         {
             "responses": [
                 _call("c1", "read_file", path="src/shop/cart.py"),
+                _call("n1", "note", path="src/shop/cart.py", text="nothing"),
                 _call("c2", "read_file", path="src/shop/inventory.py"),
+                _call("n2", "note", path="src/shop/inventory.py", text="The inventory keeps the stock."),
                 _answer("src/shop/inventory.py keeps the stock."),
             ]
         }
@@ -145,9 +148,11 @@ def test_the_file_set_plans_last_prompt_names_no_tool_and_no_final_answer(projec
     last = model.requests[-1]
     assert last.final_only
     prompt = last.messages[-1].text
-    assert prompt.startswith("All 2 files of the task are covered")
+    assert prompt.startswith("Your notes from these files:\nsrc/shop/inventory.py: The inventory keeps")
+    assert "All 2 files of the task are covered" in prompt
     assert "final_answer" not in prompt and "final answer" not in prompt.lower()
-    assert not _shares_a_run(prompt, task)
+    assert prompt.endswith("The question: Which one keeps the stock?")
+    assert not _shares_a_run(prompt, "Read every .py file under src/shop and tell me")
 
 
 @pytest.mark.parametrize(

@@ -24,8 +24,10 @@ from tinyharness.models.scripted import ScriptedModel
 from tinyharness.tools.builtin import builtin_tools, notes_since
 from tinyharness.tools.coverage import (
     ALL_DONE,
+    ASK_SET_QUESTION,
     DONE_NOTES,
     FILES_LEFT,
+    FIND_NOW,
     FROM_NOTES,
     MAX_NOTES_SHOWN,
     NOTE_NOW,
@@ -33,7 +35,7 @@ from tinyharness.tools.coverage import (
     folder_set,
 )
 from tinyharness.tools.files import ReadState, head_text, text_files
-from tinyharness.tools.focus import answer_ask
+from tinyharness.tools.focus import answer_ask, question_of
 from tinyharness.tools.notes import NotesFile
 from tinyharness.tools.workspace import Workspace
 
@@ -297,6 +299,7 @@ def test_the_cli_plans_a_folder_task_for_local_models(project: Path) -> None:
 
 
 QUESTION = "Read every .py file under src/, then tell me which module renders invoices."
+ASKED = "Which module renders invoices?"
 
 
 def _all_read(plan: FileSetPlan, state: ReadState, task: str) -> list[Message]:
@@ -307,11 +310,82 @@ def _all_read(plan: FileSetPlan, state: ReadState, task: str) -> list[Message]:
     return messages
 
 
+def test_a_task_asks_its_question_with_a_question_mark_or_as_tell_me() -> None:
+    assert question_of(QUESTION) == ASKED
+    assert (
+        question_of("Which port does config.toml set?  Read it.")
+        == "Which port does config.toml set? Read it."
+    )
+    assert question_of("Read every file under docs/ and summarize them") == ""
+    assert question_of(TASK) == ""
+
+
+def test_each_file_read_for_a_question_is_asked_once_what_it_says_with_only_it_in_view(project: Path) -> None:
+    """long-handbook on the 0.5B: the port was in the first of seven chapters; by the last read
+    it was compacted away, and the line the notes flush wrote about the chapter had lost it
+    ("does not take backups of the shop database"), so the answer was another chapter's port.
+    Asked right after each read, with that file alone in view, the answer's sentence is noted
+    while it can be seen."""
+    plan, _state, registry = _plan(project)
+    findings = {
+        "src/gamma.py": "nothing",
+        "src/pkg/alpha.py": "nothing",
+        "src/pkg/beta.py": "Render invoices as portable documents.",
+    }
+    script = [
+        step for n, (path, text) in enumerate(findings.items()) for step in _read_and_note(n, path, text)
+    ]
+    model = ScriptedModel({"responses": [*script, _text("src/pkg/beta.py")]})
+    result = Agent(model, registry, AgentConfig(max_iterations=10), plan=plan).run(QUESTION)
+    assert result.stop == "end_turn" and result.final == "src/pkg/beta.py"
+    requests = model.requests
+    for n, path in enumerate(findings):
+        asked = requests[2 * n + 1]
+        assert asked.tool_choice == "note" and not asked.final_allowed
+        assert asked.messages[-1].text.endswith(FIND_NOW.format(path=path, question=ASKED))
+        task, read, _page = asked.messages  # this file's read alone
+        assert task.text == QUESTION and read.tool_uses[0].input == {"path": path}
+    for after_note in requests[2:-1:2]:  # no second ask: the next file
+        assert after_note.tool_choice == "read_file"
+    notes = (project / "NOTES.md").read_text(encoding="utf-8")
+    assert notes == "src/pkg/beta.py: Render invoices as portable documents.\n"  # "nothing" is not written
+    last = requests[-1]
+    assert last.final_only
+    assert last.messages[-1].text == FROM_NOTES.format(notes=notes.strip()) + ALL_DONE.format(
+        total=3, what="each one was read", ask=ASK_SET_QUESTION.format(question=ASKED)
+    )
+
+
+def test_the_finding_is_asked_about_the_file_just_read_and_its_path_is_fixed(project: Path) -> None:
+    plan, _state, registry = _plan(project)
+    head = [Message.user(QUESTION)]
+    call = ToolUseBlock("c1", "read_file", {"path": "src/pkg/alpha.py"})
+    import asyncio
+
+    result = asyncio.run(registry.run_call(call, EventBus()))
+    messages = [*head, Message("assistant", (call,)), Message("user", (result,))]
+    step = plan.next_step(messages)
+    assert step is not None and step.tool == "note" and not step.final_allowed
+    assert _offered(registry, "note", messages) == ["src/pkg/alpha.py"]
+    again = plan.next_step(messages)  # asked once: then the next file
+    assert again is not None and again.tool == "read_file"
+    assert _offered(registry, "note", messages) == []
+
+
+def test_a_finding_may_share_the_questions_words_but_not_copy_numbered_lines(project: Path) -> None:
+    plan, state, _registry = _plan(project)
+    _all_read(plan, state, "Read every .py file under src/, then tell me what parses the shop configuration.")
+    assert plan.note_problem("Parse the configuration files of the shop.", "src/pkg/alpha.py") is None
+    copied = '1\t"""Parse the configuration files.\n2\t\n3\tdef parse_config():'
+    assert plan.note_problem(copied, "src/pkg/alpha.py") is not None
+    summary_plan, summary_state, _ = _plan(project)  # a notes task still refuses an echo
+    _all_read(summary_plan, summary_state, TASK)
+    assert summary_plan.note_problem("write a one-line summary of each into the notes", "src/gamma.py")
+
+
 def test_a_question_over_files_is_asked_with_the_notes_the_run_wrote(project: Path) -> None:
-    """long-handbook on the 0.5B: the port was read in the first of seven chapters, compacted
-    away, kept only in the line the notes flush wrote; the answer request did not show the
-    notes and the model answered another chapter's port. The request now shows them, before
-    the question; a notes task (whose answer is the notes) and older notes do not."""
+    """The notes this run wrote come before the question; older notes and a notes task's own
+    notes do not."""
     (project / "NOTES.md").write_text("older run: the shop uses EUR\n", encoding="utf-8")
     plan, state, _registry = _plan(project)
     messages = _all_read(plan, state, QUESTION)
@@ -321,7 +395,7 @@ def test_a_question_over_files_is_asked_with_the_notes_the_run_wrote(project: Pa
     assert step is not None and step.final_only
     written = "src/pkg/beta.py: renders invoices as portable documents"
     assert step.prompt.startswith(FROM_NOTES.format(notes=written))
-    assert step.prompt.endswith(ALL_DONE.format(total=3, what="each one was read", ask=answer_ask(QUESTION)))
+    assert step.prompt.endswith(ASK_SET_QUESTION.format(question=ASKED))
     assert "EUR" not in step.prompt
 
 

@@ -40,7 +40,7 @@ from ..events import EventBus
 from ..history import file_reads
 from ..messages import Message, TextBlock, ToolResultBlock
 from .base import Tool, ToolError
-from .focus import ASKS_FOR_NOTES, NOTE_TOOL, READ_TOOL, answer_ask, task_text
+from .focus import ASKS_FOR_NOTES, NOTE_TOOL, READ_TOOL, answer_ask, question_of, task_text
 
 MAX_SET_FILES = 400  # as read_file's path choices (files.MAX_PATH_CHOICES)
 NOTE_TRIES = 2  # asks for the note on one file before it is left to the flush
@@ -49,8 +49,17 @@ REFUSED = "the note was refused:"
 NOTE_AGAIN = "That note was refused: {why}. Call note again with one line about what {path} does."
 # No tool name and no "final answer" to copy; then focus.answer_ask's words for the task.
 ALL_DONE = "All {total} files of the task are covered ({what}). {ask}"
-# A question over files read (not noted): what the run wrote to the notes comes first, since the
-# answer may be in a file read before a compaction and kept only there.
+# A question over a set of files ("read every .md file under docs/, then tell me which port ..."):
+# right after each read, with only that file in view, the sentence that answers it goes into the
+# notes (the file's window will be compacted away before the last file is read); at the end the
+# question is asked with the notes this run wrote first.
+FIND_NOW = (
+    'If {path} answers the question "{question}", call note with the sentence of {path} that '
+    "answers it. If it does not, call note with the word: nothing"
+)
+NOTHING = re.compile(r"^\W*(?:nothing|none|n/?a|no|not in (?:this|the) file)\W*$", re.IGNORECASE)
+NOTHING_NOTED = "Nothing noted: {path} does not answer the question."
+ASK_SET_QUESTION = "The question: {question}"
 FROM_NOTES = "Your notes from these files:\n{notes}\n\n"
 MAX_NOTES_SHOWN = 2400  # characters (about 600 tokens) of those notes, the newest lines cut
 DONE_NOTES = "Done: each of the {total} files has its line in the notes (NOTES.md)."
@@ -167,6 +176,9 @@ class FileSetPlan:
         self.pending: str | None = None  # read, its note asked for
         self.tries = 0
         self.notes = False  # the task asks for notes: covered means noted
+        self.question = ""  # else, the question the task asks about the files (maybe none)
+        self.found: set[str] = set()  # files whose finding was asked for
+        self.finding: str | None = None  # the file whose finding is asked for now
 
     # --- the set --------------------------------------------------------------------------
 
@@ -177,6 +189,7 @@ class FileSetPlan:
             self.task = task
             self.set = folder_set(task, self.files())
             self.notes = bool(ASKS_FOR_NOTES.search(task))
+            self.question = "" if self.notes else question_of(task)
         return bool(self.set)
 
     def remaining(self, messages: Sequence[Message]) -> list[str]:
@@ -203,10 +216,16 @@ class FileSetPlan:
         left = self.remaining(messages)
         if not self.set:
             return None
+        self.finding = None
+        if self.question:
+            step = self._finding_step(messages)
+            if step is not None:
+                return step
         if not left:
             what = "each one is noted" if self.notes else "each one was read"
-            ask = answer_ask(self.task or "")
-            prompt = ALL_DONE.format(total=len(self.set), what=what, ask=ask)
+            task = self.task or ""
+            ask = answer_ask(task) if "?" in task or not self.question else ASK_SET_QUESTION
+            prompt = ALL_DONE.format(total=len(self.set), what=what, ask=ask.format(question=self.question))
             notes = "" if self.notes else self.notes_text().strip()
             if notes:
                 prompt = FROM_NOTES.format(notes=_first_chars(notes, MAX_NOTES_SHOWN)) + prompt
@@ -218,6 +237,16 @@ class FileSetPlan:
                 return step
         # The next file: read_file, whose choices are the files left (the model picks which).
         return NextStep(tool=READ_TOOL, final_allowed=False)
+
+    def _finding_step(self, messages: Sequence[Message]) -> NextStep | None:
+        """Once, right after a file of the set is read: what it says about the question."""
+        read = _last_read(messages)
+        if read is None or read not in self.set or read in self.found:
+            return None
+        self.found.add(read)
+        self.finding = read
+        prompt = FIND_NOW.format(path=read, question=self.question)
+        return NextStep(prompt, tool=NOTE_TOOL, final_allowed=False, view=_note_view(messages, read, prompt))
 
     def _note_step(self, messages: Sequence[Message], left: list[str]) -> NextStep | None:
         """The note on the file just read, while it is not noted (NOTE_TRIES asks at most)."""
@@ -235,7 +264,8 @@ class FileSetPlan:
 
     def note_choices(self, messages: Sequence[Message]) -> dict[str, list[str]]:
         """The note tool's ``path`` choices: the file whose note is asked for, when one is."""
-        return {"path": [self.pending]} if self.pending is not None else {}
+        path = self.pending or self.finding
+        return {"path": [path]} if path is not None else {}
 
     def read_choices(self, messages: Sequence[Message]) -> list[str]:
         """read_file's choices while files of the set remain (empty: no plan, no narrowing)."""
@@ -264,6 +294,8 @@ class FileSetPlan:
             return f"{path} has not been read in this run; read it first"
         if _READ_HEADER.search(text) or len(_NUMBERED_LINE.findall(text)) >= 2:
             return "it copies the file's lines; say in your own words what the file does"
+        if self.question:
+            return None  # a finding quotes the file and shares the question's words, as it should
         own_name = _words(path.replace("/", " ").replace("_", " "))
         words = _words(text) - own_name
         if not words:
@@ -390,6 +422,8 @@ def guard_note(tool: Tool, plan: FileSetPlan, known: Sequence[str] = ()) -> Tool
         why = plan.note_problem(text, path, known)
         if why is not None:
             raise ToolError(f"{REFUSED} {why}")
+        if plan.question and plan.covers(path) and NOTHING.match(text):
+            return NOTHING_NOTED.format(path=path)
         if plan.covers(path):
             text = next((line.strip() for line in text.splitlines() if line.strip()), text)
         result: str = write(text=text, path=path)

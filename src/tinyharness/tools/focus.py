@@ -318,6 +318,25 @@ def answer_ask(task: str) -> str:
     return ASK_QUESTION.format(task=task) if "?" in task else ASK_REQUEST
 
 
+_TELL_ME = re.compile(r"\btell me (?P<what>.+?)[.!]*$", re.IGNORECASE)
+
+
+def question_of(task: str) -> str:
+    """The question a task asks, or "": the task itself when it has a "?", else its "tell me
+    X" turned into "X?" ("Read every .md file under docs, then tell me which port the backup
+    service listens on." asks "Which port the backup service listens on?"). Measured with the
+    0.5B on that task's last request: asked as a question it answered a port; asked with the
+    request's words (or none) it copied the prompt or a page of the files back."""
+    task = " ".join(task.split())
+    if "?" in task:
+        return task
+    found = _TELL_ME.search(task)
+    if found is None:
+        return ""
+    what = found["what"]
+    return f"{what[0].upper()}{what[1:]}?"
+
+
 def answer_prompt(task: str, files: Sequence[str], symbol: str = "") -> str:
     """What asks for the answer: the files read, where the symbol is defined, then
     ``answer_ask``'s words (no instruction to copy; the request's grammar already allows only
