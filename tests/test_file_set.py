@@ -8,6 +8,7 @@ several files in view at the flush, most wrong notes took a neighbour's docstrin
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -30,6 +31,7 @@ from tinyharness.tools.coverage import (
     FIND_NOW,
     FROM_NOTES,
     MAX_NOTES_SHOWN,
+    NOT_IN_FILE,
     NOTE_NOW,
     FileSetPlan,
     folder_set,
@@ -420,3 +422,29 @@ def test_a_notes_task_is_not_shown_its_own_notes_at_the_end(project: Path) -> No
     step = plan.next_step(messages)
     assert step is not None and step.final_only
     assert step.prompt.startswith("All 3 files")
+
+
+def test_a_finding_whose_numbers_are_not_in_its_file_is_not_written(project: Path) -> None:
+    """The 0.5B noted "The backup service listens on port 8080." for two chapters that hold no
+    port at all (8080 in no file): a finding's numbers must be in the file it is about."""
+    (project / "src" / "gamma.py").write_text(
+        '"""Retry 3 times, then wait 2.5 s; port 7311."""\n', encoding="utf-8"
+    )
+    plan, state, registry = _plan(project)
+    messages = _all_read(
+        plan, state, "Read every .py file under src/, then tell me which port the retry uses."
+    )
+    note = registry.get("note")
+    assert note is not None
+    said = asyncio.run(registry.execute("note", {"path": "src/gamma.py", "text": "It listens on port 8080."}))
+    assert said.ok and said.content == NOT_IN_FILE.format(path="src/gamma.py", values="8080")
+    assert not (project / "NOTES.md").exists() or "8080" not in (project / "NOTES.md").read_text(
+        encoding="utf-8"
+    )
+    assert plan.not_in_file("Retries 3 times, waits 2.5 s, port 7311 (src/gamma.py).", "src/gamma.py") == []
+    assert plan.not_in_file("It waits 2 s on port 731.", "src/gamma.py") == ["2", "731"]
+    kept = asyncio.run(
+        registry.execute("note", {"path": "src/gamma.py", "text": "The retry uses port 7311."})
+    )
+    assert kept.ok and "7311" in (project / "NOTES.md").read_text(encoding="utf-8")
+    assert messages

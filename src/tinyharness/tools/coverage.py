@@ -59,6 +59,10 @@ FIND_NOW = (
 )
 NOTHING = re.compile(r"^\W*(?:nothing|none|n/?a|no|not in (?:this|the) file)\W*$", re.IGNORECASE)
 NOTHING_NOTED = "Nothing noted: {path} does not answer the question."
+# A finding's numbers must be in its file: the 0.5B, asked about a chapter without the port,
+# noted "The backup service listens on port 8080." (twice, 8080 in no file).
+NOT_IN_FILE = "Not noted: {path} does not contain {values}."
+_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
 ASK_SET_QUESTION = "The question: {question}"
 FROM_NOTES = "Your notes from these files:\n{notes}\n\n"
 MAX_NOTES_SHOWN = 2400  # characters (about 600 tokens) of those notes, the newest lines cut
@@ -310,6 +314,14 @@ class FileSetPlan:
                 return f"it describes {other} (its docstring), not {path}"
         return None
 
+    def not_in_file(self, text: str, path: str) -> list[str]:
+        """The numbers of ``text`` that ``path``'s text does not contain (a finding made up)."""
+        path = os.path.normpath(path)
+        source = self._safe_text(path)
+        said = text.replace(path, " ").replace(os.path.basename(path), " ")  # "01-backups.md" is no claim
+        numbers = dict.fromkeys(_NUMBER.findall(said))
+        return [n for n in numbers if not re.search(rf"(?<![\d.,:]){re.escape(n)}(?!\d|[.,:]\d)", source)]
+
     def covers(self, path: str | None) -> bool:
         """Whether ``path`` is one of the set."""
         return path is not None and os.path.normpath(path) in self.set
@@ -422,8 +434,12 @@ def guard_note(tool: Tool, plan: FileSetPlan, known: Sequence[str] = ()) -> Tool
         why = plan.note_problem(text, path, known)
         if why is not None:
             raise ToolError(f"{REFUSED} {why}")
-        if plan.question and plan.covers(path) and NOTHING.match(text):
-            return NOTHING_NOTED.format(path=path)
+        if plan.question and path is not None and plan.covers(path):
+            if NOTHING.match(text):
+                return NOTHING_NOTED.format(path=path)
+            missing = plan.not_in_file(text, path)
+            if missing:
+                return NOT_IN_FILE.format(path=path, values=", ".join(missing))
         if plan.covers(path):
             text = next((line.strip() for line in text.splitlines() if line.strip()), text)
         result: str = write(text=text, path=path)
