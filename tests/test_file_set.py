@@ -448,3 +448,29 @@ def test_a_finding_whose_numbers_are_not_in_its_file_is_not_written(project: Pat
     )
     assert kept.ok and "7311" in (project / "NOTES.md").read_text(encoding="utf-8")
     assert messages
+
+
+def test_a_question_over_three_or_more_named_files_is_a_set_and_fewer_are_not(project: Path) -> None:
+    """long-guide names six chapters and asks about the first: the same plan as a folder's."""
+    files = "src/gamma.py, src/pkg/alpha.py and src/pkg/beta.py"
+    plan, _state, _registry = _plan(project)
+    assert plan.active([Message.user(f"Read {files}, then tell me which one renders invoices.")])
+    assert plan.set == ["src/gamma.py", "src/pkg/alpha.py", "src/pkg/beta.py"]
+    assert plan.question == "Which one renders invoices?"
+    two, _, _ = _plan(project)
+    assert not two.active(
+        [Message.user("Read src/gamma.py and src/pkg/beta.py, then tell me which one renders")]
+    )
+    notes, _, _ = _plan(project)  # a notes task over named files stays with the task focus
+    assert not notes.active([Message.user(f"Read {files} and summarize each into the notes")])
+    plain, _, _ = _plan(project)  # no question, no set
+    assert not plain.active([Message.user(f"Read {files}")])
+
+
+def test_a_resumed_question_run_keeps_its_question_and_the_files_already_asked_about(project: Path) -> None:
+    plan, state, _registry = _plan(project)
+    _all_read(plan, state, QUESTION)
+    plan.found.add("src/gamma.py")
+    again, _, _ = _plan(project)
+    again.load_state(json.loads(json.dumps(plan.to_state())))
+    assert again.question == ASKED and again.found == {"src/gamma.py"}

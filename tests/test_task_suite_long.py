@@ -67,7 +67,7 @@ def test_a_run_that_reads_every_file_compacts_at_window_4096(tmp_path: Path, nam
     workspace = tmp_path / "ws"
     build_workspace(workspace, task.extra)
     reads = [_use(n, "read_file", {"path": path}) for n, path in enumerate(task.extra)]
-    if "every" in task.prompt:  # a question over a folder's files: after each read, its finding
+    if task.kind == "long":  # a question over a set of files: after each read, its finding
         found = [
             {**_use(100 + n, "note", {"path": path, "text": "nothing"}), "purpose": "flush"}  # a side request
             for n, path in enumerate(task.extra)

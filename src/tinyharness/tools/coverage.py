@@ -40,9 +40,12 @@ from ..events import EventBus
 from ..history import file_reads
 from ..messages import Message, TextBlock, ToolResultBlock
 from .base import Tool, ToolError
-from .focus import ASKS_FOR_NOTES, NOTE_TOOL, READ_TOOL, answer_ask, question_of, task_text
+from .focus import ASKS_FOR_NOTES, NOTE_TOOL, READ_TOOL, answer_ask, named_files, question_of, task_text
 
 MAX_SET_FILES = 400  # as read_file's path choices (files.MAX_PATH_CHOICES)
+# A question over this many files the task names is a set too (read each, note what it says):
+# fewer fit in a small window together, and the task focus alone answers them.
+MIN_NAMED_SET = 3
 NOTE_TRIES = 2  # asks for the note on one file before it is left to the flush
 NOTE_NOW = "Now call note with one line about what {path} does, from the file you just read."
 REFUSED = "the note was refused:"
@@ -191,10 +194,19 @@ class FileSetPlan:
         task = task_text(messages)
         if self.task is None and task:
             self.task = task
-            self.set = folder_set(task, self.files())
+            files = list(self.files())
             self.notes = bool(ASKS_FOR_NOTES.search(task))
             self.question = "" if self.notes else question_of(task)
+            self.set = folder_set(task, files) or self._named_set(task, files)
         return bool(self.set)
+
+    def _named_set(self, task: str, files: list[str]) -> list[str]:
+        """The files a question names, when there are at least MIN_NAMED_SET (long-guide: six
+        chapters named, the answer in the first, compacted away by the sixth)."""
+        if not self.question:
+            return []
+        named = [os.path.normpath(path) for path in named_files(task, files)]
+        return named if MIN_NAMED_SET <= len(named) <= MAX_SET_FILES else []
 
     def remaining(self, messages: Sequence[Message]) -> list[str]:
         """The files of the set not covered yet (the one being noted included)."""
@@ -341,7 +353,12 @@ class FileSetPlan:
     def to_state(self) -> dict[str, Any]:
         if self.set:
             self._update()  # a note written in the last step counts
-        return {"task": self.task, "set": list(self.set), "covered": sorted(self.covered)}
+        return {
+            "task": self.task,
+            "set": list(self.set),
+            "covered": sorted(self.covered),
+            "found": sorted(self.found),
+        }
 
     def load_state(self, state: dict[str, Any]) -> None:
         """A resumed run keeps the set found at its start and the files it covered."""
@@ -349,7 +366,9 @@ class FileSetPlan:
             self.task = state["task"]
             self.set = [str(p) for p in state["set"]]
             self.covered = {str(p) for p in state.get("covered", []) if p in self.set}
+            self.found = {str(p) for p in state.get("found", []) if p in self.set}
             self.notes = bool(ASKS_FOR_NOTES.search(self.task or ""))
+            self.question = "" if self.notes else question_of(self.task or "")
 
 
 def _noted(notes: str, files: Sequence[str]) -> list[str]:
