@@ -443,6 +443,9 @@ def test_a_finding_whose_numbers_are_not_in_its_file_is_not_written(project: Pat
     )
     assert plan.not_in_file("Retries 3 times, waits 2.5 s, port 7311 (src/gamma.py).", "src/gamma.py") == []
     assert plan.not_in_file("It waits 2 s on port 731.", "src/gamma.py") == ["2", "731"]
+    made_up_words = plan.not_in_file("The backup service listens there.", "src/gamma.py")
+    assert made_up_words == ["'backup'", "'listens'", "'service'", "'there'"]
+    assert plan.not_in_file("Retry three times, then wait.", "src/gamma.py") == []
     kept = asyncio.run(
         registry.execute("note", {"path": "src/gamma.py", "text": "The retry uses port 7311."})
     )

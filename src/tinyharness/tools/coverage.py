@@ -66,6 +66,7 @@ NOTHING_NOTED = "Nothing noted: {path} does not answer the question."
 # noted "The backup service listens on port 8080." (twice, 8080 in no file).
 NOT_IN_FILE = "Not noted: {path} does not contain {values}."
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
+MAX_ABSENT_SHOWN = 4
 ASK_SET_QUESTION = "The question: {question}"
 FROM_NOTES = "Your notes from these files:\n{notes}\n\n"
 MAX_NOTES_SHOWN = 2400  # characters (about 600 tokens) of those notes, the newest lines cut
@@ -327,12 +328,19 @@ class FileSetPlan:
         return None
 
     def not_in_file(self, text: str, path: str) -> list[str]:
-        """The numbers of ``text`` that ``path``'s text does not contain (a finding made up)."""
+        """What of ``text`` ``path``'s text does not contain, when the finding is made up: its
+        numbers not in the file, and its words when fewer than half of them are the file's (a
+        finding is the file's sentence; the 0.5B's made-up ones were the question's words)."""
         path = os.path.normpath(path)
         source = self._safe_text(path)
         said = text.replace(path, " ").replace(os.path.basename(path), " ")  # "01-backups.md" is no claim
         numbers = dict.fromkeys(_NUMBER.findall(said))
-        return [n for n in numbers if not re.search(rf"(?<![\d.,:]){re.escape(n)}(?!\d|[.,:]\d)", source)]
+        missing = [n for n in numbers if not re.search(rf"(?<![\d.,:]){re.escape(n)}(?!\d|[.,:]\d)", source)]
+        words = _words(said)
+        absent = sorted(words - _words(source))
+        if words and len(absent) > len(words) / 2:
+            missing += [repr(word) for word in absent[:MAX_ABSENT_SHOWN]]
+        return missing
 
     def covers(self, path: str | None) -> bool:
         """Whether ``path`` is one of the set."""
