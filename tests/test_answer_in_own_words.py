@@ -138,7 +138,7 @@ def test_the_file_set_plans_last_prompt_names_no_tool_and_no_final_answer(projec
                 _call("c1", "read_file", path="src/shop/cart.py"),
                 _call("n1", "note", path="src/shop/cart.py", text="nothing"),
                 _call("c2", "read_file", path="src/shop/inventory.py"),
-                _call("n2", "note", path="src/shop/inventory.py", text="The inventory keeps the stock."),
+                _call("n2", "note", path="src/shop/inventory.py", text="Stock keeping. class Inventory:"),
                 _answer("src/shop/inventory.py keeps the stock."),
             ]
         }
@@ -148,7 +148,7 @@ def test_the_file_set_plans_last_prompt_names_no_tool_and_no_final_answer(projec
     last = model.requests[-1]
     assert last.final_only
     prompt = last.messages[-1].text
-    assert prompt.startswith("Your notes from these files:\nsrc/shop/inventory.py: The inventory keeps")
+    assert prompt.startswith("Your notes from these files:\nsrc/shop/inventory.py: Stock keeping.")
     assert "All 2 files of the task are covered" in prompt
     assert "final_answer" not in prompt and "final answer" not in prompt.lower()
     assert prompt.endswith("The question: Which one keeps the stock?")

@@ -424,33 +424,37 @@ def test_a_notes_task_is_not_shown_its_own_notes_at_the_end(project: Path) -> No
     assert step.prompt.startswith("All 3 files")
 
 
-def test_a_finding_whose_numbers_are_not_in_its_file_is_not_written(project: Path) -> None:
-    """The 0.5B noted "The backup service listens on port 8080." for two chapters that hold no
-    port at all (8080 in no file): a finding's numbers must be in the file it is about."""
-    (project / "src" / "gamma.py").write_text(
-        '"""Retry 3 times, then wait 2.5 s; port 7311."""\n', encoding="utf-8"
+def test_a_finding_not_said_with_its_files_words_and_numbers_is_not_written(project: Path) -> None:
+    """The 0.5B noted "The backup service listens on port 8080." for chapters that hold no port
+    (8080 in no file), and "... port 8443." for the one whose "The login service listens on port
+    8443.": a finding's numbers must be in its file, and each of its sentences made of the words
+    of one sentence of the file. A note of the notes flush (not a finding) is checked for its
+    numbers only: it says what a file is about in its own words."""
+    gamma = project / "src" / "gamma.py"
+    gamma.write_text(
+        '"""Retry 3 times, then wait 2.5 s; port 7311. The login uses 8443."""\n', encoding="utf-8"
     )
     plan, state, registry = _plan(project)
-    messages = _all_read(
-        plan, state, "Read every .py file under src/, then tell me which port the retry uses."
-    )
-    note = registry.get("note")
-    assert note is not None
-    said = asyncio.run(registry.execute("note", {"path": "src/gamma.py", "text": "It listens on port 8080."}))
-    assert said.ok and said.content == NOT_IN_FILE.format(path="src/gamma.py", values="8080")
-    assert not (project / "NOTES.md").exists() or "8080" not in (project / "NOTES.md").read_text(
-        encoding="utf-8"
-    )
+    _all_read(plan, state, "Read every .py file under src/, then tell me which port the retry uses.")
+    notes = project / "NOTES.md"
+
+    def note(text: str) -> str:
+        result = asyncio.run(registry.execute("note", {"path": "src/gamma.py", "text": text}))
+        assert result.ok
+        return str(result.content)
+
+    assert note("It listens on port 8080.") == NOT_IN_FILE.format(path="src/gamma.py", values="8080")
     assert plan.not_in_file("Retries 3 times, waits 2.5 s, port 7311 (src/gamma.py).", "src/gamma.py") == []
     assert plan.not_in_file("It waits 2 s on port 731.", "src/gamma.py") == ["2", "731"]
-    made_up_words = plan.not_in_file("The backup service listens there.", "src/gamma.py")
-    assert made_up_words == ["'backup'", "'listens'", "'service'", "'there'"]
-    assert plan.not_in_file("Retry three times, then wait.", "src/gamma.py") == []
-    kept = asyncio.run(
-        registry.execute("note", {"path": "src/gamma.py", "text": "The retry uses port 7311."})
-    )
-    assert kept.ok and "7311" in (project / "NOTES.md").read_text(encoding="utf-8")
-    assert messages
+    assert plan.not_in_file("The retry service waits.", "src/gamma.py") == []  # a flush note's words are free
+    plan.finding = "src/gamma.py"  # the finding the plan asked for
+    assert plan.not_in_file("The retry service waits.", "src/gamma.py") == ["'service'", "'waits'"]
+    assert plan.not_in_file("The retry uses 8443.", "src/gamma.py") == ["'uses'"]  # another sentence's number
+    assert plan.not_in_file("Retry 3 times. Then wait 2.5 s; port 7311.", "src/gamma.py") == []
+    assert note("The login uses 8443 to retry.") == NOT_IN_FILE.format(path="src/gamma.py", values="'retry'")
+    assert not notes.exists()
+    assert note("Then wait 2.5 s; port 7311.").startswith("Noted")
+    assert "src/gamma.py: Then wait 2.5 s; port 7311." in notes.read_text(encoding="utf-8")
 
 
 def test_a_question_over_three_or_more_named_files_is_a_set_and_fewer_are_not(project: Path) -> None:

@@ -62,10 +62,10 @@ FIND_NOW = (
 )
 NOTHING = re.compile(r"^\W*(?:nothing|none|n/?a|no|not in (?:this|the) file)\W*$", re.IGNORECASE)
 NOTHING_NOTED = "Nothing noted: {path} does not answer the question."
-# A finding's numbers must be in its file: the 0.5B, asked about a chapter without the port,
-# noted "The backup service listens on port 8080." (twice, 8080 in no file).
+# A finding must be said with one sentence of its file (see FileSetPlan.not_in_file).
 NOT_IN_FILE = "Not noted: {path} does not contain {values}."
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n\s*\n")
 MAX_ABSENT_SHOWN = 4
 ASK_SET_QUESTION = "The question: {question}"
 FROM_NOTES = "Your notes from these files:\n{notes}\n\n"
@@ -328,18 +328,25 @@ class FileSetPlan:
         return None
 
     def not_in_file(self, text: str, path: str) -> list[str]:
-        """What of ``text`` ``path``'s text does not contain, when the finding is made up: its
-        numbers not in the file, and its words when fewer than half of them are the file's (a
-        finding is the file's sentence; the 0.5B's made-up ones were the question's words)."""
+        """What of ``text`` ``path``'s text does not contain: its numbers not in the file and,
+        for the finding the plan asked for (the file's sentence that answers the question), the
+        words of each of its sentences that no one sentence of the file has. The 0.5B's made-up
+        findings were the question's words with another number ("The backup service listens on
+        port 8080.", 8080 in no file) or with a neighbour's ("... port 8443." from "The login
+        service listens on port 8443.")."""
         path = os.path.normpath(path)
         source = self._safe_text(path)
         said = text.replace(path, " ").replace(os.path.basename(path), " ")  # "01-backups.md" is no claim
         numbers = dict.fromkeys(_NUMBER.findall(said))
         missing = [n for n in numbers if not re.search(rf"(?<![\d.,:]){re.escape(n)}(?!\d|[.,:]\d)", source)]
-        words = _words(said)
-        absent = sorted(words - _words(source))
-        if words and len(absent) > len(words) / 2:
-            missing += [repr(word) for word in absent[:MAX_ABSENT_SHOWN]]
+        if path != self.finding:
+            return missing  # a note of the notes flush says what the file is about in its own words
+        sentences = [_words(sentence) for sentence in _SENTENCE_END.split(source)]
+        for claim in _SENTENCE_END.split(said):
+            words = _words(claim)
+            if words:
+                best = min((words - sentence for sentence in sentences), key=len, default=words)
+                missing += [repr(word) for word in sorted(best)[:MAX_ABSENT_SHOWN]]
         return missing
 
     def covers(self, path: str | None) -> bool:
