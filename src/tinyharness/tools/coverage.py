@@ -311,15 +311,18 @@ class FileSetPlan:
             return f"{path} has not been read in this run; read it first"
         if _READ_HEADER.search(text) or len(_NUMBERED_LINE.findall(text)) >= 2:
             return "it copies the file's lines; say in your own words what the file does"
-        if self.question:
-            return None  # a finding quotes the file and shares the question's words, as it should
         own_name = _words(path.replace("/", " ").replace("_", " "))
         words = _words(text) - own_name
         if not words:
-            return "it says nothing about the file"
-        for source in (self.task or "", NOTE_NOW.format(path=path), *known):
+            return None if self.question else "it says nothing about the file"  # "nothing" is a finding
+        # A finding quotes the file and shares the question's words, as it should: for a question
+        # only the tools' descriptions are echoes (the flush wrote read_file's as a chapter's note).
+        echoes = known if self.question else (self.task or "", NOTE_NOW.format(path=path), *known)
+        for source in echoes:
             if len(words & (_words(source) - own_name)) >= _ECHO_SHARE * len(words):
                 return "it repeats the task or the request instead of saying what the file does"
+        if self.question:
+            return None
         own = len(words & _words(self._safe_text(path)))
         for other, docstring in self._docstrings_read().items():
             shared = len(words & _words(docstring)) if other != path else 0
