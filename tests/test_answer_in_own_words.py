@@ -147,7 +147,9 @@ def test_the_file_set_plans_last_prompt_names_no_tool_and_no_final_answer(projec
     assert result.final == "src/shop/inventory.py keeps the stock."
     last = model.requests[-1]
     assert last.final_only
-    prompt = last.messages[-1].text
+    shown = last.messages[-1].text  # the task, then the prompt: the notes and the question
+    assert shown.startswith(f"{task}\n\n")
+    prompt = shown.removeprefix(f"{task}\n\n")
     assert prompt.startswith("Your notes from these files:\nsrc/shop/inventory.py: Stock keeping.")
     assert "All 2 files of the task are covered" in prompt
     assert "final_answer" not in prompt and "final answer" not in prompt.lower()

@@ -353,9 +353,12 @@ def test_each_file_read_for_a_question_is_asked_once_what_it_says_with_only_it_i
     assert notes == "src/pkg/beta.py: Render invoices as portable documents.\n"  # "nothing" is not written
     last = requests[-1]
     assert last.final_only
-    assert last.messages[-1].text == FROM_NOTES.format(notes=notes.strip()) + ALL_DONE.format(
+    asked = FROM_NOTES.format(notes=notes.strip()) + ALL_DONE.format(
         total=3, what="each one was read", ask=ASK_SET_QUESTION.format(question=ASKED)
     )
+    # The task and the notes alone: no made-up finding of the window in view.
+    assert [m.text for m in last.messages] == [f"{QUESTION}\n\n{asked}"]
+    assert result.messages[-2].text.endswith(asked)  # the history has the prompt too
 
 
 def test_the_finding_is_asked_about_the_file_just_read_and_its_path_is_fixed(project: Path) -> None:

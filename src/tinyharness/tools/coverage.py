@@ -243,11 +243,16 @@ class FileSetPlan:
             task = self.task or ""
             ask = answer_ask(task) if "?" in task or not self.question else ASK_SET_QUESTION
             prompt = ALL_DONE.format(total=len(self.set), what=what, ask=ask.format(question=self.question))
+            done = (DONE_NOTES if self.notes else DONE_READ).format(total=len(self.set))
             notes = "" if self.notes else self.notes_text().strip()
-            if notes:
-                prompt = FROM_NOTES.format(notes=_first_chars(notes, MAX_NOTES_SHOWN)) + prompt
-            done = DONE_NOTES if self.notes else DONE_READ
-            return NextStep(prompt, final_only=True, done=done.format(total=len(self.set)))
+            if not notes:
+                return NextStep(prompt, final_only=True, done=done)
+            prompt = FROM_NOTES.format(notes=_first_chars(notes, MAX_NOTES_SHOWN)) + prompt
+            # Asked with the task and the notes alone in view: the window still holds the model's
+            # made-up findings (refused, but their calls stay), and the 0.5B answered with one
+            # ("8080.") though the notes said 7311.
+            view = (Message("user", (TextBlock(f"{task}\n\n{prompt}"),)),) if self.question else None
+            return NextStep(prompt, final_only=True, done=done, view=view)
         if self.notes:
             step = self._note_step(messages, left)
             if step is not None:
