@@ -11,7 +11,7 @@ model time, the sum over model calls of the time from the event before each ``mo
 that event (it includes the harness's request preparation, so the harness share is a lower
 bound); the harness share of the loop and of the wall time; model calls, compactions, tool calls;
 how many of the .py files, and of the files read, are named in NOTES.md (by path or file name),
-and its first lines; the peak RSS of the process (``getrusage(RUSAGE_CHILDREN)``; it includes
+and its first lines; the peak RSS of the process (its ``VmHWM``, read while it runs; it includes
 the in-process model server).
 
     python -m bench.e2e_local            # the 10 smallest files, up to 2 iterations per file
@@ -24,11 +24,11 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import resource
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -137,6 +137,40 @@ def model_seconds(events: list[dict[str, Any]]) -> float:
     return total
 
 
+class PeakWatcher(threading.Thread):
+    """The peak resident memory of one process (its ``VmHWM``, read every half second while it
+    runs; the model server runs inside it). ``getrusage(RUSAGE_CHILDREN)`` was used before: it
+    is the largest of every child the bench ever waited for, so an earlier part's child (the
+    memory import, 1.6 GB) was reported as this run's."""
+
+    def __init__(self, pid: int) -> None:
+        super().__init__(daemon=True)
+        self.pid = pid
+        self.peak_kib = 0
+        self._done = threading.Event()
+
+    def run(self) -> None:
+        while not self._done.is_set():
+            self.peak_kib = max(self.peak_kib, vm_hwm_kib(self.pid))
+            self._done.wait(0.5)
+
+    def stop(self) -> None:
+        self._done.set()
+        self.join()
+
+
+def vm_hwm_kib(pid: int) -> int:
+    """A process's peak resident memory so far, KiB (0 once it has ended, or without /proc)."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
 def model_title() -> str:
     """What plain ``local`` runs here (the default model, or SmolLM2 when it is missing)."""
     try:
@@ -184,25 +218,26 @@ def run(*, small: bool = False, files: int | None = FILES, timeout: float = 1800
             progress(result.skipped)
             return result
         progress(f"e2e: {len(names)} files, window {WINDOW}, up to {max_iterations} iterations")
-        rss_before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         spawned = time.time()
         start = time.perf_counter()
+        child = subprocess.Popen(
+            [sys.executable, "-m", "tinyharness", *argv],
+            cwd=folder,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        watcher = PeakWatcher(child.pid)
+        watcher.start()
         try:
-            done = subprocess.run(
-                [sys.executable, "-m", "tinyharness", *argv],
-                cwd=folder,
-                capture_output=True,
-                text=True,
-                timeout=timeout,
-                check=False,
-            )
-            result.exit_code = done.returncode
+            result.exit_code = child.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
             result.exit_code = -9
             result.stop = "bench timeout"
+        watcher.stop()
         result.wall_s = time.perf_counter() - start
-        rss_after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-        result.peak_rss_mib = max(rss_before, rss_after) / 1024  # KiB on Linux
+        result.peak_rss_mib = watcher.peak_kib / 1024
         events = read_events(events_path)
         _fill_from_events(result, events, spawned)
         notes_path = workspace / "NOTES.md"

@@ -97,3 +97,21 @@ def test_the_full_run_takes_the_smallest_files_and_names_its_model(bench: Module
     assert max(sizes) <= sorted(p.stat().st_size for p in every)[bench.FILES - 1]
     result = bench.E2EResult(files=10, window=4096, max_iterations=24, command="x", model="Qwen2.5 test")
     assert bench.to_markdown(result).startswith("| Qwen2.5 test, note every file |")
+
+
+ALLOCATE = "import sys, time; block = bytearray(int(sys.argv[1]) << 20); time.sleep(float(sys.argv[2]))"
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="VmHWM is read from /proc")
+def test_the_peak_memory_is_the_runs_own_not_an_earlier_childs(bench: ModuleType) -> None:
+    """getrusage(RUSAGE_CHILDREN) reported the largest child the bench had ever waited for: an
+    earlier part's 1.6 GB child became the model run's peak."""
+    import subprocess
+
+    subprocess.run([sys.executable, "-c", ALLOCATE, "400", "0"], check=True)  # an earlier, bigger child
+    child = subprocess.Popen([sys.executable, "-c", ALLOCATE, "60", "2"])
+    watcher = bench.PeakWatcher(child.pid)
+    watcher.start()
+    child.wait()
+    watcher.stop()
+    assert 60 * 1024 < watcher.peak_kib < 300 * 1024
