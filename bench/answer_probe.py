@@ -63,6 +63,24 @@ _SET_PROMPT = re.compile(
     r"(?P<head>All \d+ files of the task are covered \([^)]*\)\.)",
     re.DOTALL,
 )
+# The file-set plan's request for a question's finding right after a read: {path}, {question}.
+FIND_VARIANTS: dict[str, str] = {
+    "if-answers": (
+        'If {path} answers the question "{question}", call note with the sentence of {path} that '
+        "answers it. If it does not, call note with the word: nothing"
+    ),
+    "copy-no-question": (
+        "Copy into the note the one sentence of {path} that answers the task, word for word. "
+        "If no sentence of it does, note: nothing"
+    ),
+    "which-sentence": (
+        "Which sentence of {path} answers this: {question} Note that sentence word for word, or: nothing"
+    ),
+    "gives-answer": (
+        "Note the sentence of {path} that gives the answer to the task, word for word (or: nothing)."
+    ),
+}
+_FIND_PROMPT = re.compile(r'^If (?P<path>\S+) answers the question "(?P<question>.*)", call note', re.DOTALL)
 _TELL_ME = re.compile(r"\btell me (?P<what>.+?)[.!?]*$", re.IGNORECASE)
 
 
@@ -89,6 +107,9 @@ class Probe:
         last = request.messages[-1] if request.messages else None
         prompt = last.content[-1] if last is not None and last.content else None
         text = prompt.text if isinstance(prompt, TextBlock) else ""
+        finding = _FIND_PROMPT.match(text)
+        if finding is not None and last is not None:
+            return await self._variants(request, last, FIND_VARIANTS, finding.groupdict())
         parts, variants = _PROMPT.match(text), self.variants
         if parts is None:
             parts, variants = _SET_PROMPT.match(text), self.set_variants
@@ -97,12 +118,17 @@ class Probe:
             response: ModelResponse = await self.inner.complete(request)
             return response
         fields = {k: v or "" for k, v in parts.groupdict().items()}
+        return await self._variants(request, last, variants, {**fields, "task": task, "asked": asked(task)})
+
+    async def _variants(
+        self, request: ModelRequest, last: Message, variants: dict[str, str], fields: dict[str, str]
+    ) -> ModelResponse:
         first: ModelResponse | None = None
         for label, template in variants.items():
-            text = template.format(**fields, task=task, asked=asked(task))
+            text = template.format(**fields)
             sent = Message(last.role, (*last.content[:-1], TextBlock(text)))
             reply = await self.inner.complete(replace(request, messages=(*request.messages[:-1], sent)))
-            answer = reply.message.text
+            answer = reply.message.text or " ".join(str(call.input) for call in reply.message.tool_uses)
             kept = strip_echo(answer, [text])
             shown = "" if kept == answer else f"\n      kept: {kept!r}"
             print(f"  [{label}] {answer!r}{shown}", flush=True)

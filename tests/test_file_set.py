@@ -77,6 +77,23 @@ def _plan(project: Path, events: EventBus | None = None) -> tuple[FileSetPlan, R
     return plan, state, builtin_tools(project, read_state=state, notes=notes, file_set=plan)
 
 
+def _after_read(registry: Any, task: str, path: str) -> list[Message]:
+    """The task, then a real read_file of ``path`` and its result."""
+    call = ToolUseBlock("c1", "read_file", {"path": path})
+    result = asyncio.run(registry.run_call(call, EventBus()))
+    return [Message.user(task), Message("assistant", (call,)), Message("user", (result,))]
+
+
+def _note_forced_after_read(project: Path, task: str, path: str) -> tuple[FileSetPlan, Any, list[Message]]:
+    """After a read of ``path``, the plan's next step is ``note`` with its path fixed to it."""
+    plan, _state, registry = _plan(project)
+    messages = _after_read(registry, task, path)
+    step = plan.next_step(messages)
+    assert step is not None and step.tool == "note" and not step.final_allowed
+    assert _offered(registry, "note", messages) == [path]
+    return plan, registry, messages
+
+
 def _offered(registry: Any, tool: str, messages: list[Message]) -> list[str]:
     spec = next(s for s in registry.specs if s.name == tool)
     return list(spec.choices(messages).get("path", []))
@@ -176,16 +193,7 @@ def test_an_answer_that_only_copies_the_last_prompt_says_what_was_done(project: 
 
 
 def test_the_forced_note_has_its_path_fixed_and_no_final_answer_while_files_remain(project: Path) -> None:
-    plan, _state, registry = _plan(project)
-    head = [Message.user(TASK)]
-    call = ToolUseBlock("c1", "read_file", {"path": "src/gamma.py"})
-    import asyncio
-
-    result = asyncio.run(registry.run_call(call, EventBus()))
-    messages = [*head, Message("assistant", (call,)), Message("user", (result,))]
-    step = plan.next_step(messages)
-    assert step is not None and step.tool == "note" and not step.final_allowed
-    assert _offered(registry, "note", messages) == ["src/gamma.py"]
+    _, registry, messages = _note_forced_after_read(project, TASK, "src/gamma.py")
     forced = action_schema(registry.specs, messages=messages, tool_choice="note")
     assert forced["properties"]["arguments"]["properties"]["path"]["enum"] == ["src/gamma.py"]
     free = action_schema(registry.specs, messages=messages, final_allowed=False)
@@ -362,16 +370,7 @@ def test_each_file_read_for_a_question_is_asked_once_what_it_says_with_only_it_i
 
 
 def test_the_finding_is_asked_about_the_file_just_read_and_its_path_is_fixed(project: Path) -> None:
-    plan, _state, registry = _plan(project)
-    head = [Message.user(QUESTION)]
-    call = ToolUseBlock("c1", "read_file", {"path": "src/pkg/alpha.py"})
-    import asyncio
-
-    result = asyncio.run(registry.run_call(call, EventBus()))
-    messages = [*head, Message("assistant", (call,)), Message("user", (result,))]
-    step = plan.next_step(messages)
-    assert step is not None and step.tool == "note" and not step.final_allowed
-    assert _offered(registry, "note", messages) == ["src/pkg/alpha.py"]
+    plan, registry, messages = _note_forced_after_read(project, QUESTION, "src/pkg/alpha.py")
     again = plan.next_step(messages)  # asked once: then the next file
     assert again is not None and again.tool == "read_file"
     assert _offered(registry, "note", messages) == []
