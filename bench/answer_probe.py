@@ -80,7 +80,7 @@ FIND_VARIANTS: dict[str, str] = {
         "Note the sentence of {path} that gives the answer to the task, word for word (or: nothing)."
     ),
 }
-_FIND_PROMPT = re.compile(r'^If (?P<path>\S+) answers the question "(?P<question>.*)", call note', re.DOTALL)
+_FIND_PROMPT = re.compile(r"^Note the sentence of (?P<path>\S+) that gives the answer")
 _TELL_ME = re.compile(r"\btell me (?P<what>.+?)[.!?]*$", re.IGNORECASE)
 
 
@@ -109,7 +109,8 @@ class Probe:
         text = prompt.text if isinstance(prompt, TextBlock) else ""
         finding = _FIND_PROMPT.match(text)
         if finding is not None and last is not None:
-            return await self._variants(request, last, FIND_VARIANTS, finding.groupdict())
+            about = {"path": str(finding["path"]), "question": asked(task_text(request.messages))}
+            return await self._variants(request, last, FIND_VARIANTS, about)
         parts, variants = _PROMPT.match(text), self.variants
         if parts is None:
             parts, variants = _SET_PROMPT.match(text), self.set_variants

@@ -352,7 +352,8 @@ def test_each_file_read_for_a_question_is_asked_once_what_it_says_with_only_it_i
     for n, path in enumerate(findings):
         asked = requests[2 * n + 1]
         assert asked.tool_choice == "note" and not asked.final_allowed
-        assert asked.messages[-1].text.endswith(FIND_NOW.format(path=path, question=ASKED))
+        assert asked.messages[-1].text.endswith(FIND_NOW.format(path=path))
+        assert ASKED not in asked.messages[-1].text  # no question to copy as the finding
         task, read, _page = asked.messages  # this file's read alone
         assert task.text == QUESTION and read.tool_uses[0].input == {"path": path}
     for after_note in requests[2:-1:2]:  # no second ask: the next file

@@ -56,10 +56,10 @@ ALL_DONE = "All {total} files of the task are covered ({what}). {ask}"
 # right after each read, with only that file in view, the sentence that answers it goes into the
 # notes (the file's window will be compacted away before the last file is read); at the end the
 # question is asked with the notes this run wrote first.
-FIND_NOW = (
-    'If {path} answers the question "{question}", call note with the sentence of {path} that '
-    "answers it. If it does not, call note with the word: nothing"
-)
+# The question itself is not in it: on long-guide the 0.5B noted the quoted question (and the
+# read's header) for every file; `python -m bench.answer_probe --suite-task long-handbook` got
+# the same findings from this wording as from one quoting the question.
+FIND_NOW = "Note the sentence of {path} that gives the answer to the task, word for word (or: nothing)."
 NOTHING = re.compile(r"^\W*(?:nothing|none|n/?a|no|not in (?:this|the) file)\W*$", re.IGNORECASE)
 NOTHING_NOTED = "Nothing noted: {path} does not answer the question."
 # A finding must be said with one sentence of its file (see FileSetPlan.not_in_file).
@@ -267,7 +267,7 @@ class FileSetPlan:
             return None
         self.found.add(read)
         self.finding = read
-        prompt = FIND_NOW.format(path=read, question=self.question)
+        prompt = FIND_NOW.format(path=read)
         return NextStep(prompt, tool=NOTE_TOOL, final_allowed=False, view=_note_view(messages, read, prompt))
 
     def _note_step(self, messages: Sequence[Message], left: list[str]) -> NextStep | None:
