@@ -31,7 +31,7 @@ from tinyharness import cli
 from tinyharness.history import strip_echo
 from tinyharness.messages import Message, TextBlock
 from tinyharness.models.base import ModelRequest, ModelResponse
-from tinyharness.tools.focus import task_text
+from tinyharness.tools.focus import question_of, task_text
 
 # Each takes {files}, {found} (" X is defined in F." or "") and {task}.
 VARIANTS: dict[str, str] = {
@@ -81,13 +81,11 @@ FIND_VARIANTS: dict[str, str] = {
     ),
 }
 _FIND_PROMPT = re.compile(r"^Note the sentence of (?P<path>\S+) that gives the answer")
-_TELL_ME = re.compile(r"\btell me (?P<what>.+?)[.!?]*$", re.IGNORECASE)
 
 
 def asked(task: str) -> str:
-    """The task's "tell me X" as the question "X?" (the task itself when it has no such part)."""
-    found = _TELL_ME.search(task)
-    return f"{found['what'][0].upper()}{found['what'][1:]}?" if found else task
+    """The question the harness asks for ``task`` (``focus.question_of``), else the task."""
+    return question_of(task) or task
 
 
 class Probe:
