@@ -220,6 +220,7 @@ def fetch_embedder(
             f"extracting {len(entry.files)} files"
         )
         staging = Path(tempfile.mkdtemp(prefix=f".{entry.folder}-", dir=target.parent))
+        staging.chmod(0o755)  # mkdtemp's 0700 would outlive the rename as the model folder's mode
         try:
             _extract(entry, archive, staging)
             mark_embedder_verified(entry, staging)
