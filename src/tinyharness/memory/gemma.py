@@ -23,14 +23,12 @@ import json
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from threadpoolctl import threadpool_limits
 
 from ..errors import ConfigError
-from .embed import Vectors, normalize_rows
 
 QUERY_PROMPT = "task: search result | query: "
 DOCUMENT_PROMPT = "title: none | text: "
@@ -45,27 +43,37 @@ REQUIRED_FILES = (
 )
 
 F32 = npt.NDArray[np.float32]
+Vectors = F32  # as in ``embed`` (which imports this module, so the alias is repeated here)
 
 
 def read_safetensors(path: Path) -> dict[str, F32]:
     """The float32 tensors of a safetensors file, as read-only views of a memory map (nothing is
-    copied: the pages are read when a tensor is first used)."""
-    raw = np.memmap(path, dtype=np.uint8, mode="r")
-    if raw.size < 8:
+    copied: the pages are read when a tensor is first used). ConfigError for anything else."""
+    size = path.stat().st_size
+    if size < 8:
         raise ConfigError(f"{path} is not a safetensors file (too short)")
+    raw = np.memmap(path, dtype=np.uint8, mode="r")
     length = int(np.frombuffer(raw[:8].tobytes(), dtype="<u8")[0])
+    if length > size - 8:
+        raise ConfigError(f"{path} is not a safetensors file (its header runs past the end)")
     try:
-        header: dict[str, Any] = json.loads(raw[8 : 8 + length].tobytes())
+        header = json.loads(raw[8 : 8 + length].tobytes())
     except ValueError as exc:
         raise ConfigError(f"{path} is not a safetensors file: {exc}") from None
+    if not isinstance(header, dict):
+        raise ConfigError(f"{path} is not a safetensors file (its header is not an object)")
     header.pop("__metadata__", None)
     start = 8 + length
     tensors: dict[str, F32] = {}
     for name, info in header.items():
-        if info.get("dtype") != "F32":
-            raise ConfigError(f"{path}: tensor {name} is {info.get('dtype')}, expected F32")
-        begin, end = info["data_offsets"]
-        tensors[name] = raw[start + begin : start + end].view(np.float32).reshape(info["shape"])
+        if not isinstance(info, dict) or info.get("dtype") != "F32":
+            kind = info.get("dtype") if isinstance(info, dict) else info
+            raise ConfigError(f"{path}: tensor {name} is {kind}, expected F32")
+        begin, end = (int(x) for x in info["data_offsets"])
+        shape = [int(x) for x in info["shape"]]
+        if not 0 <= begin <= end <= size - start or end - begin != 4 * int(np.prod(shape)):
+            raise ConfigError(f"{path}: tensor {name} does not fit the file")
+        tensors[name] = raw[start + begin : start + end].view(np.float32).reshape(shape)
     return tensors
 
 
@@ -178,7 +186,8 @@ class GemmaEmbedder:
             for start in range(0, len(order), self.batch):
                 chosen = order[start : start + self.batch]
                 out[chosen] = self._forward([ids[i] for i in chosen])
-        return normalize_rows(out)
+        norms = np.linalg.norm(out, axis=-1, keepdims=True)
+        return (out / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
 
     def _rms(self, x: F32, weight: F32) -> F32:
         return (x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + self._eps) * weight).astype(
@@ -200,7 +209,9 @@ class GemmaEmbedder:
         distance = np.abs(positions[:, None] - positions[None, :])
         masks = {
             "full_attention": padding,
-            "sliding_attention": padding + np.where(distance < self._window, np.float32(0), blocked),
+            # A window of 512 is 256 tokens on each side: what the reference computes (the test's
+            # 868-token text matches it this way; with 511 or 513 tokens of reach it does not).
+            "sliding_attention": padding + np.where(distance <= self._window // 2, np.float32(0), blocked),
         }
         rotations = {}
         for kind, inverse in self._inverse_frequencies.items():

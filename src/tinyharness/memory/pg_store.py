@@ -134,6 +134,7 @@ class PostgresStore(SQLStoreBase):
         self._init_common(embedder, vector_model, candidates, vector_weight)
         self._t = table_prefix
         self._table = f"{table_prefix}memories"
+        self._vectors_table = f"{table_prefix}memory_vectors"
         self._indexed_dims: set[int] = set()  # vector sizes this store knows have an HNSW index
         # _document_counts: (scope, term or None for all) -> (tsquery nodes, count), and the
         # database snapshot they were counted in.

@@ -119,6 +119,7 @@ class SQLStoreBase:
 
     url: str
     _table: str  # the memories table
+    _vectors_table: str  # the vectors table (one row per memory and embedding model)
     _mark: str  # the driver's placeholder
     _order_tiebreak: str  # the column that orders rows written at the same ``valid_from``
     _lock_suffix: str = ""  # appended to the SELECT that reads a version before closing it
@@ -136,6 +137,10 @@ class SQLStoreBase:
         self._lock = threading.RLock()
 
     # --- what a subclass supplies ---------------------------------------------------------
+
+    def close(self) -> None:
+        """Release the connection."""
+        raise NotImplementedError
 
     def _write(self) -> AbstractContextManager[Any]:
         """A write transaction; yields the handle to execute on."""
@@ -402,6 +407,14 @@ class SQLStoreBase:
                     f"SELECT count(*) FROM {self._table} WHERE {' AND '.join(where)}", params
                 ).fetchone()[0]
             )
+
+    def vector_models(self) -> dict[str, int]:
+        """How many vectors of each embedding model the store holds."""
+        with self._read() as handle:
+            rows = handle.execute(
+                f"SELECT model, count(*) FROM {self._vectors_table} GROUP BY model"
+            ).fetchall()
+        return {str(row[0]): int(row[1]) for row in rows}
 
     def touch(self, memory_ids: Sequence[str]) -> None:
         if not memory_ids:

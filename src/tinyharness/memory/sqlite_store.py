@@ -145,6 +145,7 @@ class SQLiteStore(SQLStoreBase):
     _mark = "?"
     _order_tiebreak = "rowid"
     _table = "memories"
+    _vectors_table = "memory_vectors"
     _global_text_statistics = True  # FTS5's bm25() counts terms over every scope
 
     def __init__(

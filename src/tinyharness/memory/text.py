@@ -19,10 +19,11 @@ from .base import SUBJECT_KEY as SUBJECT_KEY  # re-exported: the boost below is 
 # dialogue was searched alone; with every dialogue in one SQLite store (as an outside check
 # imports them) the LoCoMo tuning half gave 0.765 at 0.4, 0.771 at 0.6, 0.772 at 0.8, 0.764 at 1.0.
 CONTEXT_WEIGHT = 0.7
-# Rank-fusion weight of the vector list relative to the full-text list. Equal weights: on the
-# 200-memory Chinese set (same-topic distractors) 0.5 gave recall@5 0.91 and 1.0 gave 0.96; LoCoMo
-# 0.741 -> 0.746 (SQLite). 1.5 helps recall@1 on Chinese but costs LoCoMo.
-VECTOR_WEIGHT = 1.0
+# Rank-fusion weight of the vector list relative to the full-text list. With multilingual-e5-small,
+# equal weights: on the 200-memory Chinese set (same-topic distractors) 0.5 gave recall@5 0.91 and
+# 1.0 gave 0.96. With EmbeddingGemma the vectors deserve more: on the LoCoMo tuning half 1.0 / 1.3 /
+# 1.6 / 2.0 gave 0.812 / 0.818 / 0.812 / 0.814 (with neighbour weight 0.3); e5 moved 0.783 -> 0.779.
+VECTOR_WEIGHT = 1.3
 RRF_K = 5.0  # small k: the top of each list counts much more than its tail
 # A query term found in more than this share of the memories is left out of the full-text query
 # (unless all are): BM25 gives it almost no weight, and ranking every row it matches is what makes
