@@ -597,3 +597,26 @@ def test_int8_pass_prunes_to_exactly_the_rows_every_bound_keeps(
     assert set(index._candidates(query, mask, top).tolist()) == _candidates_from_every_bound(
         index, query, mask, top
     )
+
+
+def test_the_newest_vector_names_the_model_a_store_goes_on_with(memory_store: MemoryStore) -> None:
+    # What ``open_store(..., embedder="auto")`` asks: the model of the newest memory with a vector.
+    from tinyharness.memory.embed import HashingEmbedder
+    from tinyharness.memory.pg_store import PostgresStore
+
+    assert memory_store.newest_vector_model() is None  # type: ignore[attr-defined]
+    memory_store.add("first, hashed at 128 dimensions", Scope("u"))
+    assert memory_store.newest_vector_model() == "hashing:128"  # type: ignore[attr-defined]
+    if isinstance(memory_store, PostgresStore):
+        other: Any = PostgresStore(
+            memory_store.url, embedder=HashingEmbedder(64), table_prefix=memory_store._t
+        )
+    else:
+        other = SQLiteStore(memory_store.path, embedder=HashingEmbedder(64))  # type: ignore[attr-defined]
+    try:
+        other.add("second, written with another model", Scope("u"))
+        assert memory_store.newest_vector_model() == "hashing:64"  # type: ignore[attr-defined]
+        memory_store.add("third, the first model again", Scope("u"))
+        assert other.newest_vector_model() == "hashing:128"
+    finally:
+        other.close()

@@ -25,16 +25,16 @@ def open_store(
     ``hashing``) or None.
 
     ``auto`` keeps the model a store was built with: vectors of different models cannot be compared,
-    so a store whose memories carry vectors of another installed model (written before a better
-    one was fetched, say) goes on with that model rather than leaving them to full-text search."""
+    so a store whose newest vector is another installed model's (written before a better one was
+    fetched, say) goes on with that model rather than leaving its memories to full-text search."""
     automatic = isinstance(embedder, str) and embedder.strip().lower() == "auto"
     chosen = load_embedder(embedder) if isinstance(embedder, str) else embedder
     target = str(url_or_path) if url_or_path is not None else default_store_url()
     store = _open(target, chosen)
     if automatic:
-        models = store.vector_models()
-        if models and (chosen is None or chosen.name not in models):
-            kept = embedder_for_model(max(models, key=lambda name: models[name]))
+        newest = store.newest_vector_model()
+        if newest is not None and (chosen is None or newest != chosen.name):
+            kept = embedder_for_model(newest)
             if kept is not None:
                 store.close()
                 store = _open(target, kept)
@@ -42,7 +42,7 @@ def open_store(
 
 
 def _open(target: str, embedder: Embedder | None) -> SQLStoreBase:
-    # Both stores share SQLStoreBase; its ``vector_models`` is what ``open_store`` asks.
+    # Both stores share SQLStoreBase; its ``newest_vector_model`` is what ``open_store`` asks.
     if target.startswith(("postgresql://", "postgres://")):
         from .pg_store import PostgresStore
 

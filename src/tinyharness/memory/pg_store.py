@@ -134,7 +134,11 @@ class PostgresStore(SQLStoreBase):
         self._init_common(embedder, vector_model, candidates, vector_weight)
         self._t = table_prefix
         self._table = f"{table_prefix}memories"
-        self._vectors_table = f"{table_prefix}memory_vectors"
+        # Memory ids are random, so the newest is found by ``seq``, backwards along its index.
+        self._newest_vector_sql = (
+            f"SELECT v.model FROM {table_prefix}memories m JOIN {table_prefix}memory_vectors v "
+            "ON v.memory_id = m.id WHERE m.status = 'current' ORDER BY m.seq DESC LIMIT 1"
+        )
         self._indexed_dims: set[int] = set()  # vector sizes this store knows have an HNSW index
         # _document_counts: (scope, term or None for all) -> (tsquery nodes, count), and the
         # database snapshot they were counted in.

@@ -119,7 +119,7 @@ class SQLStoreBase:
 
     url: str
     _table: str  # the memories table
-    _vectors_table: str  # the vectors table (one row per memory and embedding model)
+    _newest_vector_sql: str  # the model of the newest vector (see ``newest_vector_model``)
     _mark: str  # the driver's placeholder
     _order_tiebreak: str  # the column that orders rows written at the same ``valid_from``
     _lock_suffix: str = ""  # appended to the SELECT that reads a version before closing it
@@ -408,13 +408,13 @@ class SQLStoreBase:
                 ).fetchone()[0]
             )
 
-    def vector_models(self) -> dict[str, int]:
-        """How many vectors of each embedding model the store holds."""
+    def newest_vector_model(self) -> str | None:
+        """The embedding model of the newest memory that has a vector, or None when none has. One
+        index probe (``_newest_vector_sql``), not a count over every vector: it runs each time a
+        store is opened with the ``auto`` embedder."""
         with self._read() as handle:
-            rows = handle.execute(
-                f"SELECT model, count(*) FROM {self._vectors_table} GROUP BY model"
-            ).fetchall()
-        return {str(row[0]): int(row[1]) for row in rows}
+            row = handle.execute(self._newest_vector_sql).fetchone()
+        return None if row is None else str(row[0])
 
     def touch(self, memory_ids: Sequence[str]) -> None:
         if not memory_ids:

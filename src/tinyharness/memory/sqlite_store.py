@@ -145,7 +145,8 @@ class SQLiteStore(SQLStoreBase):
     _mark = "?"
     _order_tiebreak = "rowid"
     _table = "memories"
-    _vectors_table = "memory_vectors"
+    # Backwards along the primary key (memory_rowid, model): rowids grow with every write.
+    _newest_vector_sql = "SELECT model FROM memory_vectors ORDER BY memory_rowid DESC LIMIT 1"
     _global_text_statistics = True  # FTS5's bm25() counts terms over every scope
 
     def __init__(
