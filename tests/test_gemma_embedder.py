@@ -230,3 +230,20 @@ def test_vectors_match_the_reference_implementation() -> None:
         np.testing.assert_allclose(got, want["vector"], atol=1e-5)
     for want in reference["queries"]:
         np.testing.assert_allclose(embedder.embed_query(want["text"]), want["vector"], atol=1e-5)
+
+
+def test_the_environment_names_the_embedder_when_the_command_line_says_auto(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `tinyharness memory --embedder` defaults to "auto": the variable the README names must count.
+    monkeypatch.setenv("TINYHARNESS_EMBEDDER", "hashing:32")
+    store = open_store(tmp_path / "memory.db", embedder="auto")
+    try:
+        assert store.embedder is not None and store.embedder.name == "hashing:32"
+    finally:
+        store.close()
+    explicit = open_store(tmp_path / "other.db", embedder="none")
+    try:
+        assert explicit.embedder is None
+    finally:
+        explicit.close()

