@@ -58,7 +58,7 @@ from tinyharness.messages import (
 )
 from tinyharness.models.base import ModelRequest, ModelResponse, Usage
 from tinyharness.runlog import RunLog
-from tinyharness.sqlite_session import SessionStore
+from tinyharness.session import SessionStore
 from tinyharness.tools.base import ToolRegistry, function_tool
 
 SIZES = (100, 1_000, 10_000)

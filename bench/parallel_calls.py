@@ -34,7 +34,7 @@ from tinyharness.events import EventBus, EventSink
 from tinyharness.messages import Message, ToolResultBlock, ToolUseBlock, block_to_dict, messages_to_dicts
 from tinyharness.models.base import ModelRequest, ModelResponse, Usage
 from tinyharness.runlog import RunLog
-from tinyharness.sqlite_session import SessionStore
+from tinyharness.session import SessionStore
 from tinyharness.tools.base import ToolRegistry, function_tool
 
 SIZES = (100, 1_000, 10_000)

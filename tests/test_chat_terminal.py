@@ -18,7 +18,7 @@ from typing import Any
 import pexpect
 import pytest
 
-from tinyharness.sqlite_session import SessionStore, store_path_for
+from tinyharness.session import SessionStore, store_path_for
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a pty")
 PROMPT = "›"

@@ -291,7 +291,7 @@ def test_no_memory_makes_no_memory_request(tmp_path: Path, workspace: Path) -> N
 
 def test_a_session_step_writes_only_what_changed(tmp_path: Path) -> None:
     from tinyharness.messages import Message
-    from tinyharness.sqlite_session import SessionStore
+    from tinyharness.session import SessionStore
 
     store = SessionStore(tmp_path / "s.db")
     written: list[str] = []

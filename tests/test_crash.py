@@ -25,8 +25,7 @@ from typing import Any
 import pytest
 
 from hardening_support import answer, read_events, scaled, tool_turn, write_script
-from tinyharness.session import UNKNOWN_OUTCOME
-from tinyharness.sqlite_session import SessionStore
+from tinyharness.session import UNKNOWN_OUTCOME, SessionStore
 
 KILLS = scaled(8)
 SESSION = "crash"

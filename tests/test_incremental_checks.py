@@ -648,7 +648,7 @@ def test_session_saves_of_a_transcript_load_back_exactly(
 ) -> None:
     """A session saved after any edits of the agent's Transcript (saved once, several times or
     not at all between edits) loads back as exactly the last saved history."""
-    from tinyharness.sqlite_session import SessionStore
+    from tinyharness.session import SessionStore
 
     with SessionStore(tmp_path_factory.mktemp("s") / "runs.sessions.db") as store:
         session = store.open("s")

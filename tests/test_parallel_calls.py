@@ -17,7 +17,7 @@ from tinyharness.events import EventBus
 from tinyharness.messages import Message, ToolUseBlock
 from tinyharness.models.base import ModelRequest, ModelResponse, Usage
 from tinyharness.runlog import RunLog
-from tinyharness.sqlite_session import SessionStore
+from tinyharness.session import SessionStore
 from tinyharness.tools.base import ToolRegistry, function_tool
 
 

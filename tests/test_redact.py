@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from secrets_corpus import SECRETS, half
 from tinyharness.redact import find_secrets, is_luhn_valid, is_valid_cn_id, redact
-from tinyharness.redact_rules import TOKEN_RULES
+from tinyharness.redact.rules import TOKEN_RULES
 
 # (kind, secret) pairs; each secret is planted in a sentence and must vanish as [REDACTED:kind].
 CORPUS = [
@@ -396,7 +396,7 @@ def test_an_email_address_after_mailto_is_still_an_address() -> None:
 def test_the_prefilters_find_what_the_rules_find_over_the_whole_text(parts: list[str]) -> None:
     """A rule with an RE2 prefilter reads only windows around its hits: it must find exactly
     what its own regex finds over the whole text, non-ASCII characters before it included."""
-    from tinyharness.redact_rules import CONTEXT_RULES, PII_RULES, Scan
+    from tinyharness.redact.rules import CONTEXT_RULES, PII_RULES, Scan
 
     text = "".join(parts)
     for rule in (*TOKEN_RULES, *CONTEXT_RULES, *PII_RULES):

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tinyharness.report import (
+from tinyharness.runlog.report import (
     build_report,
     common_prefix,
     metrics_table,
@@ -213,7 +213,7 @@ def test_common_prefix_counts_whole_chunks_then_characters() -> None:
 
 
 def test_the_figure_leaves_room_above_the_window_for_the_compaction_labels() -> None:
-    from tinyharness.report import LABEL_HEADROOM, _figure
+    from tinyharness.runlog.report import LABEL_HEADROOM, _figure
 
     report = build_report(_events())
     assert report.window == 1000 and max(c.tokens or 0 for c in report.calls) < 1000

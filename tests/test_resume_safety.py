@@ -21,15 +21,15 @@ from typing import Any
 import pytest
 
 from hardening_support import answer, read_events, tool_turn, write_script
-from tinyharness.session import UNKNOWN_OUTCOME
-from tinyharness.sqlite_session import SessionStore
+from tinyharness.session import UNKNOWN_OUTCOME, SessionStore
 
 SESSION = "job"
 
 # Kill this process at CRASH_AT ("event:call_id" or "started:call_id").
 RUNNER = """
 import os, signal, sys
-from tinyharness import events, sqlite_session
+from tinyharness import events
+from tinyharness.session import sqlite as sqlite_session
 where, _, target = os.environ.get("CRASH_AT", "").partition(":")
 original_emit = events.EventBus.emit
 def emit(self, type, **fields):

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tinyharness import runlog, runlog_cli
+from tinyharness import runlog
 from tinyharness.agent import Agent, AgentConfig
 from tinyharness.context.base import Unmanaged
 from tinyharness.events import EventBus, JsonlSink
@@ -20,6 +20,7 @@ from tinyharness.messages import Message
 from tinyharness.models.base import ModelRequest
 from tinyharness.models.scripted import ScriptedModel
 from tinyharness.runlog import RunLog
+from tinyharness.runlog import cli as runlog_cli
 from tinyharness.tools.base import ToolRegistry, function_tool
 
 SECRET = "ghp_" + "Zx8Cv7Bn6Mm5Ll4Kk3Jj2Hh1Gg0Ff9Dd8Ss7"

@@ -23,8 +23,15 @@ from tinyharness.context.validator import validate_messages
 from tinyharness.errors import ConfigError
 from tinyharness.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from tinyharness.runlog import RunLog
-from tinyharness.session import UNKNOWN_OUTCOME, SavedSession, SessionBusy, close_orphans, start_point
-from tinyharness.sqlite_session import SessionStore, SessionStoreError
+from tinyharness.session import (
+    UNKNOWN_OUTCOME,
+    SavedSession,
+    SessionBusy,
+    SessionStore,
+    SessionStoreError,
+    close_orphans,
+    start_point,
+)
 
 
 @pytest.fixture
@@ -75,7 +82,7 @@ def test_the_lock_is_released_when_its_process_is_killed(tmp_path: Path) -> None
             "-c",
             "import sys, time\n"
             "from pathlib import Path\n"
-            "from tinyharness.sqlite_session import SessionStore\n"
+            "from tinyharness.session import SessionStore\n"
             f"session = SessionStore(Path({str(store_path)!r})).open('s')\n"
             "session.lock()\n"
             "print('locked', flush=True)\n"

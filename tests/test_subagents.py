@@ -21,7 +21,7 @@ from tinyharness.errors import ConfigError
 from tinyharness.events import EventBus, ListSink
 from tinyharness.models.base import ModelRequest, ModelResponse
 from tinyharness.models.scripted import ScriptedModel
-from tinyharness.sqlite_session import SessionStore
+from tinyharness.session import SessionStore
 from tinyharness.subagents import SubAgentConfig, SubAgentHost, SubAgents, load_profiles
 from tinyharness.tools.builtin import builtin_tools
 from tinyharness.tools.notes import NotesFile

@@ -15,8 +15,7 @@ import pytest
 from test_subagents import answer, call, task, turn
 from tinyharness.cli import main
 from tinyharness.runlog import RunLog
-from tinyharness.session import UNKNOWN_OUTCOME
-from tinyharness.sqlite_session import SessionStore
+from tinyharness.session import UNKNOWN_OUTCOME, SessionStore
 
 SESSION = "job"
 

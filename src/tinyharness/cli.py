@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, cast
 
-from . import __version__, runlog_cli, settings_cli
+from . import __version__
 from .agent import Agent, AgentConfig, RunResult
 from .agent import problem as agent_problem
 from .anchors import AnchorError, Anchors
@@ -53,9 +53,19 @@ from .paths import data_home
 from .progress import ProgressPrinter
 from .redact import redact
 from .runlog import RunLog, RunLogError, RunLogStore, default_path, is_postgres_url, open_run_log
-from .session import SavedSession, StartPoint, TurnProgress, start_point
+from .runlog import cli as runlog_cli
+from .session import (
+    SavedSession,
+    SessionStore,
+    SessionStoreError,
+    SQLiteSession,
+    StartPoint,
+    TurnProgress,
+    start_point,
+    store_path_for,
+)
 from .settings import MODEL_ENV, load_settings, resolve_base_url, resolve_model
-from .sqlite_session import SessionStore, SessionStoreError, SQLiteSession, store_path_for
+from .settings import cli as settings_cli
 from .subagents import SubAgentConfig, SubAgentHost, SubAgents, load_profiles
 from .tools.base import DEFAULT_RESULT_CAP, ToolRegistry
 from .tools.builtin import builtin_tools, notes_since
@@ -868,7 +878,7 @@ def _open_session(
 
 def _session_store(log: RunLogStore) -> SessionStore:
     """Sessions stay on this machine, beside the SQLite run log (a shared PostgreSQL log is
-    redacted; sessions need the exact history, see ``sqlite_session``)."""
+    redacted; sessions need the exact history, see ``session.sqlite``)."""
     return SessionStore(store_path_for(log.path if isinstance(log, RunLog) else default_path()))
 
 

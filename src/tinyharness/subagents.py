@@ -30,7 +30,7 @@ Profiles (``agents`` in the config file) name a system prompt, a tool set, a mod
                            "max_iterations": 12}}}
 
 May import: ``agent``, ``anchors``, ``context``, ``errors``, ``events``, ``messages``, ``models``,
-``session``, ``sqlite_session``, ``tools``.
+``session``, ``tools``.
 """
 
 from __future__ import annotations
@@ -54,8 +54,7 @@ from .events import EventBus
 from .messages import Message
 from .models.base import Model, SharedBySubAgents, Usage
 from .models.factory import VALID_FORMS
-from .session import start_point
-from .sqlite_session import SQLiteSession, subagent_prefix
+from .session import SQLiteSession, start_point, subagent_prefix
 from .tools.base import Tool, ToolError, ToolRegistry, function_tool
 
 __all__ = [

@@ -4,10 +4,10 @@
 namespace, a function ``(args) -> int`` that returns the exit code: 0 ok, 1 run not found,
 2 unusable run log (corrupt, newer schema, another program's file) or a missing plotting library,
 always with a one-line reason on stderr. Every command takes ``--log PATH`` (default: the run log
-in the user's data folder, see ``runlog.default_path``). ``python -m tinyharness.runlog_cli``
+in the user's data folder, see ``runlog.default_path``). ``python -m tinyharness.runlog.cli``
 runs them on their own.
 
-May import: ``runlog``, ``report``, ``errors``, ``events``.
+Part of the ``runlog`` package; its rule applies.
 """
 
 from __future__ import annotations
@@ -21,9 +21,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .events import Event
-from .report import build_report, metrics_table, render_terminal, write_html, write_png
-from .runlog import (
+from ..events import Event
+from . import (
     RunLogError,
     RunLogStore,
     RunNotFound,
@@ -32,6 +31,7 @@ from .runlog import (
     is_postgres_url,
     open_run_log,
 )
+from .report import build_report, metrics_table, render_terminal, write_html, write_png
 
 Handler = Callable[[argparse.Namespace], int]
 _PREVIEW = 160

@@ -15,8 +15,6 @@ the turn's results.
 One run writes a session at a time: ``lock`` takes an OS lock (``flock``) on a lock file of its
 own (``runs.sessions.db-lock-<hash of the name>``, removed when the run ends), which the kernel
 releases when the process dies, however it dies.
-
-May import: ``errors``, ``messages``, ``session``, ``sqlitedb``, ``paths``, ``context.prefix``.
 """
 
 from __future__ import annotations
@@ -34,9 +32,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from .context.prefix import identical_prefix
-from .errors import HarnessError
-from .messages import (
+from ..context.prefix import identical_prefix
+from ..errors import HarnessError
+from ..messages import (
     Message,
     ToolResultBlock,
     ToolUseBlock,
@@ -46,8 +44,8 @@ from .messages import (
     message_from_dict,
     message_to_dict,
 )
-from .session import SavedSession, SessionBusy, TurnProgress
-from .sqlitedb import Schema, open_database
+from ..sqlitedb import Schema, open_database
+from .base import SavedSession, SessionBusy, TurnProgress
 
 APPLICATION_ID = 0x74696E73  # "tins": marks a SQLite file as a tinyharness session store
 # A notes-flush ask is kept in session_calls like a tool call, under this prefix (no model's call

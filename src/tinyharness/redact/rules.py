@@ -11,7 +11,7 @@ The look-alike checks decide what is *not* a secret though it has the shape of o
 (git object ids, lock-file checksums), UUIDs, code (``pwd = os.getcwd()``), templates and
 placeholders, paths, versions, and SSH remotes such as ``git@github.com:org/repo.git``.
 
-May import ``redact_detect`` (for its entropy measure), nothing else of the package.
+Imports ``detect`` of its own package (for its entropy measure).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import Any
 from detect_secrets.filters.heuristic import is_potential_uuid, is_sequential_string, is_templated_secret
 from detect_secrets.plugins.keyword import DENYLIST
 
-from .redact_detect import Scan, entropy, re2_pattern
+from .detect import Scan, entropy, re2_pattern
 
 __all__ = [
     "CONTEXT_RULES",

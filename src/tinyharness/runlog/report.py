@@ -10,7 +10,7 @@ A compaction is marked after the last model call that precedes its event (``afte
 is between that call and the next one. The window and trigger line come from the ``run_start``
 fields ``context_window`` and ``compact_at`` when the run recorded them.
 
-May import: ``events``. Nothing else of the package.
+Part of the ``runlog`` package; imports only ``events``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .events import Event
+from ..events import Event
 
 LABEL_HEADROOM = 1.12  # the figure's y axis ends this far above its highest value
 

@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError
-from .paths import data_home
+from ..errors import ConfigError
+from ..paths import data_home
 
 CONFIG_NAME = "config.json"
 KEYS_NAME = "keys.json"

@@ -2,7 +2,7 @@
 
 detect-secrets (Yelp) keeps the token formats of many services, a keyword detector and entropy
 detectors up to date; ``redact`` asks them about every window that holds one of their trigger
-strings and redacts the values they report, after the look-alike checks in ``redact_rules``.
+strings and redacts the values they report, after the look-alike checks in ``rules``.
 
 Three limits keep this linear in the size of the input, whatever the input:
 
@@ -10,12 +10,12 @@ Three limits keep this linear in the size of the input, whatever the input:
   plugin's regex never sees a whole 5 MB line), and a window already scanned is not scanned again;
 - plugins whose regexes backtrack without bound on some inputs are left out (NPM's
   ``//.+/:_authToken``, the JWT detector's unbounded parts, the IBM/Cloudant/SoftLayer keyword
-  regexes): ``redact_rules`` has bounded rules for those formats;
+  regexes): ``rules`` has bounded rules for those formats;
 - the keyword detector, whose regexes cost up to milliseconds on a hostile 200-character line, runs
   on short windows only and within a budget of calls proportional to the input length; our own
   keyword rule (linear) covers everything it is not given time for.
 
-May import nothing of the package.
+Imports nothing else of its package.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Sessions: one conversation's history and loop state, saved after every step, loaded to
 continue it or to resume a killed run, and written by one run at a time.
 
-The seam is ``Session`` (load, save, lock); ``sqlite_session.SQLiteSession`` is the default
+The seam is ``Session`` (load, save, lock); ``session.sqlite.SQLiteSession`` is the default
 implementation. The loop sees only its ``Checkpointer`` half.
 
 What resume guarantees (the README's Safety section says the same):
@@ -19,8 +19,6 @@ What resume guarantees (the README's Safety section says the same):
 - The notes flush before a compaction records each ask the same way (``context.flush.
   FlushJournal``): a resumed run finishes a flush a kill cut off, without asking again a file
   whose ask finished or was cut off (the latter is reported: its outcome is unknown).
-
-May import: ``errors``, ``messages``.
 """
 
 from __future__ import annotations
@@ -29,8 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from .errors import ConfigError
-from .messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from ..errors import ConfigError
+from ..messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 
 UNKNOWN_OUTCOME = (
     "Outcome unknown: the run was stopped (killed or crashed) while this call was running, so "

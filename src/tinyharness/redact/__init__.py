@@ -5,9 +5,9 @@ Everything that leaves the agent loop goes through it: notes, memory files and t
 the events file, the run log (and so ``show``, ``export``, ``report``), progress lines, ``memory
 list``. Two sources of findings:
 
-- detect-secrets' plugins (``redact_detect``): the token formats it maintains, its keyword
+- detect-secrets' plugins (``detect``): the token formats it maintains, its keyword
   detector and its base64 entropy detector, each run on bounded windows;
-- our own rules (``redact_rules``): formats it misses (cloud keys outside their usual names, CLI
+- our own rules (``rules``): formats it misses (cloud keys outside their usual names, CLI
   passwords, URL passwords with ``@`` in them, key bodies without their BEGIN line, base64-wrapped
   keys, dozens of token prefixes) and personal data (emails, phone numbers, ID and card numbers
   with their check digits).
@@ -18,8 +18,10 @@ templates and SSH remotes such as ``git@github.com:org/repo.git`` as they are.
 
 Cost is linear in the length of the text whatever it holds: every rule has bounded repeats, every
 detect-secrets plugin sees windows of bounded size, and overlaps are settled on a byte map.
-``redact`` is idempotent: placeholders never match a rule. May import ``redact_rules`` and
-``redact_detect`` (its two halves), nothing else of the package.
+``redact`` is idempotent: placeholders never match a rule.
+
+The two halves live beside this file: ``detect`` and ``rules``. May import nothing else of the
+package.
 """
 
 from __future__ import annotations
@@ -28,8 +30,8 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from .redact_detect import DetectorHit, Scan, scan_with_detect_secrets
-from .redact_rules import (
+from .detect import DetectorHit, Scan, scan_with_detect_secrets
+from .rules import (
     CONTEXT_RULES,
     PII_RULES,
     TOKEN_RULES,

@@ -7,7 +7,7 @@
     tinyharness keys set openai                      # asked without echo, or read from stdin
     tinyharness keys list                            # names only
 
-May import ``settings``, ``paths`` and ``errors``.
+Part of the ``settings`` package; its rule applies.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import argparse
 import getpass
 import sys
 
-from .errors import ConfigError
-from .settings import (
+from ..errors import ConfigError
+from . import (
     KEY_ENV,
     MODEL_ENV,
     PROVIDERS,
