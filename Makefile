@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-stamp
 MCP_SERVERS := tests/mcp_servers
 NODE_STAMP := $(MCP_SERVERS)/node_modules/.installed-stamp
 
-.PHONY: setup model test lint typecheck unit bench bench-tasks clean
+.PHONY: setup model test lint typecheck unit docs bench bench-tasks clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,7 +43,12 @@ typecheck: $(STAMP)
 unit: $(STAMP) $(NODE_STAMP)
 	$(BIN)/pytest -q
 
-test: lint typecheck unit
+# The documentation site (docs/ + mkdocs.yml); --strict fails on a broken link or a docstring
+# mkdocstrings cannot read. The CLI reference page is generated from the parser at build time.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict -q
+
+test: lint typecheck docs unit
 
 # The peer harnesses (LangChain, Pydantic AI, OpenAI Agents SDK) are only for the bench: CI and
 # `make test` never install them, and the bench skips a peer that is missing.
@@ -62,4 +67,4 @@ bench-tasks: $(STAMP)
 	$(BIN)/python -m bench.acceptance --model local
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache $(MCP_SERVERS)/node_modules
+	rm -rf $(VENV) site .pytest_cache .mypy_cache .ruff_cache $(MCP_SERVERS)/node_modules
