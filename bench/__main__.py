@@ -13,11 +13,14 @@ without either they are skipped.
 
 Progress goes to stderr; each part's own tables are printed as it finishes.
 
-The results file is only ever written here. What a person writes about a part (the reading of
-its numbers, earlier runs, what was tried) lives in bench/notes/<part>.md, which this includes
-verbatim after that part's generated tables on every run, so a run never overwrites it. In the
-file, HTML comments mark where each part's section and notes begin: that is how ``--only``
-finds the sections it keeps.
+The results file is only ever written here, and holds only the current run's tables: each
+section has a chart drawn from its own tables (bench/charts.py, PNGs in bench/charts/), a line
+saying how to re-run it, and a link to bench/notes/<part>.md, where what a person writes about a
+part lives (the reading of its numbers, earlier rounds, what was tried). Long per-run tables go
+to bench/details/<part>.md, linked from the section. In the file, HTML comments mark where each
+part's section begins: that is how ``--only`` finds the sections it keeps, and how ``--render``
+redraws the charts and rewrites the file from the sections already there without running
+anything.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from bench import HERE, load_line, machine_line, progress
+from bench import HERE, charts, load_line, machine_line, progress
 
 
 def _loop(small: bool) -> str:
@@ -251,8 +254,9 @@ def notes_text(part: str, notes_dir: Path | None = None) -> str:
 
 
 def parse_results(text: str) -> tuple[str, dict[str, str]]:
-    """An existing RESULTS.md as (its header, part -> that part's generated text). The notes
-    after each part's ``bench:notes`` marker are dropped: they are read again from their files."""
+    """An existing RESULTS.md as (its header, part -> that part's generated text). What follows
+    a part's generated text (its chart, re-run and notes lines; notes included by older
+    versions of this file) is dropped: it is made again from the part's text and files."""
     head, sep, rest = text.partition(_HEADER_END)
     if not sep:
         return head, {}
@@ -262,22 +266,86 @@ def parse_results(text: str) -> tuple[str, dict[str, str]]:
         kind, part = mark.group(1), mark.group(2)
         if kind == "part":
             stop = marks[i + 1].start() if i + 1 < len(marks) else len(rest)
-            generated[part] = rest[mark.end() : stop].strip()
+            body = rest[mark.end() : stop]
+            generated[part] = body.split(_TRAILER, 1)[0].strip()
     return head, generated
 
 
-def render_results(header: str, generated: dict[str, str], notes_dir: Path | None = None) -> str:
+DETAILS = HERE / "details"  # bench/details/<part>.md: long tables moved out of RESULTS.md, written here
+LONG_TABLE = 12  # rows: a table longer than this goes to bench/details/<part>.md, linked
+_TRAILER = "<!-- bench:trailer -->"
+
+
+def split_details(part: str, text: str, details_dir: Path | None = None) -> str:
+    """``text`` with its long tables (pipe tables, or runs of lines inside a code block, of more
+    than ``LONG_TABLE`` rows) moved to bench/details/<part>.md, each replaced by a link. The
+    chart and the summary tables stay in RESULTS.md; every row stays one click away."""
+    kept: list[str] = []
+    moved: list[str] = []
+    lines = text.splitlines()
+    i, in_code = 0, False
+    link = f"[bench/details/{part}.md](details/{part}.md)"
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith("```"):
+            in_code = not in_code
+            kept.append(line)
+            i += 1
+            continue
+        is_row = line.startswith("|") if not in_code else bool(line.strip())
+        if not is_row:
+            kept.append(line)
+            i += 1
+            continue
+        j = i
+        while (
+            j < len(lines)
+            and not lines[j].startswith("```")
+            and (lines[j].startswith("|") if not in_code else bool(lines[j].strip()))
+        ):
+            j += 1
+        block = lines[i:j]
+        title = next((kept[k] for k in range(len(kept) - 1, -1, -1) if kept[k].strip()), "")
+        if len(block) - 2 > LONG_TABLE:
+            fence = ["```text", *block, "```"] if in_code else block
+            moved += [f"## {title.strip('`# ') or part}", "", *fence, ""]
+            note = f"({len(block) - 2} rows: in {link})"
+            kept.append(note if not in_code else f"... {len(block) - 2} rows: see bench/details/{part}.md")
+        else:
+            kept.extend(block)
+        i = j
+    if moved:
+        folder = details_dir or DETAILS
+        folder.mkdir(parents=True, exist_ok=True)
+        body = "\n".join(moved)
+        (folder / f"{part}.md").write_text(f"# Long tables of part {part}\n\n{body}\n", encoding="utf-8")
+    return "\n".join(kept)
+
+
+def render_results(
+    header: str,
+    generated: dict[str, str],
+    notes_dir: Path | None = None,
+    charts_dir: Path | None = None,
+    details_dir: Path | None = None,
+) -> str:
     """RESULTS.md: the header, then every part that has generated text, in PARTS order, each
-    followed by its notes file."""
+    followed by its chart, how to re-run it and where its notes are."""
     out = [header.rstrip(), "", _HEADER_END]
     for part in PARTS:
         if part not in generated:
             continue
-        out += ["", _PART.format(part), "", generated[part].strip()]
+        text = split_details(part, generated[part], details_dir)
+        generated[part] = text
+        out += ["", _PART.format(part), text.strip(), "", _TRAILER]
+        chart = charts.draw(part, text, charts_dir or charts.CHARTS)
+        if chart is not None:
+            out += [f"![{SECTIONS[part][0]}](charts/{chart.name})"]
+        rerun = f"Re-run: `python -m bench --only {part}` (alone: `{SECTIONS[part][1]}`)."
         notes = notes_text(part, notes_dir)
         if notes:
-            label = f"*Written by hand (bench/notes/{part}.md), not by the run above:*"
-            out += ["", _NOTES.format(part), "", label, "", notes]
+            rerun += f" Reading, earlier rounds and what was tried: [bench/notes/{part}.md](notes/{part}.md)."
+        out.append(rerun)
     return "\n".join(out) + "\n"
 
 
@@ -291,7 +359,21 @@ def main(argv: list[str] | None = None) -> int:
         "results file are kept",
     )
     parser.add_argument("--output", default=str(HERE / "RESULTS.md"), help="where to write the results")
+    parser.add_argument(
+        "--render",
+        action="store_true",
+        help="run nothing: redraw the charts and rewrite the results file from its sections",
+    )
     args = parser.parse_args(argv)
+    if args.render:
+        output = Path(args.output)
+        if not output.is_file():
+            parser.error(f"{output} does not exist: run the bench first")
+        header, sections = parse_results(output.read_text(encoding="utf-8"))
+        text = render_results(_header("", header, whole=False, keep_runs=True), sections, **_beside(output))
+        output.write_text(text, encoding="utf-8")
+        progress(f"wrote {output} and its charts")
+        return 0
     parts = [p for p in args.only.split(",") if p]
     unknown = sorted(set(parts) - set(PARTS))
     if unknown:
@@ -343,9 +425,14 @@ def main(argv: list[str] | None = None) -> int:
         f"Load at the start: {start_load}; at the end: {load_line()}."
     )
     header = _header(run_line, old_header, whole=whole)
-    output.write_text(render_results(header, generated), encoding="utf-8")
+    output.write_text(render_results(header, generated, **_beside(output)), encoding="utf-8")
     progress(f"wrote {output}")
     return 0
+
+
+def _beside(output: Path) -> dict[str, Path]:
+    """The charts and details folders of a results file: beside it, as its links expect."""
+    return {"charts_dir": output.parent / "charts", "details_dir": output.parent / "details"}
 
 
 def _now() -> str:
@@ -356,21 +443,22 @@ _FULL_RUN = "Whole run: "
 _LATER_RUN = "Run since: "
 
 
-def _header(run_line: str, old_header: str, *, whole: bool) -> str:
+def _header(run_line: str, old_header: str, *, whole: bool, keep_runs: bool = False) -> str:
     """The file's header. A whole run starts it afresh; a run of some parts keeps the last whole
-    run's line and adds its own below it (the latest five)."""
+    run's line and puts its own below it (only the latest: each section names its own run).
+    ``keep_runs``: rewrite the header without a new run (``--render``)."""
     old = old_header.splitlines()
     full = [_FULL_RUN + run_line] if whole else [line for line in old if line.startswith(_FULL_RUN)]
     later = [] if whole else [line for line in old if line.startswith(_LATER_RUN)]
     if not whole:
-        later = [*later, _LATER_RUN + run_line][-5:]
+        later = later[-1:] if keep_runs else [_LATER_RUN + run_line]
     lines = [
         "# Benchmark results",
         "",
         "Written by `python -m bench` (`make bench`); edit nothing here by hand. Each section's "
-        "tables come from the run its Command line names; the hand-written reading after them is "
-        "bench/notes/<part>.md, included verbatim. `python -m bench --only PART` rewrites only "
-        "that part's sections.",
+        "tables and chart come from the run its Command line names; the reading of the numbers "
+        "and earlier rounds are in bench/notes/<part>.md, linked from each section. "
+        "`python -m bench --only PART` rewrites only that part's section.",
         "",
         f"Machine: {machine_line()}.",
         "",

@@ -239,7 +239,38 @@ def cached_report() -> str:
         runs = json.loads(CACHE.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return "Not run yet: `python -m bench.acceptance`."
-    return "\n\n".join(to_markdown(AcceptanceResult(**row)) for row in runs.values())
+    return runs_table([AcceptanceResult(**row) for row in runs.values()])
+
+
+def runs_table(results: list[AcceptanceResult]) -> str:
+    """Every cached acceptance run as one row (the stop reasons, often long, listed below it)."""
+    header = [
+        "model",
+        "files",
+        "named in NOTES.md",
+        "correct line",
+        "lines",
+        "model calls",
+        "compactions",
+        "min",
+    ]
+    rows: list[list[object]] = [
+        [
+            r.model,
+            r.files,
+            f"{r.covered} of {r.files}",
+            f"{r.correct} of {r.files}",
+            r.notes_lines,
+            r.model_calls,
+            r.compactions,
+            f"{r.wall_s / 60:.1f}",
+        ]
+        for r in results
+    ]
+    stops = "\n".join(f"- {r.model}: {r.stop} (exit {r.exit_code})" for r in results)
+    return (
+        f"{PACKAGE} {VERSION}, every file under src/:\n\n{markdown_table(header, rows)}\n\nStops:\n\n{stops}"
+    )
 
 
 def main(argv: list[str] | None = None) -> str:

@@ -59,30 +59,79 @@ def test_the_secrets_part_is_wired_and_its_peer_redactor_works(main_module: Modu
 def _fake_sections(main_module: ModuleType, monkeypatch: pytest.MonkeyPatch, tag: str) -> None:
     """Every part replaced by one that writes a table naming ``tag``: no benchmark runs."""
     fake = {
-        part: (title, alone, lambda small, part=part: f"| {part} | {tag} |")
+        part: (
+            title,
+            alone,
+            lambda small, part=part: f"| part | run | value |\n| --- | --- | ---: |\n| {part} | {tag} | 3 |",
+        )
         for part, (title, alone, _) in main_module.SECTIONS.items()
     }
     monkeypatch.setattr(main_module, "SECTIONS", fake)
 
 
-def test_notes_are_included_verbatim_and_never_written(
+def test_notes_are_linked_never_included_nor_written(
     main_module: ModuleType, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     notes = tmp_path / "notes"
     notes.mkdir()
-    reading = "### Reading\n\nHand-written: the *loop* row is 3x the tokens row.\n\n- a list kept as is\n"
+    reading = "### Reading\n\nHand-written: the *loop* row is 3x the tokens row.\n"
     (notes / "loop.md").write_text(reading, encoding="utf-8")
     monkeypatch.setattr(main_module, "NOTES", notes)
     _fake_sections(main_module, monkeypatch, "first")
     out = tmp_path / "RESULTS.md"
     assert main_module.main(["--output", str(out)]) == 0
     text = out.read_text(encoding="utf-8")
-    assert reading.strip() in text
-    # right after the loop part's generated table, before the next part's section
-    loop_at, notes_at = text.index("| loop | first |"), text.index(reading.strip())
-    assert loop_at < notes_at < text.index("## 2. Token economy")
+    assert "Hand-written" not in text  # the results file holds the run's tables only
+    link = "[bench/notes/loop.md](notes/loop.md)"
+    loop_at, link_at = text.index("| loop | first |"), text.index(link)
+    assert loop_at < link_at < text.index("## 2. Token economy")
+    assert "notes/tokens.md" not in text  # no link to notes that do not exist
     assert (notes / "loop.md").read_text(encoding="utf-8") == reading  # the bench never writes it
     assert "Whole run: `python -m bench` on " in text
+    assert "Re-run: `python -m bench --only loop`" in text
+
+
+def test_every_section_with_numbers_gets_its_chart_beside_the_results(
+    main_module: ModuleType, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _fake_sections(main_module, monkeypatch, "first")
+    out = tmp_path / "RESULTS.md"
+    assert main_module.main(["--output", str(out)]) == 0
+    text = out.read_text(encoding="utf-8")
+    for part in main_module.PARTS:
+        chart = tmp_path / "charts" / f"{part}.png"
+        assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", part
+        assert f"](charts/{part}.png)" in text, part
+
+
+def test_long_tables_move_to_details_and_render_rewrites_without_running(
+    main_module: ModuleType, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    rows = "\n".join(f"| row {i} | {i} |" for i in range(main_module.LONG_TABLE + 5))
+    long_table = f"Every row:\n\n| name | value |\n| --- | ---: |\n{rows}\n"
+    _fake_sections(main_module, monkeypatch, "first")
+    monkeypatch.setitem(
+        main_module.SECTIONS,
+        "grep",
+        (main_module.SECTIONS["grep"][0], "python -m bench.grep_bench", lambda small: long_table),
+    )
+    out = tmp_path / "RESULTS.md"
+    assert main_module.main(["--output", str(out)]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert "| row 0 | 0 |" not in text and "[bench/details/grep.md](details/grep.md)" in text
+    details = (tmp_path / "details" / "grep.md").read_text(encoding="utf-8")
+    assert all(f"| row {i} | {i} |" in details for i in range(main_module.LONG_TABLE + 5))
+    # --render runs no part: a part that would raise is never called, and the file is the same
+    for part in main_module.PARTS:
+        monkeypatch.setitem(main_module.SECTIONS, part, (*main_module.SECTIONS[part][:2], _never))
+    (tmp_path / "charts" / "loop.png").unlink()
+    assert main_module.main(["--render", "--output", str(out)]) == 0
+    assert out.read_text(encoding="utf-8") == text
+    assert (tmp_path / "charts" / "loop.png").is_file()  # charts are redrawn
+
+
+def _never(small: bool) -> str:
+    raise AssertionError("--render ran a part")
 
 
 def test_only_rewrites_its_parts_and_keeps_the_others(
@@ -107,9 +156,9 @@ def test_only_rewrites_its_parts_and_keeps_the_others(
     titles = [main_module.SECTIONS[part][0] for part in main_module.PARTS]
     positions = [text.index(f"## {title}\n") for title in titles]
     assert positions == sorted(positions)  # still in the parts' order
-    # the notes are read again for every part, run or kept; the old ones are gone
-    assert "New reading of memory." in text and "Old reading" not in text
-    assert text.index("| grep | first |") < text.index("A note on grep.")
+    # the notes are linked for every part that has them, run or kept, never copied in
+    assert "reading of memory" not in text and "A note on grep." not in text
+    assert text.index("| grep | first |") < text.index("(notes/grep.md)")
     assert "Whole run: `python -m bench` on " in text
     assert "Run since: `python -m bench --only loop,memory` on " in text
     assert "Command: `python -m bench --only loop,memory` (alone: " in text
