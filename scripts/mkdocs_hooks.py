@@ -2,7 +2,8 @@
 
 - ``reference/cli.md`` gets the CLI reference generated from the argparse parser itself, so the page
   never drifts from ``--help``: every command and subcommand, its usage and every option.
-- ``results.md`` is bench/RESULTS.md as the bench last wrote it, and the charts beside it, so the
+- ``results.md`` is bench/RESULTS.md as the bench last wrote it, with the charts, notes and details
+  pages it links, so the
   site shows the same numbers as the repository without a copy to keep in step.
 """
 
@@ -44,6 +45,9 @@ def on_files(files: Files, config: Any) -> Files:
     files.append(File.generated(config, "results.md", content=text))
     for chart in sorted((ROOT / "bench" / "charts").glob("*.png")):
         files.append(File.generated(config, f"charts/{chart.name}", content=chart.read_bytes()))
+    for folder in ("notes", "details"):  # what RESULTS.md links: the readings, the long tables
+        for page in sorted((ROOT / "bench" / folder).glob("*.md")):
+            files.append(File.generated(config, f"{folder}/{page.name}", content=page.read_text("utf-8")))
     return files
 
 
