@@ -44,9 +44,10 @@ unit: $(STAMP) $(NODE_STAMP)
 	$(BIN)/pytest -q
 
 # The documentation site (docs/ + mkdocs.yml); --strict fails on a broken link or a docstring
-# mkdocstrings cannot read. The CLI reference page is generated from the parser at build time.
+# mkdocstrings cannot read (not with -q, which hides the warnings strict counts). The CLI
+# reference page is generated from the parser at build time.
 docs: $(STAMP)
-	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict -q
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 test: lint typecheck docs unit
 
