@@ -282,3 +282,19 @@ def test_runs_n_counts_the_runs_a_person_started_each_with_its_sub_agents(
     with pytest.raises(SystemExit) as exit_:
         runlog_cli.main(["runs", "-n", "0", "--log", str(db)])
     assert exit_.value.code == 2 and "must be a positive integer" in capsys.readouterr().err
+
+
+def test_last_names_the_newest_run_and_an_empty_log_says_so(
+    capsys: pytest.CaptureFixture[str], logged: tuple[Path, str, Path], tmp_path: Path
+) -> None:
+    db, run_id, _ = logged
+    code, out, _ = run_cli(capsys, "show", "last", "--log", str(db))
+    assert code == 0 and run_id in out
+    assert (
+        run_cli(capsys, "export", "last", "--log", str(db))[1]
+        == run_cli(capsys, "export", run_id, "--log", str(db))[1]
+    )
+    empty = tmp_path / "empty.db"
+    RunLog(empty).close()
+    code, out, err = run_cli(capsys, "show", "last", "--log", str(empty))
+    assert code == 1 and "no runs yet" in err and "Traceback" not in err

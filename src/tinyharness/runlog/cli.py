@@ -63,12 +63,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     runs.set_defaults(handler=cmd_runs)
 
     show = subparsers.add_parser("show", help="print a run's transcript")
-    show.add_argument("run", metavar="RUN", help="run id or a unique prefix of it")
+    show.add_argument("run", metavar="RUN", help="run id, a unique prefix of it, or last (the newest run)")
     _add_log_option(show)
     show.set_defaults(handler=cmd_show)
 
     export = subparsers.add_parser("export", help="a run's events as JSON Lines (the --events format)")
-    export.add_argument("run", metavar="RUN", help="run id or a unique prefix of it")
+    export.add_argument("run", metavar="RUN", help="run id, a unique prefix of it, or last (the newest run)")
     export.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     export.add_argument(
         "--tree", action="store_true", help="also the events of its sub-agents' runs, after its own"
@@ -79,7 +79,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     report = subparsers.add_parser(
         "report", help="draw a run's tokens in the window per model call, with its compactions"
     )
-    report.add_argument("run", metavar="RUN", help="run id or a unique prefix of it")
+    report.add_argument("run", metavar="RUN", help="run id, a unique prefix of it, or last (the newest run)")
     files = report.add_mutually_exclusive_group()
     files.add_argument("--html", metavar="FILE", help="also write a standalone HTML page")
     files.add_argument("--png", metavar="FILE", help="also write a PNG image")

@@ -65,6 +65,9 @@ def _summary(row: tuple[Any, ...]) -> RunSummary:
     return dataclasses.replace(summary, usage=usage) if isinstance(usage, dict) else summary
 
 
+LAST = "last"  # the run id that means the newest top-level run
+
+
 class SQLRunLog:
     """The run log over one connection. Thread-safe (tools may emit events from worker threads).
     ``session`` is recorded on runs whose ``run_start`` event names none."""
@@ -289,9 +292,15 @@ class SQLRunLog:
         return found
 
     def resolve(self, run_id: str) -> str:
-        """The full id of the one run whose id is ``run_id`` or starts with it."""
+        """The full id of the one run whose id is ``run_id`` or starts with it; ``last``: the
+        newest top-level run (what ``runs`` lists first)."""
         if self._query_one("SELECT 1 FROM runs WHERE id = ?", (run_id,)):
             return run_id
+        if run_id == LAST:
+            newest = self.list_runs(1)
+            if not newest:
+                raise RunNotFound(f"no runs yet in {self.where}")
+            return newest[0].id
         escaped = run_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         rows = self._query("SELECT id FROM runs WHERE id LIKE ? ESCAPE '\\' LIMIT 2", (escaped + "%",))
         if not rows or not run_id:
