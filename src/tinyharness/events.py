@@ -17,7 +17,7 @@ import json
 import re
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any, Protocol
 
@@ -123,6 +123,18 @@ def _redacted_plain(value: Any, depth: int) -> Any:
 # The two encodings above, built once (``json.dumps`` with options builds an encoder per call).
 _LOOSE = json.JSONEncoder(ensure_ascii=False, default=str)
 _STRICT = json.JSONEncoder(ensure_ascii=False)
+
+
+def compaction_tokens(event: Mapping[str, Any]) -> tuple[Any, Any]:
+    """The before and after counts a person is shown for a ``compaction`` event: the window's
+    estimate on both sides when the event has it (the same counter, the same calibration, so an
+    after that grew can only mean a compaction that grew the window), else the counter's
+    ``tokens_before``/``tokens_after``. The counter itself may read the provider's reported usage
+    before and an estimate after, two scales whose difference once showed "tokens 1345 -> 7566"."""
+    before, after = event.get("window_before"), event.get("window_after")
+    if isinstance(before, int) and isinstance(after, int):
+        return before, after
+    return event.get("tokens_before"), event.get("tokens_after")
 
 
 class EventFileError(ConfigError):

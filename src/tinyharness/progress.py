@@ -12,7 +12,7 @@ import json
 import sys
 from typing import TextIO
 
-from .events import Event
+from .events import Event, compaction_tokens
 from .redact import redact
 
 _ARG_PREVIEW = 60
@@ -94,9 +94,10 @@ class ProgressPrinter:
         if kind == "tool_result" and not event["ok"]:
             return f"[tool] {event['name']} failed ({event['chars']} chars of error)"
         if kind == "compaction":
+            before, after = compaction_tokens(event)
             return (
-                f"[compact] #{event['n']} {event['strategy']}: tokens {event['tokens_before']} -> "
-                f"{event['tokens_after']}, messages {event['messages_before']} -> {event['messages_after']}"
+                f"[compact] #{event['n']} {event['strategy']}: tokens {before} -> "
+                f"{after}, messages {event['messages_before']} -> {event['messages_after']}"
             )
         if kind == "plan":
             return _describe_plan(event)

@@ -14,6 +14,8 @@ from rich.markdown import Markdown
 from rich.syntax import Syntax
 from rich.text import Text
 
+from ..events import compaction_tokens
+
 _ARG_PREVIEW = 60
 _OUTPUT_PREVIEW = 100  # characters of a tool's output shown inline
 KEPT_OUTPUTS = 500  # tool outputs /show can still show
@@ -211,10 +213,10 @@ class TurnView:
             self._ensure_live()
         elif kind == "compaction":
             self._flush_text()
+            before, after = compaction_tokens(event)
             self.console.print(
                 Text(
-                    f"[compact] #{event.get('n')} {event.get('strategy')}: tokens "
-                    f"{event.get('tokens_before')} -> {event.get('tokens_after')}",
+                    f"[compact] #{event.get('n')} {event.get('strategy')}: tokens {before} -> {after}",
                     style="yellow",
                 )
             )

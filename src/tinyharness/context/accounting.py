@@ -53,10 +53,14 @@ class Accountant:
         *,
         calibrate: bool = True,
         tools_text: Callable[[Sequence[ToolSpec]], str | None] | None = None,
+        usage_counts: bool = True,
     ) -> None:
         if mode not in ACCOUNTING_MODES:
             raise ValueError(f"accounting must be one of {ACCOUNTING_MODES}, got {mode!r}")
         self.mode: AccountingMode = mode
+        # False (``--counter chars4``): the context counter is the estimate of the window, as
+        # seed 000 counts it, whatever usage the provider reports; cumulative still sums usage.
+        self.usage_counts = usage_counts
         # The text the model's adapter sends for the tools, when not their schemas (JSON tool
         # mode): counted as schemas, the Qwen tool list was 860 tokens where 309 were sent, and
         # after a compaction the counter jumped from 452 to 973 with nothing added.
@@ -93,7 +97,7 @@ class Accountant:
         """The accounting counter the trigger reads."""
         if self.mode == "cumulative":
             return self.cumulative
-        if self._usage is not None and self._usage.input_tokens > 0:
+        if self.usage_counts and self._usage is not None and self._usage.input_tokens > 0:
             return self._usage.total + self.scale(self._pending_raw) + self._pending_known
         return self.window_estimate
 

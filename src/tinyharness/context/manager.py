@@ -103,8 +103,9 @@ class ContextManager:
             raw = make_counter(config.counter, exact=exact_counter)
         except (ValueError, LookupError) as exc:
             raise ConfigError(f"--counter {config.counter}: {exc}") from None
+        uses_usage = config.counter != "chars4"  # chars4: characters/4 of the window, uncorrected
         self.accountant = Accountant(
-            raw, config.accounting, calibrate=config.counter != "chars4", tools_text=tools_text
+            raw, config.accounting, calibrate=uses_usage, tools_text=tools_text, usage_counts=uses_usage
         )
         self.pipeline: list[Strategy] = parse_pipeline(config.strategy)
         self.events = events

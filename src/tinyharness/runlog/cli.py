@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..events import Event
+from ..events import Event, compaction_tokens
 from . import (
     RunLogError,
     RunLogStore,
@@ -242,9 +242,10 @@ def _describe(event: Event, replies: dict[int, str], results: dict[str, str]) ->
         text = results.get(str(get("call_id")))
         return [line + (f": {_short(text, 120)}" if text is not None else "")]
     if kind == "compaction":
+        before, after = compaction_tokens(event)
         return [
-            f"==== compaction #{get('n')} ({get('strategy')}): tokens {get('tokens_before')} -> "
-            f"{get('tokens_after')}, messages {get('messages_before')} -> {get('messages_after')} ===="
+            f"==== compaction #{get('n')} ({get('strategy')}): tokens {before} -> "
+            f"{after}, messages {get('messages_before')} -> {get('messages_after')} ===="
         ]
     if kind == "compaction_fallback":
         return [f"    [context] {get('strategy')}: {get('reason', '')}"]

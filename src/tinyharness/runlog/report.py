@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..events import Event
+from ..events import Event, compaction_tokens
 
 LABEL_HEADROOM = 1.12  # the figure's y axis ends this far above its highest value
 
@@ -220,13 +220,14 @@ def build_report(events: Iterable[Event]) -> RunReport:
             if owner is not None:
                 pending[owner]["tool_errors"] += 1
         elif kind == "compaction":
+            before, after = compaction_tokens(event)
             report.compactions.append(
                 CompactionMark(
                     n=_int(event.get("n")) or len(report.compactions) + 1,
                     strategy=str(event.get("strategy", "")),
                     after_call=pending[-1]["call"] if pending else 0,
-                    tokens_before=_int(event.get("tokens_before")),
-                    tokens_after=_int(event.get("tokens_after")),
+                    tokens_before=_int(before),
+                    tokens_after=_int(after),
                     messages_before=_int(event.get("messages_before")),
                     messages_after=_int(event.get("messages_after")),
                 )

@@ -30,12 +30,14 @@ from ..safefs import Spot
 from .base import DEFAULT_RESULT_CAP, Tool, ToolError, function_tool, raise_if_stopped
 from .coverage import FileSetPlan
 from .focus import TaskFocus, named_symbols, task_text
+from .syntax import MAX_CHECK_CHARS, breaks
 from .workspace import Workspace, fs_error
 
 BINARY_SNIFF_BYTES = 8192
 MAX_LINE_CHARS = 2000  # one minified line must not eat the whole read budget
 MAX_LINE_BYTES = MAX_LINE_CHARS * 4 + 4  # read of one line: enough for MAX_LINE_CHARS characters
 MAX_LIST_ENTRIES = 500
+MIN_READ_LINES = 40  # a line range shorter than this is widened: reads cannot crawl
 # Ends a page that is not the whole file. "If you need them", not "continue": told to continue,
 # Qwen2.5-Coder-0.5B read all six pages of a README to answer what the project is.
 MORE_LINES = "if you need them:"
@@ -172,13 +174,18 @@ def file_tools(
         Args:
             path: File path relative to the workspace root, e.g. "src/app.py".
             start_line: First line to read (1-based, inclusive). Default: 1.
-            end_line: Last line to read (1-based, inclusive). Default: as far as fits.
+            end_line: Last line to read (1-based, inclusive). Default: as far as fits. A range
+                shorter than a page is widened to a page.
         """
         first = 1 if start_line is None else start_line
         if first < 1:
             raise ToolError("start_line must be 1 or more (lines are numbered from 1)")
         if end_line is not None and end_line < first:
             raise ToolError(f"end_line ({end_line}) must not be before start_line ({first})")
+        if end_line is not None:
+            # A read returns at least a page (or the rest of the file): the 0.5B model read a
+            # file one line at a time (start_line 11, end_line 11, then 12, ...) for 15 turns.
+            end_line = max(end_line, first + MIN_READ_LINES - 1)
         handle, shown = _open_text(workspace, path)
         resume = state.resume_line(shown) if start_line is None and end_line is None else None
         with handle:
@@ -241,6 +248,9 @@ def file_tools(
                 existed = spot.lstat() is not None
                 if existed and not overwrite:
                     raise ToolError(NO_OVERWRITE.format(path=spot.relative))
+                refused = breaks(spot.relative, _current_text(spot) if existed else None, content)
+                if refused is not None:
+                    raise ToolError(refused)
                 spot.write(content.encode("utf-8"))
         except IsADirectoryError:
             raise ToolError(f"{path!r} is a folder; give a file path") from None
@@ -273,7 +283,11 @@ def file_tools(
                 shown = spot.relative
                 text = _read_text_strict(spot, shown)
                 old, new, where = _edit_place(text, old, new, shown)
-                spot.write(text.replace(old, new, 1).encode("utf-8"))
+                edited = text.replace(old, new, 1)
+                refused = breaks(shown, text, edited)
+                if refused is not None:
+                    raise ToolError(refused)
+                spot.write(edited.encode("utf-8"))
         except OSError as exc:
             raise fs_error(exc, path) from None
         first_line = text.count("\n", 0, where) + 1
@@ -477,6 +491,18 @@ def _looks_binary(sample: bytes) -> bool:
 
 def _binary_error(shown: str, size: int) -> ToolError:
     return ToolError(f"{shown} is a binary file ({size} bytes); only text files can be read")
+
+
+def _current_text(spot: Spot) -> str | None:
+    """The file a write is about to replace, as text, for the parse check; None when it is too
+    large, binary or not UTF-8 (then no check: nothing here could parse it anyway)."""
+    data, size = spot.read(MAX_CHECK_CHARS + 1)
+    if size > MAX_CHECK_CHARS or _looks_binary(data[:BINARY_SNIFF_BYTES]):
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 def _read_text_strict(spot: Spot, shown: str) -> str:
