@@ -28,6 +28,7 @@ from tinyharness.models.base import ModelRequest
 from tinyharness.models.local import QWEN_05B, fitted_timeout
 from tinyharness.models.openai_chat import OpenAIChatModel
 from tinyharness.tools import NotesFile, ToolRegistry, builtin_tools
+from tinyharness.tools.files import MIN_READ_LINES
 
 
 def read(registry: ToolRegistry, call_id: str, **args: Any) -> list[Message]:
@@ -68,12 +69,16 @@ def test_files_named_in_this_runs_notes_are_not_offered_but_older_notes_do_not_c
 
 
 def test_a_range_read_says_more_follows_and_the_file_stays_on_offer(project: Path) -> None:
+    (project / "a.py").write_text('"""Module a.py."""\n' + "x = 1\n" * 99, encoding="utf-8")
     registry = builtin_tools(project)
-    first = read(registry, "r1", path="a.py", start_line=1, end_line=10)
+    first = read(registry, "r1", path="a.py", start_line=1, end_line=10)  # widened to a page
     text = first[1].content[0].content  # type: ignore[union-attr]
-    assert text.endswith("[21 more lines not shown; if you need them: read_file(path='a.py', start_line=11)]")
+    page = MIN_READ_LINES
+    more = f"[{100 - page} more lines not shown; if you need them: read_file(path='a.py', "
+    more += f"start_line={page + 1})]"
+    assert text.endswith(more)
     assert "a.py" in offered(registry, first)
-    rest = read(registry, "r2", path="a.py", start_line=11)
+    rest = read(registry, "r2", path="a.py", start_line=page + 1)
     assert "a.py" not in offered(registry, [*first, *rest])
     assert "a.py" not in offered(registry, [])  # read to the end in two parts: done for the run
 
@@ -202,14 +207,15 @@ def test_reading_a_paged_file_again_without_start_line_goes_on(project: Path) ->
     assert text.startswith(
         f"[lines 1-{shown_last} were read before; here is what follows]\na.py (lines {shown_last + 1}-"
     )
-    explicit = read(registry, "r3", path="a.py", start_line=1, end_line=2)  # asked for: given
-    assert explicit[1].content[0].content.startswith("a.py (lines 1-2 of 31)")  # type: ignore[union-attr]
+    explicit = read(registry, "r3", path="a.py", start_line=1, end_line=2)  # asked for: from line 1
+    assert explicit[1].content[0].content.startswith("a.py (lines 1-")  # type: ignore[union-attr]
 
 
 def test_a_file_read_in_part_stays_on_offer_when_the_notes_name_it(project: Path) -> None:
     """A note naming a file must not end its reading: the 0.5B model, with README.md named in
     NOTES.md after two of its pages, asked for start_line=213 and the path grammar sent it to
     another file."""
+    (project / "a.py").write_text('"""Module a.py."""\n' + "x = 1\n" * 99, encoding="utf-8")
     notes = NotesFile(project / "NOTES.md")
     registry = builtin_tools(project, notes=notes)
     first = read(registry, "r1", path="a.py", start_line=1, end_line=10)
@@ -217,7 +223,7 @@ def test_a_file_read_in_part_stays_on_offer_when_the_notes_name_it(project: Path
     notes.append("b.py: module b")
     choices = offered(registry, first)
     assert "a.py" in choices and "b.py" not in choices
-    rest = read(registry, "r2", path="a.py", start_line=11)
+    rest = read(registry, "r2", path="a.py", start_line=MIN_READ_LINES + 1)
     assert "a.py" not in offered(registry, [*first, *rest])  # read to the end: done
 
 
