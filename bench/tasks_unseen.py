@@ -208,7 +208,7 @@ def _parses(text: str) -> bool:
 
 _V37 = r"(?<![\d.])3\.7(?:\.0)?(?![\d]|\.\d)"
 _META = ("markdown/__meta__.py", "PKG-INFO", "Markdown.egg-info/PKG-INFO")
-_SCRIPTS_FACTS = {
+_SCRIPTS_FACTS: dict[str, tuple[str, ...]] = {
     "scripts/gen_ref_nav.py": ("reference", "nav", "mkdocs", "page", "导航", "参考", "文档"),
     "scripts/griffe_extensions.py": ("griffe", "deprecat", "docstring", "priority", "扩展", "弃用", "文档"),
 }

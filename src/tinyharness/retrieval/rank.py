@@ -58,13 +58,26 @@ class Document:
 
 
 @dataclass
+class Field:
+    """One field's inverted index: term -> (document, count), and each document's length."""
+
+    weight: float
+    postings: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    lengths: list[int] = field(default_factory=list)
+
+    def add(self, number: int, words: list[str]) -> None:
+        self.lengths.append(len(words))
+        for word, count in Counter(words).items():
+            self.postings.setdefault(word, []).append((number, count))
+
+
+@dataclass
 class Index:
     """The inverted index of a list of documents (built once per map)."""
 
     docs: Sequence[Document]
     config: RankConfig
-    postings: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
-    lengths: list[float] = field(default_factory=list)
+    fields: list[Field] = field(default_factory=list)
     defined_in: dict[str, list[int]] = field(default_factory=dict)
     by_path: dict[str, int] = field(default_factory=dict)
     by_tail: dict[str, list[int]] = field(default_factory=dict)
@@ -72,22 +85,12 @@ class Index:
 
     @classmethod
     def build(cls, docs: Sequence[Document], config: RankConfig) -> Index:
-        index = cls(docs, config)
+        paths, names, heads = Field(config.path_weight), Field(config.symbol_weight), Field(config.head_weight)
+        index = cls(docs, config, [paths, names, heads])
         for number, doc in enumerate(docs):
-            weighted: Counter[str] = Counter()
-            fields = (
-                (path_terms(doc.path_text), config.path_weight),
-                ([t for name in doc.symbols for t in terms(name)], config.symbol_weight),
-                (terms(doc.body), config.head_weight),
-            )
-            length = 0.0
-            for words, weight in fields:
-                length += weight * len(words)
-                for word in words:
-                    weighted[word] += weight
-            index.lengths.append(length)
-            for word, count in weighted.items():
-                index.postings.setdefault(word, []).append((number, count))
+            paths.add(number, path_terms(doc.path_text))
+            names.add(number, [t for name in doc.symbols for t in terms(name)])
+            heads.add(number, terms(doc.body))
             for name in doc.symbols:
                 index.defined_in.setdefault(name, []).append(number)
             index.by_path[doc.path] = number
@@ -99,20 +102,26 @@ class Index:
     # --- scores ----------------------------------------------------------------------------
 
     def bm25(self, task: str) -> dict[int, float]:
+        """Each field's BM25 score of the task's distinct terms, weighted and summed: a field
+        saturates on its own, so many matches in a file's text cannot outweigh one in its
+        names or path."""
         total = len(self.docs)
-        if not total:
-            return {}
-        average = sum(self.lengths) / total or 1.0
-        k1, b = self.config.k1, self.config.b
         scores: dict[int, float] = {}
-        for word in dict.fromkeys(terms(task)):
-            postings = self.postings.get(word)
-            if not postings:
-                continue
-            idf = math.log(1 + (total - len(postings) + 0.5) / (len(postings) + 0.5))
-            for number, count in postings:
-                norm = k1 * (1 - b + b * self.lengths[number] / average)
-                scores[number] = scores.get(number, 0.0) + idf * count * (k1 + 1) / (count + norm)
+        if not total:
+            return scores
+        k1, b = self.config.k1, self.config.b
+        words = list(dict.fromkeys(terms(task)))
+        for one in self.fields:
+            average = sum(one.lengths) / total or 1.0
+            for word in words:
+                postings = one.postings.get(word)
+                if not postings:
+                    continue
+                idf = math.log(1 + (total - len(postings) + 0.5) / (len(postings) + 0.5))
+                for number, count in postings:
+                    norm = k1 * (1 - b + b * one.lengths[number] / average)
+                    gain = one.weight * idf * count * (k1 + 1) / (count + norm)
+                    scores[number] = scores.get(number, 0.0) + gain
         return scores
 
     def tiers(self, task: str) -> dict[int, float]:
