@@ -25,8 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import tinyharness
-from bench import load_line, machine_line, markdown_table, median, progress
-from bench import tasks_unseen
+from bench import load_line, machine_line, markdown_table, median, progress, tasks_unseen
 from bench.tasks import GUIDE, HANDBOOK, TASKS, build_workspace
 from tinyharness.retrieval import MapLimits, RepoMap
 
@@ -73,7 +72,10 @@ DEV: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("会话是怎么保存到 SQLite 的？", ("tinyharness/session/sqlite.py",)),
     ("How many modules are in the memory package?", ("tinyharness/memory",)),
     ("Where does the OpenAI adapter retry on rate limits?", ("tinyharness/models/openai_chat.py",)),
-    ("Which file reads the settings from config.json?", ("tinyharness/settings/__init__.py", "tinyharness/settings")),
+    (
+        "Which file reads the settings from config.json?",
+        ("tinyharness/settings/__init__.py", "tinyharness/settings"),
+    ),
     ("Where is the MCP client?", ("tinyharness/mcp/client.py",)),
     ("What does the durable queue store its jobs in?", ("tinyharness/durable/queue.py",)),
     ("Where is reciprocal rank fusion implemented?", ("tinyharness/memory/text.py",)),
@@ -162,9 +164,7 @@ def measure(embedder_name: str | None) -> str:
         timing = _timing(roots["markdown"], all_queries)
     table = markdown_table(["method", "set", "tasks", *(f"recall@{k}" for k in KS)], rows)
     missed = markdown_table(["set", "task", "task text", "BM25's first three"], misses) if misses else "none"
-    return (
-        f"{machine_line()}\n{load_line()}\n\n{table}\n\nNot in BM25's first 5:\n\n{missed}\n\n{timing}"
-    )
+    return f"{machine_line()}\n{load_line()}\n\n{table}\n\nNot in BM25's first 5:\n\n{missed}\n\n{timing}"
 
 
 def _timing(markdown_root: Path, all_queries: list[Query]) -> str:

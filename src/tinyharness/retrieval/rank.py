@@ -85,7 +85,11 @@ class Index:
 
     @classmethod
     def build(cls, docs: Sequence[Document], config: RankConfig) -> Index:
-        paths, names, heads = Field(config.path_weight), Field(config.symbol_weight), Field(config.head_weight)
+        paths, names, heads = (
+            Field(config.path_weight),
+            Field(config.symbol_weight),
+            Field(config.head_weight),
+        )
         index = cls(docs, config, [paths, names, heads])
         for number, doc in enumerate(docs):
             paths.add(number, path_terms(doc.path_text))
