@@ -211,3 +211,16 @@ def test_no_markdown_task_passes_by_doing_nothing(tmp_path: Path) -> None:
     for task in [t for t in tasks_unseen.TASKS if t.project == tasks_unseen.PROJECT]:
         assert not task.check("", tmp_path), task.name
         assert all((tmp_path / target).exists() for target in task.targets), task.name
+
+
+def test_the_report_shows_each_half_the_wrong_lines_and_the_median() -> None:
+    def row(task: str, half: str, wall: float, wrong: int) -> task_suite.TaskRun:
+        return task_suite.TaskRun(
+            "m", "base", task, half, "question", True, 0, "end_turn", 2, 10, wall, "a", 0, wrong
+        )
+
+    runs = [row("a", "tune", 10.0, -1), row("b", "check", 30.0, 0), row("c", tasks_unseen.HALF, 50.0, 3)]
+    summary = task_suite.summary_rows(runs)[0]
+    assert summary[2:6] == ["3/3", "1/1", "1/1", "1/1"]
+    assert summary[6] == "1.50 (2)"  # the older row (-1) was not counted
+    assert summary[7] == "30"
