@@ -2,8 +2,10 @@
 mentions first, and an embedder's ranking fused in when one is given.
 
 A document has three fields: its path, the names it defines, and the start of its text
-(a folder: its path, and the names of what it holds). Each field's term counts are weighted and
-summed (BM25F, simplified): a word in a path says more about a file than one in its text.
+(a folder: its path, and the names of what it holds). Each field is scored with BM25 on its own
+and the scores are summed with weights: a word in a path says more about a file than one in its
+text, and many matches in a long text cannot outweigh one in a file's names (one saturation over
+all fields, BM25F, let README.md outrank the file defining ``__version__`` for "what version").
 Exact mentions are not words of a language but strings of the workspace, so they come first:
 the task's path (``markdown/core.py``) or folder (``tests/basic``), then a path's tail or a file
 name (``core.py``), then a name the file defines, when written as code is
