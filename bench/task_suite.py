@@ -4,14 +4,18 @@ local models, with harness features switched off one at a time.
 Each task (``bench/tasks.py``) runs in a fresh copy of a small shop project as
 ``python -m tinyharness run TASK --model M --workspace WS --context-window 4096 --no-log
 --quiet --events FILE`` in a subprocess (``--allow-write`` for the edit tasks), and its checker
-reads the final answer and the workspace. Reported per model and variant: tasks passed (tune
-half, check half; a right answer given after a limit stopped the run counts), runs that ended
+reads the final answer and the workspace. The third half, ``unseen`` (``bench/tasks_unseen.py``),
+runs on Python-Markdown 3.7, a pinned sdist the bench fetches, instead of the shop. Reported per
+model and variant: tasks passed (tune half, check half, unseen half; a right answer given after a
+limit stopped the run counts), wrong lines written into the user's NOTES.md
+(``bench/notes_check.py``), the median seconds per task, runs that ended
 by the model's own final answer, model calls, tokens billed (input + output), wall time. Runs are slow (the
 0.5B model takes about a minute a task on 2 free cores), so results are cached in
 ``bench/.task_cache.json`` by model, variant and task; ``--fresh`` ignores the cache.
 
     python -m bench.task_suite --models smollm2,qwen2.5-coder-0.5b
     python -m bench.task_suite --models qwen2.5-coder-0.5b --half check --variants base,no-flush
+    python -m bench.task_suite --models qwen2.5-coder-0.5b --half unseen
 """
 
 from __future__ import annotations
@@ -27,8 +31,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from bench import HERE, markdown_table, progress
-from bench.tasks import TASKS, Task, build_workspace
+from bench import HERE, markdown_table, median, progress, tasks_unseen
+from bench.notes_check import count_wrong
+from bench.tasks import TASKS as FIRST_HALVES
+from bench.tasks import Task, build_workspace
+
+TASKS: tuple[Task, ...] = FIRST_HALVES + tasks_unseen.TASKS
+HALVES = ("tune", "check", tasks_unseen.HALF)
 
 WINDOW = 4096
 CACHE = HERE / ".task_cache.json"
@@ -60,6 +69,7 @@ class TaskRun:
     wall_s: float
     answer: str
     compactions: int = 0  # (rows cached before this was counted have 0)
+    wrong_notes: int = -1  # lines wrongly written into NOTES.md (-1: not counted, an older row)
 
 
 def model_string(name: str) -> str:
@@ -69,7 +79,7 @@ def model_string(name: str) -> str:
 def run_task(task: Task, model: str, variant: str, keep: Path | None = None) -> TaskRun:
     with tempfile.TemporaryDirectory(prefix="tinyharness-task-") as folder:
         workspace = Path(folder) / "ws"
-        build_workspace(workspace, task.extra)
+        build_task_workspace(task, workspace)
         events = Path(folder) / "events.jsonl"
         argv = [
             sys.executable, "-m", "tinyharness", "run", task.prompt,
@@ -92,12 +102,22 @@ def run_task(task: Task, model: str, variant: str, keep: Path | None = None) -> 
         wall = time.perf_counter() - start
         calls, tokens, stop, compactions = _from_events(events)
         passed = code in (0, 1) and task.check(answer, workspace)
+        wrong_notes = count_wrong(workspace, task.asks_for_notes)
         if keep is not None:  # to see what the model did: its events and the workspace after
             shutil.copytree(Path(folder), keep / f"{model}-{variant}-{task.name}", dirs_exist_ok=True)
     return TaskRun(
         model, variant, task.name, task.half, task.kind, passed, code, stop, calls, tokens, wall, answer,
-        compactions,
+        compactions, wrong_notes,
     )  # fmt: skip
+
+
+def build_task_workspace(task: Task, workspace: Path) -> None:
+    """The task's project in ``workspace``: the shop (with the task's extra files) or
+    Python-Markdown (the pinned sdist, fetched once and verified)."""
+    if task.project == tasks_unseen.PROJECT:
+        tasks_unseen.build_workspace(workspace)
+    else:
+        build_workspace(workspace, task.extra)
 
 
 def _from_events(path: Path) -> tuple[int, int, str, int]:
@@ -192,15 +212,16 @@ def summary_rows(runs: list[TaskRun]) -> list[list[object]]:
         groups.setdefault((r.model, r.variant), []).append(r)
     rows: list[list[object]] = []
     for (model, variant), group in groups.items():
-        tune = [r for r in group if r.half == "tune"]
-        check = [r for r in group if r.half == "check"]
+        halves = [[r for r in group if r.half == half] for half in HALVES]
+        counted = [r.wrong_notes for r in group if r.wrong_notes >= 0]
         rows.append(
             [
                 model,
                 variant,
                 f"{sum(r.passed for r in group)}/{len(group)}",
-                f"{sum(r.passed for r in tune)}/{len(tune)}",
-                f"{sum(r.passed for r in check)}/{len(check)}",
+                *(f"{sum(r.passed for r in half)}/{len(half)}" for half in halves),
+                f"{sum(counted) / len(counted):.2f} ({len(counted)})" if counted else "-",
+                f"{median([r.wall_s for r in group]):.0f}",
                 f"{sum(r.stop == 'end_turn' for r in group)}/{len(group)}",
                 f"{sum(r.model_calls for r in group) / len(group):.1f}",
                 f"{sum(r.tokens for r in group) / len(group):,.0f}",
@@ -216,8 +237,9 @@ def to_markdown(runs: list[TaskRun]) -> str:
         "model",
         "variant",
         "passed",
-        "tune",
-        "check",
+        *HALVES,
+        "wrong NOTES.md lines/task (tasks counted)",
+        "median s/task",
         "ended by itself",
         "calls/task",
         "tokens/task",
@@ -233,10 +255,10 @@ def to_markdown(runs: list[TaskRun]) -> str:
     detail = markdown_table(["model", "variant", *kinds], per_kind)
     each = markdown_table(
         ["model", "variant", "task", "half", "passed", "stop", "calls", "compactions", "wall s",
-         "answer (start)"],
+         "wrong notes", "answer (start)"],
         [
             [r.model, r.variant, r.task, r.half, "yes" if r.passed else "no", r.stop, r.model_calls,
-             r.compactions, f"{r.wall_s:.0f}", _cell(r.answer)]
+             r.compactions, f"{r.wall_s:.0f}", r.wrong_notes if r.wrong_notes >= 0 else "-", _cell(r.answer)]
             for r in runs
         ],
     )  # fmt: skip
@@ -258,7 +280,7 @@ def main(argv: list[str] | None = None) -> str:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--models", default="smollm2,qwen2.5-coder-0.5b", help=f"comma list of {MODELS}")
     parser.add_argument("--variants", default="base", help=f"comma list of {tuple(VARIANTS)}")
-    parser.add_argument("--half", choices=["all", "tune", "check"], default="all")
+    parser.add_argument("--half", choices=["all", *HALVES], default="all")
     parser.add_argument("--only", help="comma list of task names")
     parser.add_argument("--fresh", action="store_true", help="ignore cached results")
     parser.add_argument("--keep", type=Path, help="copy each run's events and workspace into this folder")

@@ -162,8 +162,8 @@ def test_tax() -> None:
 @dataclass(frozen=True)
 class Task:
     name: str
-    half: str  # "tune" or "check"
-    kind: str  # question, find, count, edit, notes
+    half: str  # "tune", "check" or "unseen" (bench/tasks_unseen.py)
+    kind: str  # question, find, count, edit, notes, long
     prompt: str
     check: Checker
     allow_write: bool = False
@@ -171,6 +171,15 @@ class Task:
     # Files this task's workspace has besides the shop project (the long documents of the
     # tasks that fill the window).
     extra: dict[str, str] = field(default_factory=dict)
+    # The project the workspace holds: "shop" (this file's) or "markdown" (bench/tasks_unseen.py).
+    project: str = "shop"
+    # The files or folders that answer the task (retrieval's recall is measured on them).
+    targets: tuple[str, ...] = ()
+
+    @property
+    def asks_for_notes(self) -> bool:
+        """Whether the task asks for notes (any line in NOTES.md is wrong otherwise)."""
+        return self.kind == "notes"
 
 
 def says(*patterns: str) -> Checker:
