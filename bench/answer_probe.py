@@ -31,7 +31,7 @@ from tinyharness import cli
 from tinyharness.history import strip_echo
 from tinyharness.messages import Message, TextBlock
 from tinyharness.models.base import ModelRequest, ModelResponse
-from tinyharness.tools.focus import question_of, task_text
+from tinyharness.guide.focus import question_of, task_text
 
 # Each takes {files}, {found} (" X is defined in F." or "") and {task}.
 VARIANTS: dict[str, str] = {

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tinyharness.tools.files import ReadState, head_text, text_files
-from tinyharness.tools.focus import TaskFocus
+from tinyharness.guide.focus import TaskFocus
 from tinyharness.tools.workspace import Workspace
 
 

@@ -33,9 +33,9 @@ from tinyharness.history import strip_echo
 from tinyharness.messages import Message
 from tinyharness.models.scripted import ScriptedModel
 from tinyharness.tools.builtin import builtin_tools, notes_since
-from tinyharness.tools.coverage import FileSetPlan
+from tinyharness.guide.coverage import FileSetPlan
 from tinyharness.tools.files import ReadState, head_text, text_files
-from tinyharness.tools.focus import answer_prompt
+from tinyharness.guide.focus import answer_prompt
 from tinyharness.tools.notes import NotesFile
 from tinyharness.tools.workspace import Workspace
 

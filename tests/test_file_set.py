@@ -23,7 +23,7 @@ from tinyharness.messages import Message, ToolUseBlock
 from tinyharness.models.json_mode import FINAL_TOOL, action_schema
 from tinyharness.models.scripted import ScriptedModel
 from tinyharness.tools.builtin import builtin_tools, notes_since
-from tinyharness.tools.coverage import (
+from tinyharness.guide.coverage import (
     ALL_DONE,
     ASK_SET_QUESTION,
     DONE_NOTES,
@@ -37,7 +37,7 @@ from tinyharness.tools.coverage import (
     folder_set,
 )
 from tinyharness.tools.files import ReadState, head_text, text_files
-from tinyharness.tools.focus import answer_ask, question_of
+from tinyharness.guide.focus import answer_ask, question_of
 from tinyharness.tools.notes import NotesFile
 from tinyharness.tools.workspace import Workspace
 

@@ -32,7 +32,7 @@ from tinyharness.messages import Message
 from tinyharness.models.scripted import ScriptedModel
 from tinyharness.tools.builtin import builtin_tools
 from tinyharness.tools.files import ReadState, head_text, text_files
-from tinyharness.tools.focus import answer_prompt, named_symbols, symbol_files
+from tinyharness.guide.focus import answer_prompt, named_symbols, symbol_files
 from tinyharness.tools.permissions import Permissions
 from tinyharness.tools.workspace import Workspace
 

@@ -21,7 +21,7 @@ from tinyharness.messages import Message
 from tinyharness.models.scripted import ScriptedModel
 from tinyharness.tools.builtin import builtin_tools
 from tinyharness.tools.files import ReadState, text_files
-from tinyharness.tools.focus import TaskFocus, answer_prompt, named_files
+from tinyharness.guide.focus import TaskFocus, answer_prompt, named_files
 from tinyharness.tools.workspace import Workspace
 
 TASK = "Read README.md and tell me in one sentence what this project is"

@@ -12,7 +12,7 @@ read state, the workspace, the notes file); never context, memory, the loop or t
 
 from .base import Ask, Guide, NoGuide, Reviewed, RunCall, Turn, refusal, reviewed_run
 from .plan import KINDS, PlanOptions, Rank, TaskPlan, plan_request, plan_schema, simple_rank
-from .planner import PlanGuide, grounded
+from .planner import PlanGuide, StepsGuide, grounded
 
 __all__ = [
     "KINDS",
@@ -24,6 +24,7 @@ __all__ = [
     "Rank",
     "Reviewed",
     "RunCall",
+    "StepsGuide",
     "TaskPlan",
     "Turn",
     "grounded",

@@ -74,7 +74,138 @@ def grounded(
     return words <= known and all(n in source for n in numbers)
 
 
-class PlanGuide:
+class StepsGuide:
+    """The guide over a task focus and a file set already made (``focus``, ``file_set``; either
+    may be None) and a plan stated (``plan``; by default exact path matches only): the library's
+    way to drive these plans without the CLI. ``PlanGuide`` builds them itself and asks the plan."""
+
+    def __init__(
+        self,
+        focus: TaskFocus | None = None,
+        file_set: FileSetPlan | None = None,
+        *,
+        plan: TaskPlan | None = None,
+        known: Sequence[str] = (),
+        events: EventBus | None = None,
+    ) -> None:
+        self.focus: TaskFocus | None = focus
+        self.file_set: FileSetPlan | None = file_set
+        self.stated = plan
+        self.known = tuple(known)  # texts a note must not echo (the tools' descriptions)
+        self.events = events or EventBus()
+        self.task = ""
+        self.plan = TaskPlan()
+
+    async def _plan_for(self, task: str, ask: Ask) -> TaskPlan:
+        return self.stated if self.stated is not None else TaskPlan(source="paths")
+
+    async def start(self, task: str, ask: Ask) -> None:
+        self.task = task
+        self.plan = await self._plan_for(task, ask)
+        if self.focus is not None:
+            self.focus.start(task, self.plan)
+        if self.file_set is not None:
+            self.file_set.start(task, self.plan)
+        self.events.emit(
+            "plan",
+            kind=self.plan.kind,
+            targets=list(self.plan.targets),
+            source=self.plan.source,
+            files=len(self.file_set.set) if self.file_set is not None else 0,
+        )
+
+    # --- each turn ---------------------------------------------------------------------------
+
+    def next_turn(self, messages: Sequence[Message]) -> Turn | None:
+        focus, file_set = self.focus, self.file_set
+        if messages and messages[-1].tool_results:  # right after tool results
+            step = file_set.next_step(messages) if file_set is not None else None
+            if step is not None:
+                return step
+            prompt = focus(messages) if focus is not None else None
+            if prompt is not None:
+                return Turn(prompt, final_only=True)
+        tool = focus.next_tool(messages) if focus is not None else None
+        if tool is not None:
+            return Turn(tool=tool)
+        if self._folders_to_list(messages):
+            return Turn(tool=LIST_TOOL)
+        return None
+
+    def _folders_to_list(self, messages: Sequence[Message]) -> list[str]:
+        """For a list or count over folders: those not listed yet in this run."""
+        if self.plan.kind != "list":
+            return []
+        folders = [t.rstrip("/") or "." for t in self.plan.targets if t.endswith("/")]
+        listed = {
+            os.path.normpath(str(c.input.get("path", ".")))
+            for m in messages
+            for c in m.tool_uses
+            if c.name == LIST_TOOL and isinstance(c.input, dict)
+        }
+        return [f for f in folders if os.path.normpath(f) not in listed]
+
+    def _edit_choices(self, messages: Sequence[Message]) -> Mapping[str, Sequence[str]]:
+        return {}
+
+    def choices(self, tool: str, messages: Sequence[Message]) -> Mapping[str, Sequence[str]]:
+        focus, file_set = self.focus, self.file_set
+        if tool == "read_file":
+            unread = focus.unread(messages) if focus is not None else []
+            left = file_set.read_choices(messages) if file_set is not None and not unread else []
+            return {"path": unread or left} if unread or left else {}
+        if tool == "edit_file":
+            return self._edit_choices(messages)
+        if tool == "note":
+            return (file_set.note_choices(messages) if file_set is not None else {}) or (
+                focus.note_choices(messages) if focus is not None else {}
+            )
+        if tool == LIST_TOOL and (folders := self._folders_to_list(messages)):
+            return {"path": folders}
+        return {}
+
+    # --- calls -------------------------------------------------------------------------------
+
+    def review(self, call: ToolUseBlock) -> Reviewed:
+        file_set = self.file_set
+        in_set = file_set is not None and bool(file_set.set)
+        if call.name == "update_notes" and self.plan.kind == "notes" and in_set:
+            return refusal(call, NO_REWRITE)
+        if call.name != "note":
+            return call
+        if file_set is not None and in_set:
+            checked = review_note(file_set, call, self.known)
+            if isinstance(checked, ToolResultBlock):
+                return checked
+            call = checked
+        return self._route(call)
+
+    def _route(self, call: ToolUseBlock) -> Reviewed:
+        return call
+
+    def unfinished(self, messages: Sequence[Message]) -> str | None:
+        return self.file_set.unfinished(messages) if self.file_set is not None else None
+
+    # --- saved with the run ------------------------------------------------------------------
+
+    def to_state(self) -> dict[str, Any]:
+        state: dict[str, Any] = {"task": self.task, "plan": self.plan.to_state()}
+        if self.file_set is not None:
+            state["set"] = self.file_set.to_state()
+        return state
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        if not isinstance(state.get("task"), str):
+            return
+        self.task = state["task"]
+        self.plan = TaskPlan.from_state(state.get("plan") or {})
+        if self.focus is not None:
+            self.focus.start(self.task, self.plan)
+        if self.file_set is not None and isinstance(state.get("set"), dict):
+            self.file_set.load_state(state["set"])
+
+
+class PlanGuide(StepsGuide):
     """The guide above for one run (or one chat: ``start`` again for each message's task).
 
     ``workspace`` is the folder; ``read_state`` the file tools' read state; ``notes`` the
@@ -111,17 +242,18 @@ class PlanGuide:
         self.known = tuple(known)  # texts a note must not echo (the tools' descriptions)
         self.task = ""
         self.plan = TaskPlan()
+        self.stated = None
         user_notes = notes_since(notes)
         self._notes_text = lambda: "\n".join(t for t in (user_notes(), self._run_notes_text()) if t)
         files = lambda: text_files(self.space)  # noqa: E731
-        self.focus = TaskFocus(
+        self.focus: TaskFocus = TaskFocus(
             files,
             read_state.lines_read,
             read_text=lambda path: head_text(self.space, path, MAX_SYMBOL_SEARCH_BYTES),
             answer=not may_write,
             notes_text=self._notes_text,
         )
-        self.file_set = FileSetPlan(
+        self.file_set: FileSetPlan = FileSetPlan(
             files,
             self._notes_text,
             read_state.lines_read,
@@ -145,21 +277,6 @@ class PlanGuide:
     def _run_notes_text(self) -> str:
         return self.run_notes.read() if self.run_notes is not None else ""
 
-    # --- the task ----------------------------------------------------------------------------
-
-    async def start(self, task: str, ask: Ask) -> None:
-        self.task = task
-        self.plan = await self._plan_for(task, ask)
-        self.focus.start(task, self.plan)
-        self.file_set.start(task, self.plan)
-        self.events.emit(
-            "plan",
-            kind=self.plan.kind,
-            targets=list(self.plan.targets),
-            source=self.plan.source,
-            files=len(self.file_set.set),
-        )
-
     async def _plan_for(self, task: str, ask: Ask) -> TaskPlan:
         each, kind = self.options.each, self.options.kind
         if each is not None:
@@ -172,72 +289,20 @@ class PlanGuide:
         response = await ask(plan_request(task, offered))
         return parse_plan(response.message.text, offered)
 
-    # --- each turn ---------------------------------------------------------------------------
-
-    def next_turn(self, messages: Sequence[Message]) -> Turn | None:
-        after_results = bool(messages) and bool(messages[-1].tool_results)
-        if after_results:
-            step = self.file_set.next_step(messages)
-            if step is not None:
-                return step
-            prompt = self.focus(messages)
-            if prompt is not None:
-                return Turn(prompt, final_only=True)
-        tool = self.focus.next_tool(messages)
-        if tool is not None:
-            return Turn(tool=tool)
-        if self._folders_to_list(messages):
-            return Turn(tool=LIST_TOOL)
-        return None
-
-    def _folders(self) -> list[str]:
-        return [t.rstrip("/") or "." for t in self.plan.targets if t.endswith("/")]
-
-    def _folders_to_list(self, messages: Sequence[Message]) -> list[str]:
-        """For a list or count over folders: those not listed yet in this run."""
-        if self.plan.kind != "list":
-            return []
-        listed = {
-            os.path.normpath(str(c.input.get("path", ".")))
-            for m in messages
-            for c in m.tool_uses
-            if c.name == LIST_TOOL and isinstance(c.input, dict)
-        }
-        return [f for f in self._folders() if os.path.normpath(f) not in listed]
-
-    def choices(self, tool: str, messages: Sequence[Message]) -> Mapping[str, Sequence[str]]:
-        if tool == "read_file":
-            unread = self.focus.unread(messages)
-            return {"path": unread} if unread else {"path": self.file_set.read_choices(messages)}
-        if tool == "edit_file" and self.may_write and self.focus.named(messages):
+    def _edit_choices(self, messages: Sequence[Message]) -> Mapping[str, Sequence[str]]:
+        if self.may_write and self.focus.named(messages):
             return edit_choices(self.space, messages, self.focus)
-        if tool == "note":
-            return self.file_set.note_choices(messages) or self.focus.note_choices(messages)
-        if tool == LIST_TOOL and (folders := self._folders_to_list(messages)):
-            return {"path": folders}
         return {}
 
-    # --- calls -------------------------------------------------------------------------------
-
     def review(self, call: ToolUseBlock) -> Reviewed:
-        if call.name == "update_notes" and self.plan.kind == "notes" and self.file_set.set:
-            return refusal(call, NO_REWRITE)
+        """update_notes on a task that asked for no notes rewrites the run's own notes."""
         if call.name == "update_notes" and self.plan.kind != "notes" and self.run_notes is not None:
             content = call.input.get("content") if isinstance(call.input, dict) else None
             if isinstance(content, str):
                 self.run_notes.overwrite(content)
-                return ToolResultBlock(
-                    call.id, RUN_NOTED.format(where=self._where(), notes=self.notes.path.name)
-                )
-            return call
-        if call.name != "note":
-            return call
-        if self.file_set.set:
-            checked = review_note(self.file_set, call, self.known)
-            if isinstance(checked, ToolResultBlock):
-                return checked
-            call = checked
-        return self._route(call)
+                where = RUN_NOTED.format(where=self._where(), notes=self.notes.path.name)
+                return ToolResultBlock(call.id, where)
+        return super().review(call)
 
     def _route(self, call: ToolUseBlock) -> Reviewed:
         """A note for the user's notes file (the task asked for notes, or the line is grounded
@@ -263,20 +328,3 @@ class PlanGuide:
             return str(self.run_notes.path.relative_to(self.root))
         except ValueError:
             return self.run_notes.path.name
-
-    def unfinished(self, messages: Sequence[Message]) -> str | None:
-        return self.file_set.unfinished(messages)
-
-    # --- saved with the run ------------------------------------------------------------------
-
-    def to_state(self) -> dict[str, Any]:
-        return {"task": self.task, "plan": self.plan.to_state(), "set": self.file_set.to_state()}
-
-    def load_state(self, state: dict[str, Any]) -> None:
-        if not isinstance(state.get("task"), str):
-            return
-        self.task = state["task"]
-        self.plan = TaskPlan.from_state(state.get("plan") or {})
-        self.focus.start(self.task, self.plan)
-        if isinstance(state.get("set"), dict):
-            self.file_set.load_state(state["set"])
