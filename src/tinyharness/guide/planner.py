@@ -87,7 +87,9 @@ class StepsGuide:
         plan: TaskPlan | None = None,
         known: Sequence[str] = (),
         events: EventBus | None = None,
+        workspace: Path | None = None,
     ) -> None:
+        self.space = Workspace(workspace) if workspace is not None else None  # for edit choices
         self.focus: TaskFocus | None = focus
         self.file_set: FileSetPlan | None = file_set
         self.stated = plan
@@ -146,7 +148,11 @@ class StepsGuide:
         return [f for f in folders if os.path.normpath(f) not in listed]
 
     def _edit_choices(self, messages: Sequence[Message]) -> Mapping[str, Sequence[str]]:
-        return {}
+        """edit_file's choices in a run that may write: the named files, their lines as old."""
+        focus = self.focus
+        if self.space is None or focus is None or focus.answer or not focus.named(messages):
+            return {}
+        return edit_choices(self.space, messages, focus)
 
     def choices(self, tool: str, messages: Sequence[Message]) -> Mapping[str, Sequence[str]]:
         focus, file_set = self.focus, self.file_set
@@ -231,12 +237,14 @@ class PlanGuide(StepsGuide):
         known: Sequence[str] = (),
     ) -> None:
         self.root = Path(workspace)
-        self.space = Workspace(self.root)
+        space = Workspace(self.root)
+        self.space = space
+        self.spaced = space
         self.read_state = read_state
         self.notes = notes
         self.run_notes = run_notes
         self.classify = classify
-        self.rank: Rank = rank or simple_rank(lambda: text_files(self.space))
+        self.rank: Rank = rank or simple_rank(lambda: text_files(space))
         self.options = options or PlanOptions()
         self.events = events or EventBus()
         self.known = tuple(known)  # texts a note must not echo (the tools' descriptions)
@@ -245,11 +253,11 @@ class PlanGuide(StepsGuide):
         self.stated = None
         user_notes = notes_since(notes)
         self._notes_text = lambda: "\n".join(t for t in (user_notes(), self._run_notes_text()) if t)
-        files = lambda: text_files(self.space)  # noqa: E731
+        files = lambda: text_files(space)  # noqa: E731
         self.focus: TaskFocus = TaskFocus(
             files,
             read_state.lines_read,
-            read_text=lambda path: head_text(self.space, path, MAX_SYMBOL_SEARCH_BYTES),
+            read_text=lambda path: head_text(space, path, MAX_SYMBOL_SEARCH_BYTES),
             answer=not may_write,
             notes_text=self._notes_text,
         )
@@ -260,7 +268,7 @@ class PlanGuide(StepsGuide):
             self._check_text,
             events=self.events,
             room_chars=room_chars,
-            size=lambda path: len(head_text(self.space, path, MAX_SYMBOL_SEARCH_BYTES)),
+            size=lambda path: len(head_text(space, path, MAX_SYMBOL_SEARCH_BYTES)),
         )
 
     @property
@@ -272,7 +280,7 @@ class PlanGuide(StepsGuide):
         self.focus.answer = not value
 
     def _check_text(self, path: str) -> str:
-        return head_text(self.space, path, MAX_NOTE_CHECK_BYTES)
+        return head_text(self.spaced, path, MAX_NOTE_CHECK_BYTES)
 
     def _run_notes_text(self) -> str:
         return self.run_notes.read() if self.run_notes is not None else ""
@@ -288,11 +296,6 @@ class PlanGuide(StepsGuide):
         offered = candidates(self.rank, self.root, task, MAX_CANDIDATES)
         response = await ask(plan_request(task, offered))
         return parse_plan(response.message.text, offered)
-
-    def _edit_choices(self, messages: Sequence[Message]) -> Mapping[str, Sequence[str]]:
-        if self.may_write and self.focus.named(messages):
-            return edit_choices(self.space, messages, self.focus)
-        return {}
 
     def review(self, call: ToolUseBlock) -> Reviewed:
         """update_notes on a task that asked for no notes rewrites the run's own notes."""
