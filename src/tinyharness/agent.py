@@ -478,7 +478,7 @@ class Agent:
             self.events.emit("answer_refused", message=left)
         return left
 
-    def _specs(self) -> tuple[ToolSpec, ...]:
+    def offered_tools(self) -> tuple[ToolSpec, ...]:
         """The tools offered, each with the guide's choices over its own (the grammar of a JSON
         tool mode turns them into enums)."""
         return tuple(dataclasses.replace(spec, choices=self._choices(spec)) for spec in self.tools.specs)
@@ -573,7 +573,7 @@ class Agent:
         return ModelRequest(
             messages=shape.view if shape.view is not None else self._messages.snapshot(),
             system=self.config.system,
-            tools=self._specs(),  # also when final_only: the adapters forbid calls, the prefix stays
+            tools=self.offered_tools(),  # also when final_only: the adapters forbid calls, the prefix stays
             # A request with its own view is not the window: like the notes flush, it must not
             # calibrate the window's token count (measured: the count fell from 2218 to 1244).
             purpose="agent" if shape.view is None else "flush",
