@@ -257,3 +257,38 @@ def test_run_chat_and_subagents_on_a_local_model_get_the_same_guide(project: Pat
     assert isinstance(child, PlanGuide) and child.classify
     capable = build_parser().parse_args(["run", "task", "--model", "openai:gpt-4o-mini"])
     assert _guide(capable, project, EventBus(), ReadState(), builtin_tools(project), "s") is None
+
+
+# --- the library's front door ------------------------------------------------------------------
+
+
+def test_agent_from_a_model_string_builds_what_run_builds(project: Path, tmp_path_factory: Any) -> None:
+    """``tinyharness.Agent(MODEL, workspace=...)``: the run's profile, tools and guide; the same
+    scripted task as ``tinyharness run --profile local`` (the plan request first)."""
+    import tinyharness
+
+    script = tmp_path_factory.mktemp("script") / "s.json"
+    plan = json.dumps({"kind": "answer", "targets": ["src/shop/pricing.py"]})
+    responses = [
+        _answer(plan),
+        _use("r1", "read_file", {"path": "src/shop/pricing.py"}),
+        _answer("0.2"),
+    ]
+    script.write_text(json.dumps({"responses": responses}), encoding="utf-8")
+    with tinyharness.Agent(f"scripted:{script}", workspace=project, profile="local") as agent:
+        assert isinstance(agent.guide, PlanGuide)
+        assert "todo" not in agent.tools.names and "task" not in agent.tools.names  # the local profile's
+        result = agent.run("Quel est le taux de TVA ?")
+    assert result.ok and result.final == "0.2"
+    model = agent.model
+    assert isinstance(model, ScriptedModel)
+    assert [r.purpose for r in model.requests] == ["plan", "agent", "agent"]
+    assert model.requests[1].tool_choice == "read_file" and model.requests[2].final_only
+
+
+def test_agent_from_a_model_object_is_the_loop_as_before() -> None:
+    import tinyharness
+
+    model = ScriptedModel({"responses": [_answer("hi")]})
+    agent = tinyharness.Agent(model, [], tinyharness.AgentConfig(max_iterations=2))
+    assert agent.run("hello").final == "hi" and not hasattr(agent.guide, "plan")

@@ -20,6 +20,7 @@ import sys
 import time
 import traceback
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, cast
 
@@ -1063,6 +1064,77 @@ def _assemble(
         steps=steps,
         guide=guide,
     )
+
+
+@dataclass
+class Assembled:
+    """An agent built as ``tinyharness run`` builds it, and what it holds open (``aclose``)."""
+
+    agent: Agent
+    subagents: SubAgents | None
+    closables: list[Any]
+
+    async def aclose(self) -> None:
+        try:
+            if self.subagents is not None:
+                await self.subagents.aclose()
+            await self.agent.model.aclose()
+        finally:
+            for closable in self.closables:
+                closable.close()
+
+
+def assemble_agent(
+    model: str,
+    workspace: str | os.PathLike[str] = ".",
+    *,
+    profile: str | None = None,
+    options: Sequence[str] = (),
+) -> Assembled:
+    """The library's front door (``tinyharness.Agent("local", workspace=...)``): the agent
+    ``tinyharness run --model MODEL --workspace WORKSPACE [OPTIONS]`` builds (the same profile,
+    tools, guide, context policy and memory; no run log, session or MCP servers, which a run
+    opens around it), through the same ``_assemble``. ``options`` are run's options, as words."""
+    argv = ["run", "-", "--model", model, "--workspace", str(workspace), "--no-log", "--quiet"]
+    args = build_parser().parse_args([*argv, *(["--profile", profile] if profile else []), *options])
+    apply_settings(args)
+    root = Path(args.workspace).resolve()
+    if not root.is_dir():
+        raise ConfigError(f"workspace {args.workspace} is not a folder")
+    check_shell_options(shell=args.shell, yes=args.yes, allow=args.allow)
+    events = EventBus()
+    structure = _Structure(args, root, events.run_id)
+    closables: list[Any] = [structure]
+    read_state = ReadState()
+    tools = _tools(args, root, events, _result_cap(args), structure, read_state=read_state)
+    subagents = None
+    if _subagents_on(args):
+        subagents = _subagents(args, root)
+        tools.add(subagents.tool())
+    memory = _memory(args, events, events.run_id)
+    if memory is not None:
+        closables.append(memory.manager.store)
+    config = AgentConfig(
+        max_iterations=args.max_iterations,
+        token_budget=args.token_budget,
+        max_output_tokens=args.max_output_tokens,
+        trace=args.trace,
+        time_limit=args.time_limit,
+    )
+    agent = _assemble(
+        args,
+        root,
+        _model_from_args(args),
+        tools,
+        events,
+        read_state,
+        structure,
+        None,
+        name=events.run_id,
+        config=config,
+        memory=memory,
+    )
+    return Assembled(agent, subagents, closables)
 
 
 def _events_file(path: str) -> JsonlSink:
