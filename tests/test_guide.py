@@ -15,7 +15,8 @@ import pytest
 from tinyharness.agent import Agent, AgentConfig
 from tinyharness.cli import _chat_args, _guide, _profile, _subagents, build_parser
 from tinyharness.errors import ConfigError
-from tinyharness.guide import KINDS, PlanGuide, PlanOptions, TaskPlan
+from tinyharness.guide import PlanGuide, PlanOptions, TaskPlan
+from tinyharness.guide.plan import KIND_MEANINGS
 from tinyharness.messages import ToolResultBlock, ToolUseBlock, block_from_dict, block_to_dict
 from tinyharness.models.anthropic_messages import block_to_wire
 from tinyharness.models.scripted import ScriptedModel
@@ -94,7 +95,7 @@ def test_the_same_task_in_any_language_gets_the_same_plan(project: Path, languag
     (request,) = model.requests
     assert request.purpose == "plan"
     schema = request.response_schema
-    assert schema is not None and schema["properties"]["kind"]["enum"] == list(KINDS)
+    assert schema is not None and schema["properties"]["kind"]["enum"] == list(KIND_MEANINGS.values())
     offered = set(schema["properties"]["targets"]["items"]["enum"])
     assert {"src/", "src/shop/", "src/**/*.py", "src/shop/pricing.py"} <= offered
     assert guide.plan == TaskPlan("notes", ("src/**/*.py",), "model")

@@ -100,8 +100,11 @@ def set_for(
     files = [os.path.normpath(path) for path in files]
     if plan.kind in ("list", "edit", "explore"):
         return []
-    wide = [t for t in plan.targets if t.endswith("/") or "*" in t]
-    found = expand(wide, files) if wide else []
+    # A notes task is over its first folder or glob; a question only over a glob (a set of one
+    # kind of file, or --each): measured with the 0.5B, the plan request's folders beyond the
+    # first were the listing's first folders, whatever the task ("docs/" for a task on src/).
+    wide = [t for t in plan.targets if "*" in t or (t.endswith("/") and plan.kind == "notes")]
+    found = expand(wide[:1], files) if wide else []
     if not found and plan.kind is None:
         for glob in task_globs(task):
             found = expand([glob], files)

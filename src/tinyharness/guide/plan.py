@@ -32,20 +32,23 @@ from ..messages import Message, TextBlock
 from ..models.base import ModelRequest
 
 KINDS = ("answer", "list", "edit", "notes", "explore")
+# The words the plan request's enum offers for each kind: a small model picks a kind by its
+# meaning, not by a one-word label (measured with the 0.5B: offered the bare labels, it chose
+# "list" for four tasks of four kinds, and listed every candidate as a target).
 KIND_MEANINGS = {
-    "answer": "answer a question about the workspace",
-    "list": "list or count files or folders",
-    "edit": "change one or more files",
-    "notes": "read each file of a set and write a note about each one",
-    "explore": "anything else (open exploration)",
+    "answer": "answer a question",
+    "list": "list or count files",
+    "edit": "change a file",
+    "notes": "write a note about each file",
+    "explore": "explore",
 }
 MAX_CANDIDATES = 80  # files and folders shown to the plan request (its enum)
-MAX_TARGETS = 12
+MAX_TARGETS = 3
 PLAN_TOKENS = 256
 PLAN_SYSTEM = "You classify a task given to a coding agent. Reply with one JSON object only."
 PLAN_ASK = (
-    "Task:\n{task}\n\nFiles and folders of the workspace (folders end with /):\n{listing}\n\n"
-    "Kinds of task:\n{kinds}\n\nReply with the task's kind and the files or folders it is about."
+    "Files and folders of the workspace (folders end with /):\n{listing}\n\nTask:\n{task}\n\n"
+    "What does the task ask for, and which one to three of the files or folders above is it about?"
 )
 
 # A ranking of the workspace's files against a task: (workspace root, task, k) -> up to k items,
@@ -83,7 +86,7 @@ def plan_schema(candidates: Sequence[str]) -> dict[str, Any]:
     return {
         "type": "object",
         "properties": {
-            "kind": {"type": "string", "enum": list(KINDS)},
+            "kind": {"type": "string", "enum": list(KIND_MEANINGS.values())},
             "targets": {"type": "array", "items": items, "maxItems": MAX_TARGETS},
         },
         "required": ["kind", "targets"],
@@ -93,9 +96,8 @@ def plan_schema(candidates: Sequence[str]) -> dict[str, Any]:
 
 def plan_request(task: str, candidates: Sequence[str]) -> ModelRequest:
     """The one request that classifies ``task`` (purpose "plan", no tools)."""
-    kinds = "\n".join(f"- {kind}: {meaning}" for kind, meaning in KIND_MEANINGS.items())
     listing = "\n".join(candidates) or "(empty)"
-    text = PLAN_ASK.format(task=task, listing=listing, kinds=kinds)
+    text = PLAN_ASK.format(task=task, listing=listing)
     return ModelRequest(
         messages=(Message("user", (TextBlock(text),)),),
         system=PLAN_SYSTEM,
@@ -117,7 +119,8 @@ def parse_plan(text: str, candidates: Sequence[str]) -> TaskPlan:
         return TaskPlan(source="model")
     if not isinstance(data, dict):
         return TaskPlan(source="model")
-    kind = data.get("kind") if data.get("kind") in KINDS else None
+    said = data.get("kind")
+    kind = next((k for k, meaning in KIND_MEANINGS.items() if said in (k, meaning)), None)
     offered = set(candidates)
     raw = data.get("targets")
     targets = [t for t in raw if isinstance(t, str) and t in offered] if isinstance(raw, list) else []
