@@ -248,6 +248,7 @@ def test_run_chat_and_subagents_on_a_local_model_get_the_same_guide(project: Pat
 
     run_args = build_parser().parse_args(["run", "task", "--model", "local", "--workspace", str(project)])
     chat_args = _chat_args(["--model", "local", "--workspace", str(project)])
+    assert _profile(_chat_args(["--model", "local", "--profile", "default"])) is DEFAULT
     for args in (run_args, chat_args):
         assert _profile(args) is LOCAL
         guide = _guide(args, project, EventBus(), ReadState(), builtin_tools(project), "s")

@@ -497,6 +497,7 @@ class Agent:
         by the guide (a refusal, ``refused``, that the model reads)."""
         checked = self.guide.review(call)
         if isinstance(checked, ToolResultBlock):
+            self.events.emit("tool_call", call_id=call.id, name=call.name, args=call.input)
             self.events.emit(
                 "tool_result",
                 call_id=call.id,

@@ -590,6 +590,11 @@ def _register_chat(commands: argparse._SubParsersAction[argparse.ArgumentParser]
     )
     chat.add_argument("--strategy", help="compaction strategy or pipeline (as for run)")
     chat.add_argument(
+        "--profile",
+        metavar="NAME",
+        help="the per-model defaults, as for run (default: local for a local: model, else default)",
+    )
+    chat.add_argument(
         "--pin",
         action="append",
         default=[],
