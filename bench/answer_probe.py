@@ -28,10 +28,10 @@ from typing import Any
 
 from bench.tasks import TASKS, build_workspace
 from tinyharness import cli
+from tinyharness.guide.focus import task_text
 from tinyharness.history import strip_echo
 from tinyharness.messages import Message, TextBlock
 from tinyharness.models.base import ModelRequest, ModelResponse
-from tinyharness.tools.focus import question_of, task_text
 
 # Each takes {files}, {found} (" X is defined in F." or "") and {task}.
 VARIANTS: dict[str, str] = {
@@ -84,8 +84,9 @@ _FIND_PROMPT = re.compile(r"^Note the sentence of (?P<path>\S+) that gives the a
 
 
 def asked(task: str) -> str:
-    """The question the harness asks for ``task`` (``focus.question_of``), else the task."""
-    return question_of(task) or task
+    """The question the harness asks for ``task``: the task itself (the plan's kind says it is a
+    question; no words of the task are rewritten)."""
+    return " ".join(task.split())
 
 
 class Probe:

@@ -19,13 +19,9 @@ import pytest
 
 from tinyharness.agent import Agent, AgentConfig
 from tinyharness.events import EventBus, ListSink
-from tinyharness.messages import Message, ToolUseBlock
-from tinyharness.models.json_mode import FINAL_TOOL, action_schema
-from tinyharness.models.scripted import ScriptedModel
-from tinyharness.tools.builtin import builtin_tools, notes_since
-from tinyharness.tools.coverage import (
+from tinyharness.guide import StepsGuide, TaskPlan
+from tinyharness.guide.coverage import (
     ALL_DONE,
-    ASK_SET_QUESTION,
     DONE_NOTES,
     FILES_LEFT,
     FIND_NOW,
@@ -34,10 +30,15 @@ from tinyharness.tools.coverage import (
     NOT_IN_FILE,
     NOTE_NOW,
     FileSetPlan,
-    folder_set,
+    set_for,
 )
+from tinyharness.guide.focus import ASK_QUESTION, answer_ask, is_question
+from tinyharness.messages import Message, ToolResultBlock, ToolUseBlock
+from tinyharness.models.json_mode import FINAL_TOOL, action_schema
+from tinyharness.models.scripted import ScriptedModel
+from tinyharness.tools.base import ToolResult
+from tinyharness.tools.builtin import builtin_tools, notes_since
 from tinyharness.tools.files import ReadState, head_text, text_files
-from tinyharness.tools.focus import answer_ask, question_of
 from tinyharness.tools.notes import NotesFile
 from tinyharness.tools.workspace import Workspace
 
@@ -63,7 +64,14 @@ def project(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def _plan(project: Path, events: EventBus | None = None) -> tuple[FileSetPlan, ReadState, Any]:
+NOTES_PLAN = TaskPlan("notes", ("src/**/*.py",))  # what the plan request (or --each) gives TASK
+QUESTION_PLAN = TaskPlan("answer", ("src/**/*.py",))  # and a question over the same files
+_GUIDES: dict[int, StepsGuide] = {}  # each plan's guide, for the agent and the note calls
+
+
+def _plan(
+    project: Path, events: EventBus | None = None, stated: TaskPlan = NOTES_PLAN
+) -> tuple[FileSetPlan, ReadState, Any]:
     space = Workspace(project)
     state = ReadState()
     notes = NotesFile(project / "NOTES.md", root=project)
@@ -74,7 +82,23 @@ def _plan(project: Path, events: EventBus | None = None) -> tuple[FileSetPlan, R
         lambda path: head_text(space, path, 20_000),
         events=events,
     )
-    return plan, state, builtin_tools(project, read_state=state, notes=notes, file_set=plan)
+    plan.plan = stated  # a plan started without ``start`` (see ``active``) takes this one
+    registry = builtin_tools(project, read_state=state, notes=notes)
+    known = [spec.description.split(". ", 1)[0] for spec in registry.specs]
+    _GUIDES[id(plan)] = StepsGuide(file_set=plan, plan=stated, known=known, events=events)
+    return plan, state, registry
+
+
+def _agent(model: Any, registry: Any, config: AgentConfig, plan: FileSetPlan, **options: Any) -> Agent:
+    return Agent(model, registry, config, guide=_GUIDES[id(plan)], **options)
+
+
+def _note(plan: FileSetPlan, registry: Any, args: dict[str, Any]) -> ToolResult:
+    """A note call as the agent runs it: the guide's review, then the tool."""
+    checked = _GUIDES[id(plan)].review(ToolUseBlock("n", "note", args))
+    if isinstance(checked, ToolResultBlock):
+        return ToolResult(checked.content, ok=not checked.is_error)
+    return asyncio.run(registry.execute("note", checked.input))
 
 
 def _after_read(registry: Any, task: str, path: str) -> list[Message]:
@@ -86,36 +110,39 @@ def _after_read(registry: Any, task: str, path: str) -> list[Message]:
 
 def _note_forced_after_read(project: Path, task: str, path: str) -> tuple[FileSetPlan, Any, list[Message]]:
     """After a read of ``path``, the plan's next step is ``note`` with its path fixed to it."""
-    plan, _state, registry = _plan(project)
+    plan, _state, registry = _plan(project, stated=NOTES_PLAN if task == TASK else QUESTION_PLAN)
     messages = _after_read(registry, task, path)
     step = plan.next_step(messages)
     assert step is not None and step.tool == "note" and not step.final_allowed
-    assert _offered(registry, "note", messages) == [path]
+    assert _offered(registry, "note", messages, plan) == [path]
     return plan, registry, messages
 
 
-def _offered(registry: Any, tool: str, messages: list[Message]) -> list[str]:
+def _offered(registry: Any, tool: str, messages: list[Message], plan: FileSetPlan) -> list[str]:
+    """The tool's path choices as the agent offers them: the guide's over the tool's own."""
+    guided = _GUIDES[id(plan)].choices(tool, messages)
     spec = next(s for s in registry.specs if s.name == tool)
-    return list(spec.choices(messages).get("path", []))
+    own = spec.choices(messages) if spec.choices is not None else {}
+    return list((guided or own).get("path", []))
 
 
-def test_the_set_is_the_folders_files_of_the_kind_the_task_names() -> None:
+def test_the_set_is_the_files_of_the_plans_folder_or_glob_whatever_the_words() -> None:
     files = ["src/a/x.py", "src/b.py", "src/c.md", "tests/t.py", "README.md", "docs/a.md"]
-    assert folder_set(TASK, files) == ["src/a/x.py", "src/b.py"]
-    assert folder_set("Summarize all Python files in the src folder", files) == ["src/a/x.py", "src/b.py"]
-    assert folder_set("read each file in docs/ and note it", files) == ["docs/a.md"]
-    assert folder_set("look at src/**/*.py and note them", files) == ["src/a/x.py", "src/b.py"]
-    assert folder_set("Read README.md and tell me what this is", files) == []
-    assert folder_set("What do all the files do?", files) == []
-    assert folder_set("every .py file under lib/", files) == []  # no such folder
+    for task in (TASK, "逐个读 src/ 下所有 .py 文件", "Résume chaque fichier Python de src"):
+        assert set_for(NOTES_PLAN, task, files) == ["src/a/x.py", "src/b.py"]
+    assert set_for(TaskPlan("notes", ("docs/",)), "任何", files) == ["docs/a.md"]
+    assert set_for(TaskPlan(), "look at src/**/*.py and note them", files) == ["src/a/x.py", "src/b.py"]
+    assert set_for(TaskPlan("answer", ("README.md",)), "Read README.md", files) == []  # one file: no set
+    assert set_for(TaskPlan("list", ("src/",)), "How many files are in src/?", files) == []
+    assert set_for(TaskPlan("notes", ("lib/",)), "lib", files) == []  # no such folder
 
 
 def test_read_file_offers_the_files_not_noted_yet(project: Path) -> None:
     plan, _state, registry = _plan(project)
     head = [Message.user(TASK)]
-    assert _offered(registry, "read_file", head) == sorted(p for p in FILES)
+    assert _offered(registry, "read_file", head, plan) == sorted(p for p in FILES)
     NotesFile(project / "NOTES.md", root=project).append("src/gamma.py: retries calls with backoff")
-    assert _offered(registry, "read_file", head) == ["src/pkg/alpha.py", "src/pkg/beta.py"]
+    assert _offered(registry, "read_file", head, plan) == ["src/pkg/alpha.py", "src/pkg/beta.py"]
     assert plan.covered == {"src/gamma.py"}
 
 
@@ -146,7 +173,7 @@ def test_each_read_is_followed_by_its_note_and_the_run_ends_when_all_are_noted(p
     for n, (path, text) in enumerate(notes.items()):
         script += _read_and_note(n, path, text)
     model = ScriptedModel({"responses": [*script, _text("All three files are noted.")]})
-    agent = Agent(model, registry, AgentConfig(max_iterations=10), events=events, plan=plan)
+    agent = _agent(model, registry, AgentConfig(max_iterations=10), plan, events=events)
     result = agent.run(TASK)
     assert result.stop == "end_turn" and result.final == "All three files are noted."
     requests = model.requests
@@ -186,17 +213,18 @@ def test_an_answer_that_only_copies_the_last_prompt_says_what_was_done(project: 
     script = [step for n, (path, text) in enumerate(notes.items()) for step in _read_and_note(n, path, text)]
     copied = ALL_DONE.format(total=3, what="each one is noted", ask=answer_ask(TASK))
     model = ScriptedModel({"responses": [*script, _text(copied)]})
-    result = Agent(model, registry, AgentConfig(max_iterations=10), plan=plan).run(TASK)
+    result = _agent(model, registry, AgentConfig(max_iterations=10), plan).run(TASK)
     assert result.stop == "end_turn"
     assert result.final == DONE_NOTES.format(total=3)
     assert "no final answer" not in result.final
 
 
 def test_the_forced_note_has_its_path_fixed_and_no_final_answer_while_files_remain(project: Path) -> None:
-    _, registry, messages = _note_forced_after_read(project, TASK, "src/gamma.py")
-    forced = action_schema(registry.specs, messages=messages, tool_choice="note")
+    plan, registry, messages = _note_forced_after_read(project, TASK, "src/gamma.py")
+    agent = _agent(ScriptedModel({"responses": []}), registry, AgentConfig(), plan)
+    forced = action_schema(agent.offered_tools(), messages=messages, tool_choice="note")
     assert forced["properties"]["arguments"]["properties"]["path"]["enum"] == ["src/gamma.py"]
-    free = action_schema(registry.specs, messages=messages, final_allowed=False)
+    free = action_schema(agent.offered_tools(), messages=messages, final_allowed=False)
     assert FINAL_TOOL not in {b["properties"]["tool"]["const"] for b in free["anyOf"]}
 
 
@@ -209,7 +237,7 @@ def test_an_answer_while_files_remain_is_sent_back(project: Path) -> None:
         _use("n1", "note", {"path": "src/gamma.py", "text": "retries calls with backoff"}),
         _text("Done now."),
     ]
-    agent = Agent(ScriptedModel({"responses": script}), registry, AgentConfig(max_iterations=4), plan=plan)
+    agent = _agent(ScriptedModel({"responses": script}), registry, AgentConfig(max_iterations=4), plan)
     result = agent.run(TASK)
     assert result.stop == "max_iterations"
     sent_back = [m.text for m in result.messages if m.role == "user" and m.text.startswith("Not done yet")]
@@ -238,16 +266,16 @@ def test_a_resumed_run_keeps_the_set_and_the_covered_files(project: Path) -> Non
         _text("(stopped)"),
     ]
     model = ScriptedModel({"responses": script})
-    first = Agent(model, registry, AgentConfig(max_iterations=2), plan=plan, checkpoint=saved)
+    first = _agent(model, registry, AgentConfig(max_iterations=2), plan, checkpoint=saved)
     first.run(TASK)
-    assert saved.state["plan"]["covered"] == ["src/gamma.py"]
+    assert saved.state["guide"]["set"]["covered"] == ["src/gamma.py"]
     # The workspace changes and the notes are cleared: the resumed run keeps its set and progress.
     (project / "src" / "delta.py").write_text('"""New."""\n', encoding="utf-8")
     (project / "NOTES.md").write_text("", encoding="utf-8")
     resumed, _state2, registry2 = _plan(project)
     script2 = [_use("r2", "read_file", {"path": "src/pkg/alpha.py"}), _text("(stopped)")]
     model2 = ScriptedModel({"responses": script2})
-    second = Agent(model2, registry2, AgentConfig(max_iterations=1), plan=resumed)
+    second = _agent(model2, registry2, AgentConfig(max_iterations=1), resumed)
     second.run(None, history=first.messages[:-1], state=saved.state)
     offered = next(s for s in model2.requests[0].tools if s.name == "read_file")
     assert offered.choices is not None
@@ -263,35 +291,36 @@ def test_a_note_that_echoes_the_task_or_describes_a_neighbour_is_refused(project
     plan.active(head)
     for path in ("src/pkg/alpha.py", "src/pkg/beta.py"):
         assert asyncio.run(registry.execute("read_file", {"path": path})).ok
-    echo = asyncio.run(registry.execute("note", {"path": "src/pkg/beta.py", "text": TASK}))
+    echo = _note(plan, registry, {"path": "src/pkg/beta.py", "text": TASK})
     assert not echo.ok and "repeats the task" in echo.content
     copied = {"path": "src/pkg/beta.py", "text": "Parse the configuration files of the shop."}
-    neighbour = asyncio.run(registry.execute("note", copied))
+    neighbour = _note(plan, registry, copied)
     assert not neighbour.ok and "describes src/pkg/alpha.py" in neighbour.content
     tool_text = {
         "path": "src/pkg/beta.py",
         "text": "Reads a text file from the workspace, with line numbers.",
     }
-    described = asyncio.run(registry.execute("note", tool_text))
+    described = _note(plan, registry, tool_text)
     assert not described.ok and "repeats" in described.content
     lines = {
         "path": "src/pkg/beta.py",
         "text": "src/pkg/beta.py (lines 1-4 of 4)\n 1 import os\n 2 def x(): pass",
     }
-    copied_lines = asyncio.run(registry.execute("note", lines))
+    copied_lines = _note(plan, registry, lines)
     assert not copied_lines.ok and "copies the file's lines" in copied_lines.content
-    unread = asyncio.run(registry.execute("note", {"path": "src/gamma.py", "text": "retries with backoff"}))
+    unread = _note(plan, registry, {"path": "src/gamma.py", "text": "retries with backoff"})
     assert not unread.ok and "has not been read" in unread.content
     own_text = {"path": "src/pkg/beta.py", "text": "renders the invoices\n\nThere are three modes:\n- pdf"}
-    own = asyncio.run(registry.execute("note", own_text))  # one line a file: the first
+    own = _note(plan, registry, own_text)  # one line a file: the first
     assert own.ok
     assert (project / "NOTES.md").read_text(encoding="utf-8") == "src/pkg/beta.py: renders the invoices\n"
 
 
 def test_the_cli_plans_a_folder_task_for_local_models(project: Path) -> None:
-    """Through the CLI (scripted model, --task-focus as for local models): read, note, answer."""
+    """Through the CLI (scripted model on the local profile: the plan request first, answered
+    under its schema): read, note, answer."""
     script = project / ".script.json"  # hidden: not one of the workspace's files
-    responses: list[dict[str, Any]] = []
+    responses: list[dict[str, Any]] = [_text(json.dumps(NOTES_PLAN.to_state()))]
     for n, path in enumerate(sorted(FILES)):
         text = f"what {Path(path).stem} does: {FILES[path].splitlines()[0].strip(chr(34))}"
         responses += _read_and_note(n, path, text)
@@ -299,7 +328,7 @@ def test_the_cli_plans_a_folder_task_for_local_models(project: Path) -> None:
     script.write_text(json.dumps({"responses": responses}), encoding="utf-8")
     events = project / ".events.jsonl"
     argv = [sys.executable, "-m", "tinyharness", "run", TASK, "--workspace", str(project), "--no-log"]
-    argv += ["--model", f"scripted:{script}", "--task-focus", "--events", str(events), "--no-memory"]
+    argv += ["--model", f"scripted:{script}", "--profile", "local", "--events", str(events), "--no-memory"]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "[files] 3/3 covered" in done.stderr
@@ -320,14 +349,10 @@ def _all_read(plan: FileSetPlan, state: ReadState, task: str) -> list[Message]:
     return messages
 
 
-def test_a_task_asks_its_question_with_a_question_mark_or_as_tell_me() -> None:
-    assert question_of(QUESTION) == ASKED
-    assert (
-        question_of("Which port does config.toml set?  Read it.")
-        == "Which port does config.toml set? Read it."
-    )
-    assert question_of("Read every file under docs/ and summarize them") == ""
-    assert question_of(TASK) == ""
+def test_a_question_mark_in_any_script_marks_a_question() -> None:
+    assert is_question("Which port does config.toml set?  Read it.")
+    assert is_question("config.toml 设置了哪个端口？")
+    assert not is_question(TASK) and not is_question(QUESTION)  # its kind comes from the plan
 
 
 def test_each_file_read_for_a_question_is_asked_once_what_it_says_with_only_it_in_view(project: Path) -> None:
@@ -336,7 +361,7 @@ def test_each_file_read_for_a_question_is_asked_once_what_it_says_with_only_it_i
     ("does not take backups of the shop database"), so the answer was another chapter's port.
     Asked right after each read, with that file alone in view, the answer's sentence is noted
     while it can be seen."""
-    plan, _state, registry = _plan(project)
+    plan, _state, registry = _plan(project, stated=QUESTION_PLAN)
     findings = {
         "src/gamma.py": "nothing",
         "src/pkg/alpha.py": "nothing",
@@ -346,7 +371,7 @@ def test_each_file_read_for_a_question_is_asked_once_what_it_says_with_only_it_i
         step for n, (path, text) in enumerate(findings.items()) for step in _read_and_note(n, path, text)
     ]
     model = ScriptedModel({"responses": [*script, _text("src/pkg/beta.py")]})
-    result = Agent(model, registry, AgentConfig(max_iterations=10), plan=plan).run(QUESTION)
+    result = _agent(model, registry, AgentConfig(max_iterations=10), plan).run(QUESTION)
     assert result.stop == "end_turn" and result.final == "src/pkg/beta.py"
     requests = model.requests
     for n, path in enumerate(findings):
@@ -363,7 +388,7 @@ def test_each_file_read_for_a_question_is_asked_once_what_it_says_with_only_it_i
     last = requests[-1]
     assert last.final_only
     asked = FROM_NOTES.format(notes=notes.strip()) + ALL_DONE.format(
-        total=3, what="each one was read", ask=ASK_SET_QUESTION.format(question=ASKED)
+        total=3, what="each one was read", ask=ASK_QUESTION.format(task=QUESTION)
     )
     # The task and the notes alone: no made-up finding of the window in view.
     assert [m.text for m in last.messages] == [f"{QUESTION}\n\n{asked}"]
@@ -374,11 +399,11 @@ def test_the_finding_is_asked_about_the_file_just_read_and_its_path_is_fixed(pro
     plan, registry, messages = _note_forced_after_read(project, QUESTION, "src/pkg/alpha.py")
     again = plan.next_step(messages)  # asked once: then the next file
     assert again is not None and again.tool == "read_file"
-    assert _offered(registry, "note", messages) == []
+    assert _offered(registry, "note", messages, plan) == []
 
 
 def test_a_finding_may_share_the_questions_words_but_not_copy_numbered_lines(project: Path) -> None:
-    plan, state, _registry = _plan(project)
+    plan, state, _registry = _plan(project, stated=QUESTION_PLAN)
     _all_read(plan, state, "Read every .py file under src/, then tell me what parses the shop configuration.")
     assert plan.note_problem("Parse the configuration files of the shop.", "src/pkg/alpha.py") is None
     copied = '1\t"""Parse the configuration files.\n2\t\n3\tdef parse_config():'
@@ -394,7 +419,7 @@ def test_a_question_over_files_is_asked_with_the_notes_the_run_wrote(project: Pa
     """The notes this run wrote come before the question; older notes and a notes task's own
     notes do not."""
     (project / "NOTES.md").write_text("older run: the shop uses EUR\n", encoding="utf-8")
-    plan, state, _registry = _plan(project)
+    plan, state, _registry = _plan(project, stated=QUESTION_PLAN)
     messages = _all_read(plan, state, QUESTION)
     with (project / "NOTES.md").open("a", encoding="utf-8") as notes:
         notes.write("src/pkg/beta.py: renders invoices as portable documents\n")
@@ -402,12 +427,12 @@ def test_a_question_over_files_is_asked_with_the_notes_the_run_wrote(project: Pa
     assert step is not None and step.final_only
     written = "src/pkg/beta.py: renders invoices as portable documents"
     assert step.prompt.startswith(FROM_NOTES.format(notes=written))
-    assert step.prompt.endswith(ASK_SET_QUESTION.format(question=ASKED))
+    assert step.prompt.endswith(ASK_QUESTION.format(task=QUESTION))
     assert "EUR" not in step.prompt
 
 
 def test_the_notes_shown_with_the_question_are_bounded_to_whole_lines(project: Path) -> None:
-    plan, state, _registry = _plan(project)
+    plan, state, _registry = _plan(project, stated=QUESTION_PLAN)
     messages = _all_read(plan, state, QUESTION)
     lines = [f"src/gamma.py: fact number {n} " + "x" * 40 for n in range(200)]
     (project / "NOTES.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -439,12 +464,12 @@ def test_a_finding_not_said_with_its_files_words_and_numbers_is_not_written(proj
     gamma.write_text(
         '"""Retry 3 times, then wait 2.5 s; port 7311. The login uses 8443."""\n', encoding="utf-8"
     )
-    plan, state, registry = _plan(project)
+    plan, state, registry = _plan(project, stated=QUESTION_PLAN)
     _all_read(plan, state, "Read every .py file under src/, then tell me which port the retry uses.")
     notes = project / "NOTES.md"
 
     def note(text: str) -> str:
-        result = asyncio.run(registry.execute("note", {"path": "src/gamma.py", "text": text}))
+        result = _note(plan, registry, {"path": "src/gamma.py", "text": text})
         assert result.ok
         return str(result.content)
 
@@ -462,27 +487,20 @@ def test_a_finding_not_said_with_its_files_words_and_numbers_is_not_written(proj
     assert "src/gamma.py: Then wait 2.5 s; port 7311." in notes.read_text(encoding="utf-8")
 
 
-def test_a_question_over_three_or_more_named_files_is_a_set_and_fewer_are_not(project: Path) -> None:
-    """long-guide names six chapters and asks about the first: the same plan as a folder's."""
+def test_a_question_over_named_files_too_large_to_read_together_is_a_set(project: Path) -> None:
+    """long-guide names six chapters and asks about the first: read together they do not fit in
+    a small window, so each is read and its finding noted, as for a folder's files. Named files
+    that fit together stay with the task focus (no count of files decides it)."""
     files = "src/gamma.py, src/pkg/alpha.py and src/pkg/beta.py"
-    plan, _state, _registry = _plan(project)
-    assert plan.active([Message.user(f"Read {files}, then tell me which one renders invoices.")])
+    task = f"Read {files}, then tell me which one renders invoices."
+    plan, _state, _registry = _plan(project, stated=TaskPlan("answer"))
+    plan.room_chars, plan.size = 20, len  # each path's length stands for its file's size here
+    assert plan.active([Message.user(task)])
     assert plan.set == ["src/gamma.py", "src/pkg/alpha.py", "src/pkg/beta.py"]
-    assert plan.question == "Which one renders invoices?"
-    two, _, _ = _plan(project)
-    assert not two.active(
-        [Message.user("Read src/gamma.py and src/pkg/beta.py, then tell me which one renders")]
-    )
-    notes, _, _ = _plan(project)  # a notes task over named files stays with the task focus
+    assert plan.question == task
+    roomy, _, _ = _plan(project, stated=TaskPlan("answer"))
+    roomy.room_chars, roomy.size = 10_000, len
+    assert not roomy.active([Message.user(task)])
+    notes, _, _ = _plan(project, stated=TaskPlan("notes"))  # a notes task over named files: the focus
+    notes.room_chars, notes.size = 20, len
     assert not notes.active([Message.user(f"Read {files} and summarize each into the notes")])
-    plain, _, _ = _plan(project)  # no question, no set
-    assert not plain.active([Message.user(f"Read {files}")])
-
-
-def test_a_resumed_question_run_keeps_its_question_and_the_files_already_asked_about(project: Path) -> None:
-    plan, state, _registry = _plan(project)
-    _all_read(plan, state, QUESTION)
-    plan.found.add("src/gamma.py")
-    again, _, _ = _plan(project)
-    again.load_state(json.loads(json.dumps(plan.to_state())))
-    assert again.question == ASKED and again.found == {"src/gamma.py"}

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from tinyharness.context.config import ContextConfig
 from tinyharness.context.manager import build_context
 from tinyharness.context.validator import validate_messages
 from tinyharness.events import EventBus
+from tinyharness.guide import NoGuide, Turn
 from tinyharness.messages import Message, ToolUseBlock
 from tinyharness.models.base import ModelRequest, ModelResponse, Usage
 from tinyharness.runlog import RunLog
@@ -152,6 +154,13 @@ def test_a_compacted_history_is_saved_before_the_next_request(tmp_path: Path) ->
     validate_messages(saved.messages)  # raises on a broken history
 
 
+class _AnswerNow(NoGuide):
+    """A guide that asks for the answer from the third turn on."""
+
+    def next_turn(self, messages: Sequence[Message]) -> Turn | None:
+        return Turn("Answer now.", final_only=True) if len(messages) >= 5 else None
+
+
 def test_a_prompt_added_to_the_results_is_saved_before_the_request(tmp_path: Path) -> None:
     """The answer rule adds its prompt to the last tool results right before a request: a kill
     during that request must find the prompt saved (the history changed since the last save),
@@ -162,7 +171,7 @@ def test_a_prompt_added_to_the_results_is_saved_before_the_request(tmp_path: Pat
         ToolRegistry([noop]),
         checkpoint=store.open("s"),
         config=AgentConfig(max_iterations=50),
-        answer_when=lambda messages: "Answer now." if len(messages) >= 5 else None,
+        guide=_AnswerNow(),
     )
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(agent.arun("step by step"))

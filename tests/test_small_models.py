@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tinyharness.cli import _is_local, _tools, build_parser
+from tinyharness.cli import _guide, _tools, build_parser
 from tinyharness.context.rewrite import TAG_PREFIX
 from tinyharness.context.strategies import CLEARED_PREFIX, OFFLOADED_MARK, Offload, StepContext
 from tinyharness.events import EventBus
@@ -27,15 +27,17 @@ from tinyharness.messages import Message, TextBlock, ToolResultBlock, ToolUseBlo
 from tinyharness.models.base import ModelRequest
 from tinyharness.models.local import QWEN_05B, fitted_timeout
 from tinyharness.models.openai_chat import OpenAIChatModel
+from tinyharness.profiles import is_local as _is_local
 from tinyharness.tools import NotesFile, ToolRegistry, builtin_tools
-from tinyharness.tools.files import MIN_READ_LINES
+from tinyharness.tools.files import MIN_READ_LINES, ReadState
 
 
 def read(registry: ToolRegistry, call_id: str, **args: Any) -> list[Message]:
     result = asyncio.run(registry.execute("read_file", args))
     assert result.ok, result.content
     use = ToolUseBlock(call_id, "read_file", args)
-    return [Message("assistant", (use,)), Message("user", (ToolResultBlock(call_id, result.content),))]
+    block = ToolResultBlock(call_id, result.content, truncated=result.truncated, next_line=result.next_line)
+    return [Message("assistant", (use,)), Message("user", (block,))]
 
 
 def offered(registry: ToolRegistry, messages: list[Message]) -> list[str]:
@@ -272,7 +274,6 @@ def test_the_counter_counts_the_tool_list_the_adapter_sends(tmp_path: Path, tool
 
 def test_the_ablation_options_switch_their_feature_off(tmp_path: Path) -> None:
     """The task suite switches features off one at a time through options users have too."""
-    from tinyharness.cli import _task_focus
 
     def args(*argv: str) -> Any:
         return build_parser().parse_args(["run", "Read a.py", "--model", "local", *argv])
@@ -282,7 +283,11 @@ def test_the_ablation_options_switch_their_feature_off(tmp_path: Path) -> None:
         return next(s for s in tools.specs if s.name == "read_file")
 
     assert read_spec().choices is not None and read_spec("--no-path-choices").choices is None
-    assert _task_focus(args(), tmp_path)[1] is not None
-    assert _task_focus(args("--no-task-focus"), tmp_path)[1] is None
-    assert _task_focus(build_parser().parse_args(["run", "x", "--model", "openai:m"]), tmp_path)[1] is None
+
+    def guide(parsed: Any) -> Any:
+        return _guide(parsed, tmp_path, EventBus(), ReadState(), builtin_tools(tmp_path), "run")
+
+    assert guide(args()) is not None
+    assert guide(args("--no-task-focus")) is None
+    assert guide(build_parser().parse_args(["run", "x", "--model", "openai:m"])) is None
     assert args("--restore-files", "0").restore_files == 0

@@ -24,15 +24,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from focus_support import task_focus, write_files
+from focus_support import guided, started, task_focus, write_files
 from tinyharness.agent import Agent, AgentConfig
 from tinyharness.cli import _overwrite, build_parser
+from tinyharness.guide.focus import answer_prompt, named_symbols, symbol_files
 from tinyharness.history import strip_echo
 from tinyharness.messages import Message
 from tinyharness.models.scripted import ScriptedModel
 from tinyharness.tools.builtin import builtin_tools
 from tinyharness.tools.files import ReadState, head_text, text_files
-from tinyharness.tools.focus import answer_prompt, named_symbols, symbol_files
 from tinyharness.tools.permissions import Permissions
 from tinyharness.tools.workspace import Workspace
 
@@ -149,7 +149,7 @@ def test_a_task_naming_a_symbol_reads_its_file_then_answers(shop: Path) -> None:
     task = "Which file defines the class Inventory?"
     state = ReadState()
     focus = task_focus(shop, state)
-    tools = builtin_tools(shop, read_state=state, focus=focus)
+    tools = builtin_tools(shop, read_state=state)
     model = ScriptedModel(
         {
             "responses": [
@@ -158,10 +158,8 @@ def test_a_task_naming_a_symbol_reads_its_file_then_answers(shop: Path) -> None:
             ]
         }
     )
-    read_spec = next(s for s in tools.specs if s.name == "read_file")
-    assert read_spec.choices is not None
-    assert read_spec.choices([Message.user(task)]) == {"path": ["src/shop/inventory.py"]}
-    result = Agent(model, tools, AgentConfig(max_iterations=5), answer_when=focus).run(task)
+    assert started(focus, task).unread([Message.user(task)]) == ["src/shop/inventory.py"]
+    result = Agent(model, tools, AgentConfig(max_iterations=5), guide=guided(focus)).run(task)
     assert result.stop == "end_turn" and result.final == "src/shop/inventory.py"
     first, second = model.requests
     assert not first.final_only and second.final_only
@@ -236,12 +234,12 @@ def test_the_agent_returns_the_answer_without_the_echoed_prompt(shop: Path) -> N
     task = "Which port does config.toml set for the server?"
     state = ReadState()
     focus = task_focus(shop, state)
-    tools = builtin_tools(shop, read_state=state, focus=focus)
+    tools = builtin_tools(shop, read_state=state)
     prompt = answer_prompt(task, ["config.toml"])
     model = ScriptedModel(
         {"responses": [_call("c1", "read_file", path="config.toml"), _answer(f"8042. {prompt}")]}
     )
-    result = Agent(model, tools, AgentConfig(max_iterations=5), answer_when=focus).run(task)
+    result = Agent(model, tools, AgentConfig(max_iterations=5), guide=guided(focus)).run(task)
     assert result.final == "8042."
     assert result.messages[-1].text == f"8042. {prompt}"
 
@@ -287,10 +285,9 @@ def test_the_named_files_must_be_read_first_then_the_choice_is_free(shop: Path) 
     model = ScriptedModel({"responses": [_call("c1", "read_file", path="config.toml"), _answer("8042")]})
     agent = Agent(
         model,
-        builtin_tools(shop, read_state=state, focus=focus),
+        builtin_tools(shop, read_state=state),
         AgentConfig(max_iterations=5),
-        answer_when=focus,
-        tool_when=focus.next_tool,
+        guide=guided(focus),
     )
     assert agent.run(task).final == "8042"
     first, second = model.requests
@@ -299,8 +296,8 @@ def test_the_named_files_must_be_read_first_then_the_choice_is_free(shop: Path) 
 
 def test_a_read_that_failed_is_not_required_again(shop: Path) -> None:
     (shop / "logo.png").write_bytes(b"\x89PNG\x00\x00")
-    focus = task_focus(shop, ReadState())
-    tools = builtin_tools(shop, read_state=ReadState(), focus=focus)
+    focus = started(task_focus(shop, ReadState()), "What is in logo.png?")
+    tools = builtin_tools(shop, read_state=ReadState())
     head = [Message.user("What is in logo.png?")]
     assert focus.next_tool(head) == "read_file"
     failed = asyncio.run(tools.execute("read_file", {"path": "logo.png"}))
@@ -319,9 +316,7 @@ def test_an_edit_task_is_answered_once_its_named_file_is_changed(shop: Path) -> 
     task = "In src/shop/pricing.py, change TAX_RATE from 0.2 to 0.25."
     state = ReadState()
     focus = task_focus(shop, state)
-    tools = builtin_tools(
-        shop, read_state=state, focus=focus, permissions=Permissions(allow_write=True), overwrite=False
-    )
+    tools = builtin_tools(shop, read_state=state, permissions=Permissions(allow_write=True), overwrite=False)
     focus.answer = False  # a run that may write: no answer right after the reads
     model = ScriptedModel(
         {
@@ -334,7 +329,7 @@ def test_an_edit_task_is_answered_once_its_named_file_is_changed(shop: Path) -> 
             ]
         }
     )
-    agent = Agent(model, tools, AgentConfig(max_iterations=6), answer_when=focus, tool_when=focus.next_tool)
+    agent = Agent(model, tools, AgentConfig(max_iterations=6), guide=guided(focus, shop, kind="edit"))
     result = agent.run(task)
     assert result.stop == "end_turn" and result.model_calls == 3
     first, second, third = model.requests
@@ -348,7 +343,7 @@ def test_a_failed_edit_does_not_end_the_task(shop: Path) -> None:
 
     state = ReadState()
     state.record("src/shop/pricing.py", 1, 7, 7)
-    focus = task_focus(shop, state)
+    focus = started(task_focus(shop, state), "In src/shop/pricing.py, change TAX_RATE to 0.25.", "edit")
     focus.answer = False
     task = [Message.user("In src/shop/pricing.py, change TAX_RATE to 0.25.")]
     call = ToolUseBlock("c1", "edit_file", {"path": "src/shop/pricing.py", "old": "X", "new": "Y"})
@@ -367,18 +362,22 @@ def test_edit_file_offers_the_named_files_lines_as_old_text(shop: Path) -> None:
     read_file result with line numbers. Narrowed, old is one of the file's own unique lines."""
     state = ReadState()
     focus = task_focus(shop, state)
-    tools = builtin_tools(shop, read_state=state, focus=focus, permissions=Permissions(allow_write=True))
-    spec = next(s for s in tools.specs if s.name == "edit_file")
-    assert spec.choices is not None
-    choices = spec.choices([Message.user("In src/shop/pricing.py, change TAX_RATE from 0.2 to 0.25.")])
+    focus.answer = False  # a run that may write
+    guide = guided(focus, shop, kind="edit")
+
+    def offered(task: str) -> Any:
+        started(focus, task, "edit")
+        return guide.choices("edit_file", [Message.user(task)])
+
+    choices = offered("In src/shop/pricing.py, change TAX_RATE from 0.2 to 0.25.")
     assert choices["path"] == ["src/shop/pricing.py"]
     assert choices["old"] == ["TAX_RATE = 0.2"]  # the one line naming what the task names
-    every = spec.choices([Message.user("In src/shop/pricing.py, make the discount round to 3 places.")])
+    every = offered("In src/shop/pricing.py, make the discount round to 3 places.")
     assert "    return price" in every["old"] and "TAX_RATE = 0.2" in every["old"]
     assert "" not in every["old"]  # blank lines are not unique, and change nothing
     for line in every["old"]:
         assert PRICING.count(line) == 1
-    assert spec.choices([Message.user("Rename every helper in this project")]) == {}  # no named file
+    assert offered("Rename every helper in this project") == {}  # no named file
 
 
 def test_an_edit_is_required_only_when_the_task_asks_for_a_change(shop: Path) -> None:
@@ -388,10 +387,13 @@ def test_an_edit_is_required_only_when_the_task_asks_for_a_change(shop: Path) ->
     state.record("src/shop/pricing.py", 1, 7, 7)
     focus = task_focus(shop, state)
     focus.answer = False
-    assert focus.next_tool([Message.user("In src/shop/pricing.py, change TAX_RATE to 0.25.")]) == "edit_file"
-    assert focus.next_tool([Message.user("What does src/shop/pricing.py set TAX_RATE to?")]) is None
+    change = "In src/shop/pricing.py, change TAX_RATE to 0.25."
+    question = "What does src/shop/pricing.py set TAX_RATE to?"
+    # the plan's kind decides (the plan request's answer, or --kind), not the task's words
+    assert started(focus, change, "edit").next_tool([Message.user(change)]) == "edit_file"
+    assert started(focus, question, "answer").next_tool([Message.user(question)]) is None
     focus.answer = True  # a run that cannot write
-    assert focus.next_tool([Message.user("In src/shop/pricing.py, change TAX_RATE to 0.25.")]) is None
+    assert started(focus, change, "edit").next_tool([Message.user(change)]) is None
 
 
 def test_an_answer_that_only_repeats_the_prompt_is_no_answer(shop: Path) -> None:
@@ -400,6 +402,6 @@ def test_an_answer_that_only_repeats_the_prompt_is_no_answer(shop: Path) -> None
     focus = task_focus(shop, state)
     echo = answer_prompt(task, ["config.toml"])
     model = ScriptedModel({"responses": [_call("c1", "read_file", path="config.toml"), _answer(echo)]})
-    tools = builtin_tools(shop, read_state=state, focus=focus)
-    result = Agent(model, tools, AgentConfig(max_iterations=5), answer_when=focus).run(task)
+    tools = builtin_tools(shop, read_state=state)
+    result = Agent(model, tools, AgentConfig(max_iterations=5), guide=guided(focus)).run(task)
     assert result.final == "(no final answer)"

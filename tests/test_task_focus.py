@@ -17,11 +17,12 @@ import pytest
 
 from tinyharness.agent import Agent, AgentConfig
 from tinyharness.events import EventBus, ListSink
+from tinyharness.guide import StepsGuide, TaskPlan
+from tinyharness.guide.focus import TaskFocus, answer_prompt, named_files
 from tinyharness.messages import Message
 from tinyharness.models.scripted import ScriptedModel
 from tinyharness.tools.builtin import builtin_tools
 from tinyharness.tools.files import ReadState, text_files
-from tinyharness.tools.focus import TaskFocus, answer_prompt, named_files
 from tinyharness.tools.workspace import Workspace
 
 TASK = "Read README.md and tell me in one sentence what this project is"
@@ -48,21 +49,30 @@ def test_named_files_are_paths_or_unique_file_names_in_the_tasks_order() -> None
     assert named_files("Which file defines the class Inventory?", files) == []
 
 
-def _offered(registry: Any, messages: list[Message]) -> list[str]:
+def _offered(registry: Any, messages: list[Message], guide: StepsGuide) -> list[str]:
+    """read_file's path choices as the agent offers them: the guide's over the tool's own."""
     spec = next(s for s in registry.specs if s.name == "read_file")
-    return list(spec.choices(messages)["path"])
+    return list(guide.choices("read_file", messages).get("path") or spec.choices(messages)["path"])
+
+
+def _started(guide: StepsGuide, task: str) -> StepsGuide:
+    asyncio.run(guide.start(task, ScriptedModel({"responses": []}).complete))
+    return guide
 
 
 def test_read_file_offers_only_the_named_files_until_they_are_read(project: Path) -> None:
     state = ReadState()
     focus = TaskFocus(lambda: text_files(Workspace(project)), state.lines_read)
-    registry = builtin_tools(project, read_state=state, focus=focus)
+    registry = builtin_tools(project, read_state=state)
+    guide = _started(StepsGuide(focus), TASK)
     head = [Message.user(TASK)]
-    assert _offered(registry, head) == ["README.md"]
+    assert _offered(registry, head, guide) == ["README.md"]
     assert focus(head) is None  # nothing read yet
     result = asyncio.run(registry.execute("read_file", {"path": "README.md"}))
     assert result.ok
-    assert "README.md" not in _offered(registry, head) and "config.toml" in _offered(registry, head)
+    assert "README.md" not in _offered(registry, head, guide) and "config.toml" in _offered(
+        registry, head, guide
+    )
     assert focus(head) == answer_prompt(TASK, ["README.md"])
 
 
@@ -70,7 +80,10 @@ def test_a_task_that_asks_for_notes_or_a_run_that_may_write_is_not_answered_earl
     state = ReadState()
     state.record("README.md", 1, 3, 3)
     focus = TaskFocus(lambda: text_files(Workspace(project)), state.lines_read)
-    assert focus([Message.user("Read README.md and write a one-line summary into the notes")]) is None
+    notes_task = "Read README.md and write a one-line summary into the notes"
+    focus.start(notes_task, TaskPlan("notes"))  # the plan's kind says notes, not the task's words
+    assert focus([Message.user(notes_task)]) is None
+    focus.start(TASK, TaskPlan())
     focus.answer = False
     assert focus([Message.user(TASK)]) is None
 
@@ -99,10 +112,10 @@ def test_after_the_named_file_is_read_the_next_request_allows_only_the_answer(pr
     sink = ListSink()
     agent = Agent(
         model,
-        builtin_tools(project, read_state=state, focus=focus),
+        builtin_tools(project, read_state=state),
         AgentConfig(max_iterations=5),
         events=EventBus([sink]),
-        answer_when=focus,
+        guide=StepsGuide(focus),
     )
     result = agent.run(TASK)
     assert result.stop == "end_turn" and result.final == "Tiny Shop is a shopping cart library."

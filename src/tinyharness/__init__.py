@@ -3,19 +3,22 @@
 Subpackages: ``models`` (the Model protocol and adapters), ``tools`` (tools, the registry,
 permissions), ``context`` (token accounting, compaction, the request validator), ``memory``
 (long-term memory). Top-level modules: ``messages``, ``events``, ``agent`` (the loop),
-``runlog``, ``report``, ``redact``, ``progress``, ``cli``. The names below are the public API.
+``runlog``, ``report``, ``redact``, ``progress``, ``cli``, ``guide`` (what plans a run for a small
+model), ``profiles`` (per-model defaults), ``front`` (``Agent`` from a model string). The names
+below are the public API.
 
 May import anything (it re-exports the public API); each part's docstring says what that part
 may import, and ``tests/test_import_rules.py`` holds them to it.
 """
 
-from .agent import Agent, AgentConfig, RunResult
+from .agent import AgentConfig, RunResult
 from .anchors import Anchors, PlanItem
 from .context.base import ContextPolicy
 from .context.config import ContextConfig
 from .context.manager import ContextManager, build_context
 from .errors import ConfigError, ContextLengthExceeded, HarnessError, ModelError, StopRun
 from .events import EventBus, EventSink, JsonlSink, ListSink
+from .front import Agent
 from .messages import Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, Transcript
 from .models.base import Model, ModelRequest, ModelResponse, ToolSpec, Usage
 from .models.factory import load_model

@@ -6,9 +6,14 @@ progress, the tool registry for safe execution. Early exits are ``StopRun`` exce
 carry their reason; after one, a last request that offers only the final answer gives the user
 an answer instead of nothing.
 
+A ``Guide`` (``tinyharness.guide``) shapes the run for a model that cannot plan for itself:
+handed the task once, it may force the next request's tool, narrow the tools' arguments, ask for
+the final answer or keep it off the menu, show a request its own view, refuse a call with a
+reason, and its state is saved with every checkpoint.
+
 May import: ``messages``, ``history``, ``errors``, ``events``, ``guards``, ``session``, ``anchors``,
-``models.base``, ``tools`` and ``context``; never memory (it reaches the loop through the small ``Memory``
-protocol below), the run log or the CLI.
+``models.base``, ``tools``, ``guide`` and ``context``; never memory (it reaches the loop through
+the small ``Memory`` protocol below), the run log or the CLI.
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ from .errors import (
 )
 from .events import EventBus
 from .guards import RepetitionGuard
+from .guide.base import Guide, NoGuide, Turn
 from .history import harness_texts, strip_echo
 from .messages import (
     Message,
@@ -53,7 +59,7 @@ from .messages import (
     Transcript,
     messages_to_dicts,
 )
-from .models.base import Model, ModelRequest, ModelResponse, Usage, stream_reply
+from .models.base import Model, ModelRequest, ModelResponse, ToolSpec, Usage, stream_reply
 from .session import Checkpointer, TurnProgress, unknown_outcome
 from .tools.base import Tool, ToolRegistry, function_tool
 
@@ -228,49 +234,6 @@ class OutputCheck:
         )
 
 
-class AnswerRule(Protocol):
-    """Decides, from the history, that the next request must be the final answer (a plan a
-    small model cannot make itself, see ``tools.focus``): the prompt to ask it with, or None."""
-
-    def __call__(self, messages: Sequence[Message]) -> str | None: ...
-
-
-class Step(Protocol):
-    """The shape of the next request a plan asks for (see ``RunPlan``)."""
-
-    @property
-    def prompt(self) -> str | None: ...  # goes after the last tool results
-
-    @property
-    def tool(self) -> str | None: ...  # the one tool the reply must call
-
-    @property
-    def final_only(self) -> bool: ...  # the final answer now
-
-    @property
-    def final_allowed(self) -> bool: ...  # False: the run may not end yet
-
-    @property
-    def view(self) -> Sequence[Message] | None: ...  # shown instead of the window
-
-    @property
-    def done(self) -> str | None: ...  # the answer when the model's is only copied harness text
-
-
-class RunPlan(Protocol):
-    """A plan the harness keeps for a small model, as run state (saved with each checkpoint):
-    after each turn's tool results it may shape the next request, and it says when a final
-    answer comes too early (see ``tools.coverage``: a task over every file of a folder)."""
-
-    def next_step(self, messages: Sequence[Message]) -> Step | None: ...
-
-    def unfinished(self, messages: Sequence[Message]) -> str | None: ...  # why not end yet
-
-    def to_state(self) -> dict[str, Any]: ...
-
-    def load_state(self, state: dict[str, Any]) -> None: ...
-
-
 @dataclass(frozen=True)
 class _Turn:
     """The shape of one agent request: see ``ModelRequest``."""
@@ -280,13 +243,6 @@ class _Turn:
     final_allowed: bool = True
     view: tuple[Message, ...] | None = None  # sent instead of the window (no compaction first)
     done: str | None = None  # the answer when the model's is only copied harness text
-
-
-class ToolRule(Protocol):
-    """Decides, from the history, which tool the next request must call (the plan's next step
-    for a small model, see ``tools.focus``): its name, or None to leave the choice free."""
-
-    def __call__(self, messages: Sequence[Message]) -> str | None: ...
 
 
 class _QueueSink:
@@ -327,16 +283,12 @@ class Agent:
         checkpoint: Checkpointer | None = None,
         memory: LongTermMemory | None = None,
         output_type: Any = None,
-        answer_when: AnswerRule | None = None,
-        tool_when: ToolRule | None = None,
         anchors: Anchors | None = None,
         steps: Steps | None = None,
-        plan: RunPlan | None = None,
+        guide: Guide | None = None,
     ) -> None:
         self.model = model
-        self.answer_when = answer_when
-        self.plan = plan
-        self.tool_when = tool_when
+        self.guide: Guide = guide if guide is not None else NoGuide()
         self.tools = tools if isinstance(tools, ToolRegistry) else _registry(tools)
         self.config = config or AgentConfig()
         self.output = OutputCheck(output_type) if output_type is not None else None
@@ -411,6 +363,7 @@ class Agent:
         try:
             if task is not None:
                 self._append(await self._task_message(task))
+                await self.guide.start(task, self.call_model)  # the plan, once per task
             final = await self._loop()
         except StopRun as exc:
             stop, detail = exc.reason, exc.detail
@@ -504,41 +457,59 @@ class Agent:
             await self._run_tools(calls)
 
     def _next_step(self) -> _Turn:
-        """What the next request is, by the plan, else the answer rule and the tool rule (the
-        plan and the answer rule are asked only right after tool results); a prompt they give
-        goes at the end of those results."""
-        after_results = bool(self.messages) and bool(self.messages[-1].tool_results)
-        step = self.plan.next_step(self.messages) if self.plan is not None and after_results else None
-        if step is not None:
-            tool = step.tool if step.tool in self.tools.names else None
-            view = tuple(step.view) if step.view is not None else None
-            turn = _Turn(step.final_only, tool, step.final_allowed, view, step.done)
-            prompt = step.prompt
-        else:
-            asked = self.answer_when is not None and after_results
-            prompt = self.answer_when(self.messages) if self.answer_when is not None and asked else None
-            turn = _Turn(final_only=prompt is not None, tool_choice=self._tool_now(prompt is not None))
-        if prompt is not None:
-            self.messages[-1] = Message("user", (*self.messages[-1].content, TextBlock(prompt)))
-        if turn.final_only and prompt is not None:
-            self.events.emit("answer_now", message=prompt)
+        """What the next request is, by the guide; a prompt it gives goes at the end of the last
+        message (the task, or the last tool results)."""
+        step: Turn | None = self.guide.next_turn(self.messages)
+        if step is None:
+            return _Turn()
+        tool = step.tool if step.tool in self.tools.names and not step.final_only else None
+        view = tuple(step.view) if step.view is not None else None
+        turn = _Turn(step.final_only, tool, step.final_allowed, view, step.done)
+        if step.prompt is not None and self.messages and self.messages[-1].role == "user":
+            self.messages[-1] = Message("user", (*self.messages[-1].content, TextBlock(step.prompt)))
+            if turn.final_only:
+                self.events.emit("answer_now", message=step.prompt)
         return turn
 
     def _unfinished(self) -> str | None:
-        """The plan's word when the model answered too early (None: the run may end)."""
-        if self.plan is None:
-            return None
-        left = self.plan.unfinished(self.messages)
+        """The guide's word when the model answered too early (None: the run may end)."""
+        left = self.guide.unfinished(self.messages)
         if left is not None:
             self.events.emit("answer_refused", message=left)
         return left
 
-    def _tool_now(self, final_only: bool) -> str | None:
-        """The tool the tool rule says the next request must call, if it is offered."""
-        if final_only or self.tool_when is None:
-            return None
-        name = self.tool_when(self.messages)
-        return name if name is not None and self.tools.get(name) is not None else None
+    def offered_tools(self) -> tuple[ToolSpec, ...]:
+        """The tools offered, each with the guide's choices over its own (the grammar of a JSON
+        tool mode turns them into enums)."""
+        return tuple(dataclasses.replace(spec, choices=self._choices(spec)) for spec in self.tools.specs)
+
+    def _choices(self, spec: ToolSpec) -> Callable[[Sequence[Message]], Mapping[str, Sequence[str]]]:
+        own = spec.choices
+        guide = self.guide
+
+        def choices(messages: Sequence[Message]) -> Mapping[str, Sequence[str]]:
+            return guide.choices(spec.name, messages) or (own(messages) if own is not None else {})
+
+        return choices
+
+    async def _run_call(self, call: ToolUseBlock) -> ToolResultBlock:
+        """One call, after the guide's review: run (maybe as the guide rewrote it), or answered
+        by the guide (a refusal, ``refused``, that the model reads)."""
+        checked = self.guide.review(call)
+        if isinstance(checked, ToolResultBlock):
+            self.events.emit("tool_call", call_id=call.id, name=call.name, args=call.input)
+            self.events.emit(
+                "tool_result",
+                call_id=call.id,
+                name=call.name,
+                ok=not checked.is_error,
+                chars=len(checked.content),
+                truncated=False,
+                refused=checked.refused,
+                by="guide",
+            )
+            return checked
+        return await self.tools.run_call(checked, self.events)
 
     async def _run_tools(self, calls: list[ToolUseBlock]) -> None:
         """Run one turn's calls in parallel. Each is recorded as started before it runs and as
@@ -558,10 +529,10 @@ class Agent:
                     scope = current_call.set(ToolCallScope(self, call, resumed))
                     try:
                         if self.steps is not None:
-                            run = functools.partial(self.tools.run_call, call, self.events)
+                            run = functools.partial(self._run_call, call)
                             result = await self.steps.tool_call(call, run)
                         else:
-                            result = await self.tools.run_call(call, self.events)
+                            result = await self._run_call(call)
                     finally:
                         current_call.reset(scope)
                 self._finished_results[call.id] = result
@@ -603,7 +574,7 @@ class Agent:
         return ModelRequest(
             messages=shape.view if shape.view is not None else self._messages.snapshot(),
             system=self.config.system,
-            tools=self.tools.specs,  # also when final_only: the adapters forbid calls, the prefix stays
+            tools=self.offered_tools(),  # also when final_only: the adapters forbid calls, the prefix stays
             # A request with its own view is not the window: like the notes flush, it must not
             # calibrate the window's token count (measured: the count fell from 2218 to 1244).
             purpose="agent" if shape.view is None else "flush",
@@ -722,8 +693,8 @@ class Agent:
         }
         if self.anchors is not None:
             state["anchors"] = self.anchors.to_state()
-        if self.plan is not None:
-            state["plan"] = self.plan.to_state()
+        if guided := self.guide.to_state():
+            state["guide"] = guided
         self.checkpoint.save(self.messages, state)
         self._saved_as = self._history_mark()
 
@@ -742,8 +713,8 @@ class Agent:
         self.repetition = RepetitionGuard(state.get("recent_calls", []))
         if self.anchors is not None and isinstance(state.get("anchors"), dict):
             self.anchors.load_state(state["anchors"])  # a resumed run keeps its plan and pins
-        if self.plan is not None and isinstance(state.get("plan"), dict):
-            self.plan.load_state(state["plan"])  # and the files its task is over
+        if isinstance(state.get("guide"), dict):
+            self.guide.load_state(state["guide"])  # and its guide's plan
         self._finished_results = dict(turn.finished)
         self._interrupted = set(turn.started) - set(self._finished_results)
 

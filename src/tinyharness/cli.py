@@ -20,6 +20,7 @@ import sys
 import time
 import traceback
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, cast
 
@@ -38,6 +39,7 @@ from .durable.steps import DurableSteps, OnlyNew
 from .errors import ConfigError, HarnessError
 from .events import EventBus, JsonlSink
 from .gitexclude import exclude_run_state
+from .guide import KINDS, Guide, PlanGuide, PlanOptions, reviewed_run
 from .mcp import cli as mcp_cli
 from .mcp.config import McpServerConfig, load_config
 from .memory import MemoryManager, MemoryStore, Scope, ScopedMemory, memory_tools, open_store
@@ -46,10 +48,10 @@ from .memory.factory import default_store_url
 from .messages import ToolResultBlock, ToolUseBlock, block_from_dict, messages_from_dicts
 from .models import cli as models_cli
 from .models.base import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, Model
-from .models.catalog import LOCAL_N_CTX
 from .models.factory import load_model
 from .otel import OTelSink, otel_sink_from_env, provider_name
 from .paths import data_home
+from .profiles import Profile, defined_profiles, profile_for
 from .progress import ProgressPrinter
 from .redact import redact
 from .runlog import RunLog, RunLogError, RunLogStore, default_path, is_postgres_url, open_run_log
@@ -68,16 +70,13 @@ from .settings import MODEL_ENV, load_settings, resolve_base_url, resolve_model
 from .settings import cli as settings_cli
 from .subagents import SubAgentConfig, SubAgentHost, SubAgents, load_profiles
 from .tools.base import DEFAULT_RESULT_CAP, ToolRegistry
-from .tools.builtin import builtin_tools, notes_since
-from .tools.coverage import FileSetPlan
-from .tools.files import ReadState, head_text, text_files
-from .tools.focus import MAX_SYMBOL_SEARCH_BYTES, TaskFocus
+from .tools.builtin import builtin_tools
+from .tools.files import ReadState
 from .tools.history_search import DroppedHistory
 from .tools.notes import NotesFile
 from .tools.permissions import Permissions
 from .tools.plan import plan_tools
 from .tools.shell import check_shell_options
-from .tools.workspace import Workspace
 
 if TYPE_CHECKING:  # the MCP SDK is imported only when a run has MCP servers
     from .mcp.client import McpServers
@@ -447,11 +446,30 @@ def build_parser() -> argparse.ArgumentParser:
     context.add_argument(
         "--task-focus",
         action=argparse.BooleanOptionalAction,
-        help="when the task names files: read_file offers only those until they are read, then a "
-        'question is answered; when it asks for every file of a folder ("every .py file under '
-        'src/"): read_file offers the files not done yet, each read is followed by its note, and '
-        "the run ends only when all are done (default: on for local models, which cannot tell when "
-        "they have the answer; off otherwise)",
+        help="a guide that plans for the model: read_file offers the files the task names until "
+        "they are read, then a question is answered; for a task over each file of a set, read_file "
+        "offers the files not done yet, each read is followed by its note, and the run ends only "
+        "when all are done (default: the profile's; on for local models, which cannot tell when "
+        "they have the answer; see docs/guide.md)",
+    )
+    context.add_argument(
+        "--profile",
+        metavar="NAME",
+        help="the per-model defaults: local (small local models: a guide that plans, notes before "
+        "each compaction, no sub-agents, no memory...) or default (capable API models), or one "
+        'defined under "profiles" in config.json (default: local for a local: model, else default)',
+    )
+    context.add_argument(
+        "--each",
+        metavar="GLOB",
+        help="the task is over each file GLOB matches (e.g. 'src/**/*.py'): read and note each one "
+        "(with --kind answer: read each and answer); states the plan instead of asking the model",
+    )
+    context.add_argument(
+        "--kind",
+        choices=list(KINDS),
+        help="the task's kind, stated instead of asked: answer, list (list or count), edit, notes "
+        "(a note per file of a set), explore",
     )
     context.add_argument(
         "--flush-notes",
@@ -572,6 +590,11 @@ def _register_chat(commands: argparse._SubParsersAction[argparse.ArgumentParser]
     )
     chat.add_argument("--strategy", help="compaction strategy or pipeline (as for run)")
     chat.add_argument(
+        "--profile",
+        metavar="NAME",
+        help="the per-model defaults, as for run (default: local for a local: model, else default)",
+    )
+    chat.add_argument(
         "--pin",
         action="append",
         default=[],
@@ -635,7 +658,8 @@ async def _chat(args: argparse.Namespace) -> int:
             if saved is not None and isinstance(saved.state.get("anchors"), dict):
                 structures[name].anchors.load_state(saved.state["anchors"])  # /resume keeps the plan
         structure = structures[name]
-        tools = _tools(args, workspace, events, _result_cap(args), structure)
+        read_state = ReadState()
+        tools = _tools(args, workspace, events, _result_cap(args), structure, read_state=read_state)
         for tool in mcp_servers.tools if mcp_servers is not None else ():
             tools.add(tool)  # the servers started once for the chat; every agent offers their tools
         runner = _subagents(args, workspace, review.attach) if _subagents_on(args) else None
@@ -644,19 +668,23 @@ async def _chat(args: argparse.Namespace) -> int:
             runner.check_profiles(tools.names)
         review.attach(tools)
         memory = _memory(args, events, name)
-        agent = Agent(
+        config = AgentConfig(
+            max_iterations=args.max_iterations,
+            token_budget=args.token_budget,
+            max_output_tokens=args.max_output_tokens,
+        )
+        agent = _assemble(
+            args,
+            workspace,
             model,
             tools,
-            AgentConfig(
-                max_iterations=args.max_iterations,
-                token_budget=args.token_budget,
-                max_output_tokens=args.max_output_tokens,
-            ),
-            context=_context(args, model, events, workspace, tools, session, structure),
-            events=events,
-            checkpoint=session,
+            events,
+            read_state,
+            structure,
+            session,
+            name=name,
+            config=config,
             memory=memory,
-            anchors=structure.anchors,
         )
         if memory is not None:
             stores[id(agent)] = memory.manager.store
@@ -773,7 +801,7 @@ def _plan_tools_on(args: argparse.Namespace) -> bool:
     in JSON mode wrote the todo tool's own description as its one step and sent the same todo
     call until the iterations ran out (measured; bench/RESULTS.md section 10)."""
     chosen = getattr(args, "plan", None)
-    return not _is_local(args.model) if chosen is None else bool(chosen)
+    return _profile(args).plan_tools if chosen is None else bool(chosen)
 
 
 def _context(
@@ -787,6 +815,8 @@ def _context(
     notes: Path | None = None,
     steps: DurableSteps | None = None,
     anchors: Anchors | None = None,
+    guide: Guide | None = None,
+    run_notes: Path | None = None,
 ) -> ContextPolicy:
     # No window here: --context-window went to the model (a local server sizes itself by it),
     # and the context takes the model's, so the window is resolved in one place.
@@ -801,13 +831,16 @@ def _context(
         notes_path=notes or _notes_path(args, workspace),
         workspace=workspace,
         # Local models do not take notes when only asked (measured), so they must by default.
-        flush_notes=args.flush_notes if args.flush_notes is not None else _is_local(args.model),
+        flush_notes=args.flush_notes if args.flush_notes is not None else _profile(args).flush_notes,
+        run_notes_path=run_notes,
         **({"restore_files": args.restore_files} if args.restore_files is not None else {}),
         summary_mode=getattr(args, "summary_mode", CONTEXT.summary_mode),
     )
     run_call: Callable[[ToolUseBlock], Awaitable[ToolResultBlock]] = functools.partial(
         tools.run_call, events=events
     )
+    if guide is not None:  # the flush's notes are checked and routed as the loop's are
+        run_call = reviewed_run(guide, run_call)
     if steps is not None:  # the notes flush's calls are recorded steps too
         durable_steps, run_now = steps, run_call
         run_call = lambda call: durable_steps.tool_call(call, lambda: run_now(call))  # noqa: E731
@@ -925,20 +958,8 @@ async def _run(
             events.sinks = [OnlyNew(durable_run, log.last_seq(durable_run), events.sinks)]
         session_name = session.name if session is not None else events.run_id
         structure = _Structure(args, workspace, session_name)
-        read_state, focus = _task_focus(args, workspace)
-        file_set = _file_set(args, workspace, read_state, events) if focus is not None else None
-        tools = _tools(
-            args,
-            workspace,
-            events,
-            _result_cap(args),
-            structure,
-            read_state=read_state,
-            focus=focus,
-            file_set=file_set,
-        )
-        if focus is not None:  # a run that may write files needs more than reads: no forced answer
-            focus.answer = not any(tools.get(name) for name in ("write_file", "edit_file"))
+        read_state = ReadState()
+        tools = _tools(args, workspace, events, _result_cap(args), structure, read_state=read_state)
         mcp_servers = await _mcp_servers(mcp_configs, events, workspace, tools)  # before the model: fail fast
         model = _model_from_args(args)
         from .models.local import LocalModel  # here: the module loads the SDK, not every command needs it
@@ -951,31 +972,30 @@ async def _run(
             subagents.check_profiles(tools.names)
         _check_window(args.context_window or model.context_window, tools, args.max_output_tokens)
         steps = DurableSteps(model, events) if durable_run is not None else None
-        context = _context(args, model, events, workspace, tools, session, structure, steps=steps)
         memory = _memory(args, events, session_name)
         # Only once the configuration has held: a refused run leaves the user's repository alone.
         keep_run_state_out_of_git(args, workspace)
         if memory is not None:
             opened.append(memory.manager.store)
-        agent = Agent(
+        agent = _assemble(
+            args,
+            workspace,
             model,
             tools,
-            AgentConfig(
+            events,
+            read_state,
+            structure,
+            session,
+            name=session_name,
+            steps=steps,
+            memory=memory,
+            config=AgentConfig(
                 max_iterations=args.max_iterations,
                 token_budget=args.token_budget,
                 max_output_tokens=args.max_output_tokens,
                 trace=args.trace,
                 time_limit=args.time_limit,
             ),
-            context=context,
-            events=events,
-            checkpoint=session,
-            memory=memory,
-            answer_when=focus,
-            tool_when=focus.next_tool if focus is not None else None,
-            anchors=structure.anchors,
-            steps=steps,
-            plan=file_set,
         )
         task = None if args.resume else args.task
         return await agent.arun(
@@ -1002,6 +1022,124 @@ async def _run(
             for closable in (otel, jsonl, session, store, own_log, structure, *opened):
                 if closable is not None:
                     closable.close()
+
+
+def _assemble(
+    args: argparse.Namespace,
+    workspace: Path,
+    model: Model,
+    tools: ToolRegistry,
+    events: EventBus,
+    read_state: ReadState,
+    structure: _Structure,
+    session: SQLiteSession | None,
+    *,
+    name: str,
+    config: AgentConfig,
+    steps: DurableSteps | None = None,
+    memory: ScopedMemory | None = None,
+) -> Agent:
+    """The Agent of a run, a chat and a durable run alike: the profile's guide (``_guide``),
+    the context policy the guide's review also applies to, and the loop. Sub-agents get the
+    same guide from ``_subagents``; the library's front door (``tinyharness.Agent("local",
+    workspace=...)``) builds its agent here too."""
+    guide = _guide(args, workspace, events, read_state, tools, name)
+    run_notes = _run_notes_path(workspace, name) if guide is not None and _profile(args).run_notes else None
+    context = _context(
+        args,
+        model,
+        events,
+        workspace,
+        tools,
+        session,
+        structure,
+        steps=steps,
+        guide=guide,
+        run_notes=run_notes,
+    )
+    return Agent(
+        model,
+        tools,
+        config,
+        context=context,
+        events=events,
+        checkpoint=session,
+        memory=memory,
+        anchors=structure.anchors,
+        steps=steps,
+        guide=guide,
+    )
+
+
+@dataclass
+class Assembled:
+    """An agent built as ``tinyharness run`` builds it, and what it holds open (``aclose``)."""
+
+    agent: Agent
+    subagents: SubAgents | None
+    closables: list[Any]
+
+    async def aclose(self) -> None:
+        try:
+            if self.subagents is not None:
+                await self.subagents.aclose()
+            await self.agent.model.aclose()
+        finally:
+            for closable in self.closables:
+                closable.close()
+
+
+def assemble_agent(
+    model: str,
+    workspace: str | os.PathLike[str] = ".",
+    *,
+    profile: str | None = None,
+    options: Sequence[str] = (),
+) -> Assembled:
+    """The library's front door (``tinyharness.Agent("local", workspace=...)``): the agent
+    ``tinyharness run --model MODEL --workspace WORKSPACE [OPTIONS]`` builds (the same profile,
+    tools, guide, context policy and memory; no run log, session or MCP servers, which a run
+    opens around it), through the same ``_assemble``. ``options`` are run's options, as words."""
+    argv = ["run", "-", "--model", model, "--workspace", str(workspace), "--no-log", "--quiet"]
+    args = build_parser().parse_args([*argv, *(["--profile", profile] if profile else []), *options])
+    apply_settings(args)
+    root = Path(args.workspace).resolve()
+    if not root.is_dir():
+        raise ConfigError(f"workspace {args.workspace} is not a folder")
+    check_shell_options(shell=args.shell, yes=args.yes, allow=args.allow)
+    events = EventBus()
+    structure = _Structure(args, root, events.run_id)
+    closables: list[Any] = [structure]
+    read_state = ReadState()
+    tools = _tools(args, root, events, _result_cap(args), structure, read_state=read_state)
+    subagents = None
+    if _subagents_on(args):
+        subagents = _subagents(args, root)
+        tools.add(subagents.tool())
+    memory = _memory(args, events, events.run_id)
+    if memory is not None:
+        closables.append(memory.manager.store)
+    config = AgentConfig(
+        max_iterations=args.max_iterations,
+        token_budget=args.token_budget,
+        max_output_tokens=args.max_output_tokens,
+        trace=args.trace,
+        time_limit=args.time_limit,
+    )
+    agent = _assemble(
+        args,
+        root,
+        _model_from_args(args),
+        tools,
+        events,
+        read_state,
+        structure,
+        None,
+        name=events.run_id,
+        config=config,
+        memory=memory,
+    )
+    return Assembled(agent, subagents, closables)
 
 
 def _events_file(path: str) -> JsonlSink:
@@ -1035,7 +1173,7 @@ def _result_cap(args: argparse.Namespace) -> int:
     reaches the model whole. Offloaded to a preview, a read could never be read in full (its
     file lives under .tinyharness/, which read_file does not offer); measured at 4096 with the
     0.5B model, 9 of 19 reads were."""
-    window = args.context_window or (LOCAL_N_CTX if _is_local(args.model) else None)
+    window = args.context_window or _profile(args).window
     if not window:
         return DEFAULT_RESULT_CAP
     ratio = args.compact_ratio or DEFAULT_RATIO
@@ -1047,7 +1185,7 @@ def _overwrite(args: argparse.Namespace) -> bool:
     """Whether write_file may replace an existing file (--overwrite-files; default: not for
     local models, see tools.files.NO_OVERWRITE). The chat has no such option: its default."""
     wanted: bool | None = getattr(args, "overwrite_files", None)
-    return wanted if wanted is not None else not _is_local(getattr(args, "model", None) or "")
+    return wanted if wanted is not None else _profile(args).overwrite
 
 
 def _model_from_args(args: argparse.Namespace) -> Model:
@@ -1063,38 +1201,44 @@ def _model_from_args(args: argparse.Namespace) -> Model:
     )
 
 
-def _task_focus(args: argparse.Namespace, workspace: Path) -> tuple[ReadState, TaskFocus | None]:
-    """The run's read state, and the plan from the files the task names (on for local models
-    unless --no-task-focus; see tools.focus)."""
-    state = ReadState()
-    wanted = args.task_focus if args.task_focus is not None else _is_local(args.model)
+def _guide(
+    args: argparse.Namespace,
+    workspace: Path,
+    events: EventBus,
+    read_state: ReadState,
+    tools: ToolRegistry,
+    run_name: str,
+    notes_path: Path | None = None,
+) -> Guide | None:
+    """The run's guide, as its profile says (--task-focus turns a plan guide on or off; see
+    docs/guide.md): handed the task once, it shapes each request. None for no guide."""
+    profile = _profile(args)
+    wanted = args.task_focus if args.task_focus is not None else profile.guide == "plan"
     if not wanted:
-        return state, None
-    space = Workspace(workspace)
-    return state, TaskFocus(
-        lambda: text_files(space),
-        state.lines_read,
-        read_text=lambda path: head_text(space, path, MAX_SYMBOL_SEARCH_BYTES),
-    )
-
-
-MAX_NOTE_CHECK_BYTES = 20_000  # of a file, to check that a note is about it (tools.coverage)
-
-
-def _file_set(
-    args: argparse.Namespace, workspace: Path, read_state: ReadState, events: EventBus
-) -> FileSetPlan:
-    """The plan for a task over every file of a folder (with the task focus; see
-    tools.coverage): it reads the notes of this run and the run's read state."""
-    space = Workspace(workspace)
-    notes = NotesFile(_notes_path(args, workspace), root=workspace)
-    return FileSetPlan(
-        lambda: text_files(space),
-        notes_since(notes),
-        read_state.lines_read,
-        functools.partial(head_text, space, limit=MAX_NOTE_CHECK_BYTES),
+        return None
+    notes = NotesFile(notes_path or _notes_path(args, workspace), root=workspace)
+    run_notes = NotesFile(_run_notes_path(workspace, run_name), root=workspace) if profile.run_notes else None
+    # A note must not be a tool's description (measured: the 0.5B wrote read_file's as a note).
+    known = [spec.description.split(". ", 1)[0] for spec in tools.specs]
+    window = args.context_window or profile.window
+    return PlanGuide(
+        workspace,
+        read_state=read_state,
+        notes=notes,
+        run_notes=run_notes,
+        classify=profile.classify,
+        options=PlanOptions(each=getattr(args, "each", None), kind=getattr(args, "kind", None)),
         events=events,
+        may_write=any(tools.get(name) for name in ("write_file", "edit_file")),
+        room_chars=window * CODE_CHARS_PER_TOKEN // 2 if window else None,
+        known=known,
     )
+
+
+def _run_notes_path(workspace: Path, run_name: str) -> Path:
+    """The run's own notes (what a guided run noted for itself on a task that asked for none)."""
+    name = re.sub(r"[^\w.-]", "_", run_name)[:100] or "run"
+    return workspace / ".tinyharness" / "notes" / f"{name}.md"
 
 
 def _tools(
@@ -1106,8 +1250,6 @@ def _tools(
     notes_path: Path | None = None,
     *,
     read_state: ReadState | None = None,
-    focus: TaskFocus | None = None,
-    file_set: FileSetPlan | None = None,
 ) -> ToolRegistry:
     notes = NotesFile(
         notes_path or _notes_path(args, workspace),
@@ -1127,10 +1269,8 @@ def _tools(
         shell=args.shell,
         result_cap=result_cap,
         read_state=read_state,
-        focus=focus,
         path_choices=args.path_choices,
         overwrite=_overwrite(args),
-        file_set=file_set,
     )
     if args.memory_dir:
         for tool in memory_tools(Path(args.memory_dir)):
@@ -1168,7 +1308,7 @@ async def _mcp_servers(
 def _subagents_on(args: argparse.Namespace) -> bool:
     """--subagents, else on for every model but local ones (see the README, "Sub-agents")."""
     chosen: bool | None = args.subagents
-    return chosen if chosen is not None else not _is_local(args.model)
+    return chosen if chosen is not None else _profile(args).subagents
 
 
 def _subagents(
@@ -1180,17 +1320,30 @@ def _subagents(
     each child's tools as the parent's are (the chat's diff review of writes)."""
     config = SubAgentConfig(
         max_depth=args.subagent_depth,
-        concurrency=args.subagent_concurrency or (1 if _is_local(args.model) else SUBAGENTS.concurrency),
+        concurrency=args.subagent_concurrency or _profile(args).subagent_concurrency or SUBAGENTS.concurrency,
         max_iterations=args.subagent_iterations,
         profiles=load_profiles(load_settings().agents),
     )
     result_cap = _result_cap(args)
 
+    guides: dict[int, Guide] = {}  # a child's guide, by its registry: its context reviews with it
+    # The read state of the tools made last: a child's guide is made right after its tools, with
+    # no await between (see ``SubAgents._child``), so it is that child's.
+    state = [ReadState()]
+
     def tools(notes: Path, events: EventBus) -> ToolRegistry:
-        registry = _tools(args, workspace, events, result_cap, notes_path=notes)
+        state[0] = ReadState()
+        registry = _tools(args, workspace, events, result_cap, notes_path=notes, read_state=state[0])
         if attach is not None:
             attach(registry)
         return registry
+
+    def guide(registry: ToolRegistry, notes: Path, events: EventBus, name: str) -> Guide | None:
+        """The child's guide: its profile's, as the parent's (the same ``_guide``)."""
+        made = _guide(args, workspace, events, state[0], registry, name, notes)
+        if made is not None:
+            guides[id(registry)] = made
+        return made
 
     def context(
         model: Model,
@@ -1200,7 +1353,10 @@ def _subagents(
         session: SQLiteSession | None,
         pins: Anchors | None,
     ) -> ContextPolicy:
-        return _context(args, model, events, workspace, registry, session, notes=notes, anchors=pins)
+        guided = guides.pop(id(registry), None)
+        return _context(
+            args, model, events, workspace, registry, session, notes=notes, anchors=pins, guide=guided
+        )
 
     def model(spec: str) -> Model:
         provider = spec.strip().partition(":")[0]
@@ -1214,7 +1370,11 @@ def _subagents(
         )
 
     host = SubAgentHost(
-        tools=tools, state_dir=workspace / ".tinyharness" / "subagents", context=context, load_model=model
+        tools=tools,
+        state_dir=workspace / ".tinyharness" / "subagents",
+        context=context,
+        load_model=model,
+        guide=guide,
     )
     return SubAgents(config, host)
 
@@ -1222,7 +1382,7 @@ def _subagents(
 def _memory(args: argparse.Namespace, events: EventBus, session: str) -> ScopedMemory | None:
     if args.no_memory or (args.memory or "").lower() == "off":
         return None
-    if args.memory is None and _is_local(args.model):
+    if args.memory is None and not _profile(args).memory:
         # Measured: small local models extract junk "facts" (the 135M model; the 0.5B stored
         # the echoed task as a "preference"), and recalling them derailed the next run.
         # Ask for a store to use it.
@@ -1231,8 +1391,10 @@ def _memory(args: argparse.Namespace, events: EventBus, session: str) -> ScopedM
     return ScopedMemory(manager, Scope(user=args.memory_user, agent="tinyharness", session=session))
 
 
-def _is_local(model: str) -> bool:
-    return model.strip().partition(":")[0] == "local"
+def _profile(args: argparse.Namespace) -> Profile:
+    """The run's profile: --profile, else the model's kind (``profiles.profile_for``)."""
+    defined = defined_profiles(load_settings().profiles)
+    return profile_for(getattr(args, "model", None) or "", getattr(args, "profile", None), defined)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

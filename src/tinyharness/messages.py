@@ -53,10 +53,29 @@ class ToolUseBlock:
 
 @dataclass(frozen=True, slots=True)
 class ToolResultBlock:
+    """A tool call's result. Beside its text, what the harness knows of it, so nothing parses
+    the text to learn it: ``truncated`` (cut to the result cap), ``next_line`` (a read that
+    stopped before the end: the line to read next), ``refused`` (the guide refused the call and
+    ``content`` says why). Saved with the session; never sent to a model's API."""
+
     tool_use_id: str
     content: str
     is_error: bool = False
     type: Literal["tool_result"] = field(default="tool_result", init=False)
+    truncated: bool = False
+    next_line: int | None = None
+    refused: bool = False
+
+    def meta(self) -> dict[str, Any]:
+        """The metadata that is set, as saved (empty for a plain result)."""
+        out: dict[str, Any] = {}
+        if self.truncated:
+            out["truncated"] = True
+        if self.next_line is not None:
+            out["next_line"] = self.next_line
+        if self.refused:
+            out["refused"] = True
+        return out
 
 
 Block: TypeAlias = TextBlock | ThinkingBlock | ToolUseBlock | ToolResultBlock
@@ -92,7 +111,9 @@ class Message:
 # --- serializer -------------------------------------------------------------------------------
 
 
-def block_to_dict(block: Block) -> dict[str, Any]:
+def block_to_dict(block: Block, *, meta: bool = True) -> dict[str, Any]:
+    """The block as a dict (Anthropic's shape); a tool result's metadata under ``"meta"``
+    unless ``meta`` is False (what goes on the wire, or is counted as the model's input)."""
     if isinstance(block, TextBlock):
         return {"type": "text", "text": block.text}
     if isinstance(block, ThinkingBlock):
@@ -108,6 +129,8 @@ def block_to_dict(block: Block) -> dict[str, Any]:
     }
     if block.is_error:
         out["is_error"] = True
+    if meta and (saved := block.meta()):
+        out["meta"] = saved
     return out
 
 
@@ -122,8 +145,16 @@ def block_from_dict(data: dict[str, Any]) -> Block:
     if kind == "tool_use":
         return ToolUseBlock(str(data["id"]), str(data["name"]), data.get("input", {}))
     if kind == "tool_result":
+        meta = data.get("meta")
+        saved: dict[str, Any] = meta if isinstance(meta, dict) else {}
+        next_line = saved.get("next_line")
         return ToolResultBlock(
-            str(data["tool_use_id"]), _result_text(data.get("content", "")), bool(data.get("is_error"))
+            str(data["tool_use_id"]),
+            _result_text(data.get("content", "")),
+            bool(data.get("is_error")),
+            truncated=bool(saved.get("truncated")),
+            next_line=next_line if isinstance(next_line, int) and not isinstance(next_line, bool) else None,
+            refused=bool(saved.get("refused")),
         )
     raise ValueError(f"unknown content block type {kind!r}")
 

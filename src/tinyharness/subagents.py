@@ -29,8 +29,8 @@ Profiles (``agents`` in the config file) name a system prompt, a tool set, a mod
                            "tools": ["read_file", "list_dir", "grep"],
                            "max_iterations": 12}}}
 
-May import: ``agent``, ``anchors``, ``context``, ``errors``, ``events``, ``messages``, ``models``,
-``session``, ``tools``.
+May import: ``agent``, ``anchors``, ``context``, ``errors``, ``events``, ``guide``, ``messages``,
+``models``, ``session``, ``tools``.
 """
 
 from __future__ import annotations
@@ -51,6 +51,7 @@ from .anchors import Anchors
 from .context.base import ContextPolicy
 from .errors import ConfigError
 from .events import EventBus
+from .guide.base import Guide
 from .messages import Message
 from .models.base import Model, SharedBySubAgents, Usage
 from .models.factory import VALID_FORMS
@@ -225,6 +226,8 @@ class SubAgentHost:
       per run tree and closed by ``SubAgents.aclose``).
     - ``state_dir``: where children's notes files go (``.tinyharness/subagents`` in the
       workspace).
+    - ``guide(tools, notes, events, name)``: the child's guide (None: none), made before its
+      context, so a child on a small model is guided as its parent is.
     """
 
     tools: Callable[[Path, EventBus], ToolRegistry]
@@ -234,6 +237,7 @@ class SubAgentHost:
         | None
     ) = None
     load_model: Callable[[str], Model] | None = None
+    guide: Callable[[ToolRegistry, Path, EventBus, str], Guide | None] | None = None
 
 
 @dataclass
@@ -464,6 +468,8 @@ class SubAgents:
             registry = self._registry(parent, names, notes, events)
             model = self._model(parent, profile, call.id)
             pins = _inherited_pins(parent, profile)
+            name = session.name if session is not None else events.run_id
+            guide = self.host.guide(registry, notes, events, name) if self.host.guide else None
             context = (
                 self.host.context(model, events, registry, notes, session, pins)
                 if self.host.context
@@ -485,6 +491,7 @@ class SubAgents:
                 events=events,
                 checkpoint=session,
                 anchors=pins,
+                guide=guide,
             )
             resume = saved is not None and bool(saved.messages)
             start = start_point(saved, session.name if session is not None else "", resume=resume)

@@ -111,6 +111,8 @@ class ContextConfig:
       offline BPE encoding.
     - ``instructions``: extra instructions for the summarizer.
     - ``notes_path``: NOTES.md, read back after a lossy compaction.
+    - ``run_notes_path``: the run's own notes (under ``.tinyharness/``: what a guide kept out of
+      NOTES.md), read back with them.
     - ``workspace``: where files are re-read from after a compaction, and under which
       ``state_dir`` (offloaded outputs) defaults to ``.tinyharness/runs/RUN_ID``.
     - ``restore_files``: how many of the most recently used files are re-read.
@@ -128,6 +130,7 @@ class ContextConfig:
     counter: CounterKind = "auto"
     instructions: str | None = None
     notes_path: Path | None = None
+    run_notes_path: Path | None = None
     workspace: Path | None = None
     state_dir: Path | None = None
     restore_files: int = 5
@@ -141,7 +144,7 @@ class ContextConfig:
             check_trigger(self.window, self.ratio, self.buffer)
         elif self.ratio is not None and self.buffer is not None:
             check_trigger(self.buffer + 1, self.ratio, self.buffer)
-        for name in ("notes_path", "workspace", "state_dir"):  # str paths are welcome too
+        for name in ("notes_path", "run_notes_path", "workspace", "state_dir"):  # str paths are welcome too
             value = getattr(self, name)
             if value is not None and not isinstance(value, Path):
                 object.__setattr__(self, name, Path(value))

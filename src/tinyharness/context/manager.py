@@ -29,6 +29,7 @@ from .flush import NOTE_TOOL, FlushJournal, NotesFlush, RunCall
 from .pipeline import CircuitBreaker, parse_pipeline
 from .prefix import PrefixTracker
 from .restore import (
+    EMPTY_NOTES,
     FileReader,
     files_block,
     notes_block,
@@ -513,6 +514,9 @@ class ContextManager:
         keep = [b for b in head.content[len(task_blocks(head)) :] if b not in stale]
         added = []
         notes = read_notes(self.config.notes_path, self.config.workspace)
+        own = read_notes(self.config.run_notes_path, self.config.workspace)
+        if own is not None and own != EMPTY_NOTES:  # the run's own notes, kept out of NOTES.md
+            notes = own if notes in (None, EMPTY_NOTES) else f"{notes}\n{own}"
         if notes is not None:
             added.append(notes_block(notes, int(threshold * NOTES_SHARE), count, self.config.notes_path))
         if self.file_reader is not None and self.config.restore_files > 0:

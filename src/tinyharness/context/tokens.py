@@ -104,7 +104,7 @@ class Chars4Counter:
         content = message.content
         if len(content) == 1 and isinstance(content[0], TextBlock):
             return len(content[0].text) // 4
-        return len(_json([block_to_dict(b) for b in content])) // 4
+        return len(_json([block_to_dict(b, meta=False) for b in content])) // 4
 
 
 # --- the CJK-honest estimate ------------------------------------------------------------------

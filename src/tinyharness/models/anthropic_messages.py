@@ -259,7 +259,7 @@ def _is_empty_text(block: Block) -> bool:
 
 
 def block_to_wire(block: Block) -> dict[str, Any]:
-    out = block_to_dict(block)
+    out = block_to_dict(block, meta=False)
     if isinstance(block, ToolUseBlock) and not isinstance(block.input, dict):
         out["input"] = {}
     return out

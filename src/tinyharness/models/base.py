@@ -8,7 +8,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from ..messages import Message
 
-Purpose = Literal["agent", "compact", "memory", "flush"]
+Purpose = Literal["agent", "compact", "memory", "flush", "plan"]
 DEFAULT_TIMEOUT = 120.0  # seconds per model request, for every adapter and --timeout
 DEFAULT_MAX_RETRIES = 3  # retries on 429/5xx/timeouts, for every adapter and --max-retries
 StopReason = Literal["end_turn", "tool_use", "max_tokens"]

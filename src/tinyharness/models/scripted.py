@@ -5,7 +5,7 @@ File format (a public contract, see the README)::
     {"responses": [{"stop_reason": "tool_use" | "end_turn" | "max_tokens",
                     "content": [Anthropic-shaped blocks],
                     "usage": {"input_tokens": int, "output_tokens": int},
-                    "purpose": "agent" | "compact" | "memory" | "flush",  # optional
+                    "purpose": "agent" | "compact" | "memory" | "flush" | "plan",  # optional
                     "agent": CALL_ID                                     # optional
                    }, ...]}
 
@@ -38,7 +38,7 @@ from ..messages import Message, block_from_dict
 from .base import ModelRequest, ModelResponse, StreamItem, Usage
 
 _STOP_REASONS = ("tool_use", "end_turn", "max_tokens")
-_PURPOSES = ("agent", "compact", "memory", "flush")
+_PURPOSES = ("agent", "compact", "memory", "flush", "plan")
 _CHUNK = re.compile(r"\s*\S+\s*|\s+")  # a word with the spaces around it
 
 

@@ -7,6 +7,7 @@
      "permissions": {"allow": ["write_file:docs/*"], "deny": ["edit_file:*.lock"]},
      "mcpServers": {...},          # the Claude Desktop / Claude Code format
      "agents": {...},              # sub-agent profiles, by name
+     "profiles": {...},            # model profiles, by name (see profiles.py, --profile)
      "memory_rerank": "local:qwen2.5-coder-0.5b"}   # model that reorders memory search results
 
 Every key is optional; keys this module does not know are kept as they are when a setting is
@@ -36,7 +37,15 @@ KEYS_NAME = "keys.json"
 MODEL_ENV = "TINYHARNESS_MODEL"
 BUILTIN_MODEL = "local"
 # Keys with a meaning; each reader takes its own (mcpServers: the MCP client; agents: sub-agents).
-KNOWN_KEYS = ("default_model", "base_urls", "permissions", "mcpServers", "agents", "memory_rerank")
+KNOWN_KEYS = (
+    "default_model",
+    "base_urls",
+    "permissions",
+    "mcpServers",
+    "agents",
+    "memory_rerank",
+    "profiles",
+)
 PROVIDERS = ("openai", "anthropic")
 KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 BASE_URL_ENV = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL"}
@@ -54,6 +63,7 @@ class Settings:
     deny: tuple[str, ...] = ()
     mcp_servers: Mapping[str, Any] = field(default_factory=dict)
     agents: Mapping[str, Any] = field(default_factory=dict)
+    profiles: Mapping[str, Any] = field(default_factory=dict)
     memory_rerank: str | None = None  # a model string, or "none"
     path: Path | None = None
 
@@ -126,6 +136,7 @@ def load_settings(path: Path | None = None) -> Settings:
         deny=_strings(permissions.get("deny"), "permissions.deny"),
         mcp_servers=_mapping(data.get("mcpServers"), "mcpServers"),
         agents=_mapping(data.get("agents"), "agents"),
+        profiles=_mapping(data.get("profiles"), "profiles"),
         memory_rerank=rerank.strip() if isinstance(rerank, str) else None,
         path=where,
     )

@@ -71,9 +71,13 @@ class Tool:
 
 @dataclass(frozen=True)
 class ToolResult:
+    """What a call gave: its text, and what the harness knows of it (see ``ToolResultBlock``).
+    A tool function may return one to say where a partial read stops (``next_line``)."""
+
     content: str
     ok: bool = True
     truncated: bool = False
+    next_line: int | None = None
 
 
 class PermissionPolicy(Protocol):
@@ -322,6 +326,8 @@ def cap_text(text: str, limit: int) -> tuple[str, bool]:
 def _as_text(output: Any) -> str:
     if isinstance(output, str):
         return output
+    if isinstance(output, ToolResult):
+        return output.content
     # default=str: an unserialisable return value must not turn into an exception here
     return json.dumps(output, ensure_ascii=False, default=str)
 
@@ -546,7 +552,13 @@ class ToolRegistry:
         origin = {"server": tool.server} if tool is not None and tool.server else {}
         events.emit("tool_call", call_id=call.id, name=call.name, args=call.input, **origin)
         result = await self.execute(call.name, call.input)
-        block = ToolResultBlock(call.id, result.content, is_error=not result.ok)
+        block = ToolResultBlock(
+            call.id,
+            result.content,
+            is_error=not result.ok,
+            truncated=result.truncated,
+            next_line=result.next_line,
+        )
         if self.on_result is not None:
             self.on_result(call, block)
         events.emit(
@@ -590,5 +602,6 @@ class ToolRegistry:
             return ToolResult(f"Error: {exc}", ok=False)
         except Exception as exc:  # a tool that raises must never kill the loop
             return ToolResult(f"Error: {name} raised {type(exc).__name__}: {exc}", ok=False)
+        next_line = output.next_line if isinstance(output, ToolResult) else None
         capped, truncated = cap_text(_as_text(output), self.result_cap)
-        return ToolResult(capped, ok=True, truncated=truncated)
+        return ToolResult(capped, ok=True, truncated=truncated, next_line=next_line)

@@ -27,9 +27,7 @@ import re2
 from ..history import OFFLOADED_RESULT_MARK, file_reads, restored_in_full
 from ..messages import Message
 from ..safefs import Spot
-from .base import DEFAULT_RESULT_CAP, Tool, ToolError, function_tool, raise_if_stopped
-from .coverage import FileSetPlan
-from .focus import TaskFocus, named_symbols, task_text
+from .base import DEFAULT_RESULT_CAP, Tool, ToolError, ToolResult, function_tool, raise_if_stopped
 from .syntax import MAX_CHECK_CHARS, breaks
 from .workspace import Workspace, fs_error
 
@@ -148,24 +146,20 @@ def file_tools(
     output_cap: int = DEFAULT_RESULT_CAP,
     read_state: ReadState | None = None,
     notes_text: Callable[[], str] | None = None,
-    focus: TaskFocus | None = None,
     path_choices: bool = True,
     overwrite: bool = True,
-    file_set: FileSetPlan | None = None,
 ) -> list[Tool]:
     """The five file tools, confined to ``workspace``. ``output_cap`` bounds read_file and
     list_dir output so the registry's own cap never has to cut a listing in the middle.
     ``read_state`` records the files read (see ``narrowed_paths``); ``notes_text`` gives the
-    current notes, whose named files read_file no longer offers; ``focus`` (built on the same
-    read state), the task's named files, which read_file offers alone until they are read.
-    ``path_choices`` False leaves read_file's path free (no choices at all). ``overwrite`` False
-    makes write_file create new files only: an existing file is changed with edit_file (see
-    ``NO_OVERWRITE``). ``file_set``: a task over every file of a folder, whose files not covered
-    yet read_file offers alone."""
+    current notes, whose named files read_file no longer offers. ``path_choices`` False leaves
+    read_file's path free (no choices at all). ``overwrite`` False makes write_file create new
+    files only: an existing file is changed with edit_file (see ``NO_OVERWRITE``). The tools know
+    nothing of the task: a guide (``tinyharness.guide``) narrows their choices further."""
     read_budget = max(200, output_cap - 500)  # room for the header and the continuation note
     state = read_state if read_state is not None else ReadState()
 
-    def read_file(path: str, start_line: int | None = None, end_line: int | None = None) -> str:
+    def read_file(path: str, start_line: int | None = None, end_line: int | None = None) -> ToolResult:
         """Read a text file from the workspace, with line numbers.
 
         Long files are returned in parts; the note at the end says which start_line to use
@@ -189,12 +183,14 @@ def file_tools(
         handle, shown = _open_text(workspace, path)
         resume = state.resume_line(shown) if start_line is None and end_line is None else None
         with handle:
-            text = _read_lines(shown, handle, resume or first, end_line, read_budget, on_read=state.record)
+            text, next_line = _read_lines(
+                shown, handle, resume or first, end_line, read_budget, on_read=state.record
+            )
         if resume:
             # Small models call read_file(path) again instead of giving start_line: measured
             # with the 0.5B model, the same first page three times in a row. Go on instead.
-            return f"[lines 1-{resume - 1} were read before; here is what follows]\n{text}"
-        return text
+            text = f"[lines 1-{resume - 1} were read before; here is what follows]\n{text}"
+        return ToolResult(text, next_line=next_line)
 
     def list_dir(path: str) -> str:
         """List a folder of the workspace: sub-folders end with "/", files show their size.
@@ -302,59 +298,15 @@ def file_tools(
     return [
         replace(
             function_tool(read_file),
-            choices=functools.partial(
-                narrowed_paths, workspace, state=state, notes_text=notes_text, focus=focus, file_set=file_set
-            )
+            choices=functools.partial(narrowed_paths, workspace, state=state, notes_text=notes_text)
             if path_choices
             else None,
         ),
         function_tool(list_dir),
         function_tool(grep),
         writer,
-        replace(
-            function_tool(edit_file, risk="write"),
-            choices=functools.partial(edit_choices, workspace, focus=focus)
-            if path_choices and focus is not None
-            else None,
-        ),
+        function_tool(edit_file, risk="write"),
     ]
-
-
-MAX_EDIT_CHOICES = 300  # lines offered as edit_file's old text
-MAX_EDIT_CHOICE_CHARS = 300
-MAX_EDIT_CHOICE_BYTES = 200_000  # a larger named file leaves old free
-
-
-def edit_choices(
-    workspace: Workspace, messages: Sequence[Message], focus: TaskFocus | None = None
-) -> dict[str, list[str]]:
-    """edit_file's choices when the task names the files to change (``focus``): ``path`` one of
-    them, ``old`` one whole line of them that occurs once in its file. Measured with
-    Qwen2.5-Coder-0.5B asked to change one constant: free, it gave as old text a line that
-    was not in the file, then the whole read_file result with its line numbers, refused each
-    time; a line picked from the file's own lines matches by construction (``new`` stays free). Edits
-    of several lines are not offered this way (a small model's edit is one line); with no
-    named file both stay free."""
-    named = focus.named(messages) if focus is not None else []
-    lines: list[str] = []
-    for path in named:
-        text = head_text(workspace, path, MAX_EDIT_CHOICE_BYTES + 1)
-        if len(text) > MAX_EDIT_CHOICE_BYTES:
-            return {"path": named}
-        counts: dict[str, int] = {}
-        for line in text.splitlines():
-            counts[line] = counts.get(line, 0) + 1
-        lines.extend(
-            line
-            for line, count in counts.items()
-            if count == 1 and line.strip() and len(line) <= MAX_EDIT_CHOICE_CHARS and text.count(line) == 1
-        )
-    # The line to change names what the task names ("change TAX_RATE ...": 2 of 9 lines).
-    symbols = named_symbols(task_text(messages))
-    lines = [line for line in lines if any(s in line for s in symbols)] or lines
-    if not lines or len(lines) > MAX_EDIT_CHOICES:
-        return {"path": named} if named else {}
-    return {"path": named, "old": lines}
 
 
 def narrowed_paths(
@@ -362,8 +314,6 @@ def narrowed_paths(
     messages: Sequence[Message],
     state: ReadState | None = None,
     notes_text: Callable[[], str] | None = None,
-    focus: TaskFocus | None = None,
-    file_set: FileSetPlan | None = None,
 ) -> dict[str, list[str]]:
     """read_file's ``path`` choices: the workspace's files (none when there are more than
     MAX_PATH_CHOICES), less those already read to the end in this run (``state``, and the reads
@@ -375,13 +325,8 @@ def narrowed_paths(
     the task's words and never a real file; constrained to all files, it read one file 5 times
     and was stopped as stuck; with files already read left out, it read a new file at every
     step. With Qwen2.5-Coder-0.5B over 38 files, leaving out the files NOTES.md names too took
-    coverage from 13 files to all 38. With a ``focus``, the files the task names and the run
-    has not read yet are the only choices (see ``focus.py``); with a ``file_set``, the files of
-    the task's set not covered yet (see ``coverage.py``)."""
-    if focus is not None and (unread := focus.unread(messages)):
-        return {"path": unread}
-    if file_set is not None and (left := file_set.read_choices(messages)):
-        return {"path": left}
+    coverage from 13 files to all 38. A guide's choices (``tinyharness.guide``) replace these
+    while its plan has files to read."""
     files: list[str] = []
     for path in _walk_text_files(workspace, "."):
         if len(files) == MAX_PATH_CHOICES:
@@ -426,7 +371,7 @@ def _read_in_full(messages: Sequence[Message], state: ReadState | None = None) -
             done.discard(path)
             if state is not None:
                 state.forget(path)
-        elif result.content.endswith(")]") and MORE_LINES in result.content[-300:]:
+        elif result.next_line is not None or result.truncated:
             done.discard(path)
         else:
             done.add(path)
@@ -582,7 +527,7 @@ def _read_lines(
     last: int | None,
     budget: int,
     on_read: Callable[[str, int, int, int], object] | None = None,
-) -> str:
+) -> tuple[str, int | None]:
     numbered: list[str] = []
     used = 0
     lossy = cut = stopped = False
@@ -617,7 +562,7 @@ def _read_lines(
     if total == 0:
         if on_read is not None:
             on_read(shown, 1, 0, 0)
-        return f"{shown} is empty."
+        return f"{shown} is empty.", None
     if first > total:
         raise ToolError(f"start_line {first} is past the end of {shown}, which has {total} lines")
     shown_last = first + len(numbered) - 1
@@ -638,7 +583,7 @@ def _read_lines(
         )
     if on_read is not None and numbered:
         on_read(shown, first, shown_last, total)
-    return "\n".join(parts)
+    return "\n".join(parts), (shown_last + 1 if cut or shown_last < total else None)
 
 
 def _count_remaining_lines(handle: BinaryIO) -> tuple[int, bool]:

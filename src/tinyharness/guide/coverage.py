@@ -9,8 +9,9 @@ described the neighbouring file (several files were in the window when the flush
 once every file was noted it copied the flush's prompt as a note. So when the task names a
 folder (or a glob) and asks for every file of a kind, the harness keeps the plan:
 
-- ``folder_set``: the task's set of files, found once from the workspace (a folder and an
-  extension, "every .py file under src/"; or a glob, "src/**/*.py");
+- ``set_for``: the task's set of files, found once from the workspace: the files of the plan's
+  targets (a folder, a glob like "src/**/*.py" the plan chose among the candidates, or
+  ``--each``), or a glob the task writes;
 - ``FileSetPlan.remaining``: the files not covered yet, read_file's only choices;
 - ``FileSetPlan.next_step``: right after a file of the set is read, for a task that asks for
   notes, the next action is the note on that file (the ``note`` tool with its ``path`` fixed to
@@ -18,9 +19,9 @@ folder (or a glob) and asks for every file of a kind, the harness keeps the plan
   files remain, the next action is read_file (the model picks which of the files left) and the
   run may not end; when every file is covered, the final answer is asked for;
 - ``note_problem``: a note on a file of the set that was not read in this run, that echoes the
-  task or the ask, or that is another file's docstring, is refused, and the model is asked
-  again.
-- a question over the set (or over three or more files the task names, ``_named_set``): right
+  task or the ask, or that is another file's docstring, is refused (``review_note``: the guide
+  refuses the call, the note tool is never wrapped), and the model is asked again.
+- a question over the set (or over named files too large to fit in the window together): right
   after each read, the model notes the file's sentence that answers it (``_finding_step``), or
   "nothing"; a finding whose numbers or words are not the file's is not written
   (``not_in_file``); when every file is read, the question is asked with only the task and this
@@ -36,26 +37,26 @@ resumed run goes on with the files left.
 from __future__ import annotations
 
 import ast
-import fnmatch
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ..events import EventBus
 from ..history import file_reads
-from ..messages import Message, TextBlock, ToolResultBlock
-from .base import Tool, ToolError
-from .focus import ASKS_FOR_NOTES, NOTE_TOOL, READ_TOOL, answer_ask, named_files, question_of, task_text
+from ..messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from .base import Turn, refusal
+from .focus import ASK_QUESTION, NOTE_TOOL, READ_TOOL, answer_ask, is_question, named_files, task_text
+from .plan import TaskPlan, expand, task_globs
 
 MAX_SET_FILES = 400  # as read_file's path choices (files.MAX_PATH_CHOICES)
-# A question over this many files the task names is a set too (read each, note what it says):
-# fewer fit in a small window together, and the task focus alone answers them.
-MIN_NAMED_SET = 3
+# A question over files the task names is a set too (read each, note what it says) when they
+# do not fit in the window together: more than this many characters by default (the guide
+# passes its profile's share of the window).
+ROOM_CHARS = 8000
 NOTE_TRIES = 2  # asks for the note on one file before it is left to the flush
 NOTE_NOW = "Now call note with one line about what {path} does, from the file you just read."
-REFUSED = "the note was refused:"
 NOTE_AGAIN = "That note was refused: {why}. Call note again with one line about what {path} does."
 # No tool name and no "final answer" to copy; then focus.answer_ask's words for the task.
 ALL_DONE = "All {total} files of the task are covered ({what}). {ask}"
@@ -74,95 +75,49 @@ NOT_IN_FILE = "Not noted: {path} does not contain {values}."
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n\s*\n")
 MAX_ABSENT_SHOWN = 4
-ASK_SET_QUESTION = "The question: {question}"
 FROM_NOTES = "Your notes from these files:\n{notes}\n\n"
 MAX_NOTES_SHOWN = 2400  # characters (about 600 tokens) of those notes, the newest lines cut
 DONE_NOTES = "Done: each of the {total} files has its line in the notes (NOTES.md)."
 DONE_READ = "Done: all {total} files were read."
 FILES_LEFT = "Not done yet: {left} of the {total} files are not covered. Go on with read_file on {next}."
-_EVERY = r"(?:every|each|all(?:\s+the)?|all\s+of\s+the)"
-_LANGUAGES = {
-    "python": ".py",
-    "markdown": ".md",
-    "javascript": ".js",
-    "typescript": ".ts",
-    "rust": ".rs",
-    "go": ".go",
-    "java": ".java",
-    "c": ".c",
-    "yaml": ".yaml",
-    "json": ".json",
-    "text": ".txt",
-    "toml": ".toml",
-    "shell": ".sh",
-}
-# "every .py file under src/", "all Python files in the docs folder", "each file in notes/"
-_KIND_IN_FOLDER = re.compile(
-    rf"\b{_EVERY}\s+(?:(?P<ext>\.\w+)|(?P<lang>[A-Za-z]+)\s+)?\s*(?:source\s+)?files?\b"
-    r"(?:\s+(?:under|in|inside|within|of|from)\s+(?:the\s+)?(?P<folder>[\w./-]+?)/?(?:\s+(?:folder|directory|dir))?"
-    r"(?=[\s,.;:!?)]|$))?",
-    re.IGNORECASE,
-)
-_GLOB = re.compile(r"(?<![\w/.-])(?P<glob>[\w./-]*\*[\w.*/-]*)")
 _ECHO_SHARE = 0.5
 _READ_HEADER = re.compile(r"\(lines \d+-\d+ of \d+\)")
 _NUMBERED_LINE = re.compile(r"^\s*\d+\s", re.MULTILINE)
 _COPY_MIN_WORDS = 3
 
 
-def folder_set(task: str, files: Iterable[str]) -> list[str]:
-    """The workspace files (``files``, workspace-relative) a task asks for every one of: those
-    under the folder it names with the kind it names ("every .py file under src/"), or those a
-    glob it gives matches ("src/**/*.py"); sorted. Empty when the task names no such set, or
-    the set is larger than MAX_SET_FILES (no plan can offer that many choices)."""
+def set_for(
+    plan: TaskPlan,
+    task: str,
+    files: Iterable[str],
+    room_chars: int | None = None,
+    size: Callable[[str], int] | None = None,
+) -> list[str]:
+    """The files a task is over each one of, sorted: those of the plan's folder or glob targets
+    (``--each`` is one), else of a glob the task writes; for a question, also the files it names
+    when they are too large to read together (``room_chars``, ``size`` gives a file's length).
+    Empty when there is no such set, or it is larger than MAX_SET_FILES."""
     files = [os.path.normpath(path) for path in files]
-    found: list[str] = []
-    for match in _GLOB.finditer(task):
-        pattern = match.group("glob").removeprefix("./")
-        found = [path for path in files if _glob_match(path, pattern)]
-        if found:
-            break
-    if not found:
-        for match in _KIND_IN_FOLDER.finditer(task):
-            ext = match.group("ext") or _LANGUAGES.get((match.group("lang") or "").lower(), "")
-            if match.group("lang") and not ext:
-                continue  # "all other files", "all the files": a word, not a kind
-            folder = os.path.normpath(match.group("folder") or ".")
-            if folder != "." and not any(path.startswith(f"{folder}/") for path in files):
-                continue
-            found = [
-                path
-                for path in files
-                if (folder == "." or path.startswith(f"{folder}/")) and (not ext or path.endswith(ext))
-            ]
-            if found and (ext or folder != "."):
+    if plan.kind in ("list", "edit", "explore"):
+        return []
+    # A notes task is over its first folder or glob; a question only over a glob (a set of one
+    # kind of file, or --each): measured with the 0.5B, the plan request's folders beyond the
+    # first were the listing's first folders, whatever the task ("docs/" for a task on src/).
+    wide = [t for t in plan.targets if "*" in t or (t.endswith("/") and plan.kind == "notes")]
+    found = expand(wide[:1], files) if wide else []
+    if not found and plan.kind is None:
+        for glob in task_globs(task):
+            found = expand([glob], files)
+            if found:
                 break
-            found = []
+    if not found and room_chars is not None and size is not None and plan.kind == "answer":
+        named = [os.path.normpath(p) for p in named_files(task, files)] or expand(plan.targets, files)
+        if len(named) > 1 and sum(size(p) for p in named) > room_chars:
+            found = named
     return sorted(found) if len(found) <= MAX_SET_FILES else []
 
 
-def _glob_match(path: str, pattern: str) -> bool:
-    """fnmatch where ``**/`` also matches no folder at all, as in shells with globstar."""
-    return fnmatch.fnmatchcase(path, pattern) or (
-        "**/" in pattern and fnmatch.fnmatchcase(path, pattern.replace("**/", ""))
-    )
-
-
-@dataclass(frozen=True)
-class NextStep:
-    """What the next request of the loop must be: ``prompt`` goes after the last tool results;
-    ``tool`` is the one tool the reply must call; ``final_only`` asks for the final answer;
-    ``final_allowed`` False keeps the final answer off the menu; ``view``, when given, is what the
-    request shows instead of the window (its reply still joins the history)."""
-
-    prompt: str | None = None
-    tool: str | None = None
-    final_only: bool = False
-    final_allowed: bool = True
-    view: tuple[Message, ...] | None = None  # sent instead of the window (the prompt is in it)
-    # The answer when the model's own is only harness text copied back (stripped to nothing):
-    # what the plan itself knows was done.
-    done: str | None = None
+NextStep = Turn  # the shape of the next request (see ``guide.base.Turn``)
 
 
 class FileSetPlan:
@@ -179,8 +134,13 @@ class FileSetPlan:
         read_text: Callable[[str], str],
         *,
         events: EventBus | None = None,
+        room_chars: int | None = ROOM_CHARS,
+        size: Callable[[str], int] | None = None,
     ) -> None:
         self.files = files
+        self.room_chars = room_chars
+        self.size = size
+        self.plan = TaskPlan()
         self.notes_text = notes_text
         self.lines_read = lines_read
         self.read_text = read_text
@@ -194,27 +154,31 @@ class FileSetPlan:
         self.question = ""  # else, the question the task asks about the files (maybe none)
         self.found: set[str] = set()  # files whose finding was asked for
         self.finding: str | None = None  # the file whose finding is asked for now
+        self.refusal = ""  # why the last note was refused (``review_note``)
 
     # --- the set --------------------------------------------------------------------------
 
-    def active(self, messages: Sequence[Message]) -> bool:
-        """Whether this run's task is over a set of files (found on the first call)."""
-        task = task_text(messages)
-        if self.task is None and task:
-            self.task = task
-            files = list(self.files())
-            self.notes = bool(ASKS_FOR_NOTES.search(task))
-            self.question = "" if self.notes else question_of(task)
-            self.set = folder_set(task, files) or self._named_set(task, files)
-        return bool(self.set)
+    def start(self, task: str, plan: TaskPlan) -> None:
+        """The task and its plan (``guide.plan``): the set is found now, once."""
+        self.task, self.plan = task, plan
+        self.covered, self.found, self.pending, self.finding = set(), set(), None, None
+        self.notes = plan.kind == "notes"
+        self._set_question()
+        self.set = set_for(plan, task, list(self.files()), self.room_chars, self.size)
 
-    def _named_set(self, task: str, files: list[str]) -> list[str]:
-        """The files a question names, when there are at least MIN_NAMED_SET (long-guide: six
-        chapters named, the answer in the first, compacted away by the sixth)."""
-        if not self.question:
-            return []
-        named = [os.path.normpath(path) for path in named_files(task, files)]
-        return named if MIN_NAMED_SET <= len(named) <= MAX_SET_FILES else []
+    def _set_question(self) -> None:
+        """The question over the set: the task itself, unless the plan says notes (a question
+        kind, or an unclassified task with a question mark)."""
+        task = self.task or ""
+        asks = self.plan.kind == "answer" or (self.plan.kind is None and is_question(task))
+        self.question = " ".join(task.split()) if asks and not self.notes else ""
+
+    def active(self, messages: Sequence[Message]) -> bool:
+        """Whether this run's task is over a set of files (found when the task started; a run
+        started without ``start``, by an old caller, finds it on the first call)."""
+        if self.task is None and (task := task_text(messages)):
+            self.start(task, self.plan)
+        return bool(self.set)
 
     def remaining(self, messages: Sequence[Message]) -> list[str]:
         """The files of the set not covered yet (the one being noted included)."""
@@ -248,8 +212,8 @@ class FileSetPlan:
         if not left:
             what = "each one is noted" if self.notes else "each one was read"
             task = self.task or ""
-            ask = answer_ask(task) if "?" in task or not self.question else ASK_SET_QUESTION
-            prompt = ALL_DONE.format(total=len(self.set), what=what, ask=ask.format(question=self.question))
+            ask = ASK_QUESTION.format(task=self.question) if self.question else answer_ask(task)
+            prompt = ALL_DONE.format(total=len(self.set), what=what, ask=ask)
             done = (DONE_NOTES if self.notes else DONE_READ).format(total=len(self.set))
             notes = "" if self.notes else self.notes_text().strip()
             if not notes:
@@ -286,7 +250,7 @@ class FileSetPlan:
             self.pending = None
             return None
         self.tries += 1
-        refused = _refused_note(messages[-1])
+        refused = self.refusal if _refused(messages[-1]) else None
         path = self.pending
         prompt = NOTE_AGAIN.format(why=refused, path=path) if refused else NOTE_NOW.format(path=path)
         return NextStep(prompt, tool=NOTE_TOOL, final_allowed=False, view=_note_view(messages, path, prompt))
@@ -388,17 +352,19 @@ class FileSetPlan:
             "set": list(self.set),
             "covered": sorted(self.covered),
             "found": sorted(self.found),
+            "plan": self.plan.to_state(),
         }
 
     def load_state(self, state: dict[str, Any]) -> None:
         """A resumed run keeps the set found at its start and the files it covered."""
         if isinstance(state.get("task"), str) and isinstance(state.get("set"), list):
             self.task = state["task"]
+            self.plan = TaskPlan.from_state(state.get("plan") or {})
             self.set = [str(p) for p in state["set"]]
             self.covered = {str(p) for p in state.get("covered", []) if p in self.set}
             self.found = {str(p) for p in state.get("found", []) if p in self.set}
-            self.notes = bool(ASKS_FOR_NOTES.search(self.task or ""))
-            self.question = "" if self.notes else question_of(self.task or "")
+            self.notes = self.plan.kind == "notes"
+            self._set_question()
 
 
 def _noted(notes: str, files: Sequence[str]) -> list[str]:
@@ -449,12 +415,9 @@ def _note_view(messages: Sequence[Message], path: str, prompt: str) -> tuple[Mes
     )
 
 
-def _refused_note(last: Message) -> str | None:
-    """The reason, when the last turn's note was refused by ``note_problem``."""
-    for block in last.content:
-        if isinstance(block, ToolResultBlock) and block.is_error and REFUSED in block.content:
-            return block.content.split(REFUSED, 1)[-1].strip().rstrip(".")
-    return None
+def _refused(last: Message) -> bool:
+    """Whether the guide refused a call of the last turn (the result's ``refused``)."""
+    return any(isinstance(b, ToolResultBlock) and b.refused for b in last.content)
 
 
 def _docstring(source: str) -> str:
@@ -472,35 +435,32 @@ def _words(text: str) -> set[str]:
     return {w for w in re.findall(r"[a-z]{4,}", spaced.lower()) if w not in _STOP}
 
 
-def guard_note(tool: Tool, plan: FileSetPlan, known: Sequence[str] = ()) -> Tool:
-    """The ``note`` tool with ``plan``'s checks (``note_problem``, ``known``: texts a note must
-    not echo) before it writes, and its ``path`` fixed to the file whose note the plan asks for.
-    A note on a file of the set keeps its first line: one line a file, as the task asks (a copied
-    docstring brought six lines)."""
-    write = tool.function
-
-    def note(text: str, path: str | None = None) -> str:
-        why = plan.note_problem(text, path, known)
-        if why is not None:
-            raise ToolError(f"{REFUSED} {why}")
-        if plan.question and path is not None and plan.covers(path):
-            if NOTHING.match(text):
-                return NOTHING_NOTED.format(path=path)
-            missing = plan.not_in_file(text, path)
-            if missing:
-                return NOT_IN_FILE.format(path=path, values=", ".join(missing))
-        if plan.covers(path):
-            text = next((line.strip() for line in text.splitlines() if line.strip()), text)
-        result: str = write(text=text, path=path)
-        return result
-
-    note.__doc__ = write.__doc__
-    other = tool.choices  # the task focus's, for a task that names its files
-
-    def choices(messages: Sequence[Message]) -> Mapping[str, Sequence[str]]:
-        return plan.note_choices(messages) or (other(messages) if other is not None else {})
-
-    return replace(tool, function=note, choices=choices)
+def review_note(
+    plan: FileSetPlan, call: ToolUseBlock, known: Sequence[str] = ()
+) -> ToolUseBlock | ToolResultBlock:
+    """``plan``'s checks of a note call before it runs (``note_problem``; ``known``: texts a
+    note must not echo): the call, refused with the reason, answered without a write (a finding
+    of "nothing", or one its file does not hold), or kept to its first line (one line a file, as
+    the task asks; a copied docstring brought six lines)."""
+    args = call.input if isinstance(call.input, dict) else {}
+    text, path = args.get("text"), args.get("path")
+    if not isinstance(text, str) or (path is not None and not isinstance(path, str)):
+        return call  # the registry's schema check answers it
+    why = plan.note_problem(text, path, known)
+    if why is not None:
+        plan.refusal = why
+        return refusal(call, why)
+    if plan.question and path is not None and plan.covers(path):
+        if NOTHING.match(text):
+            return ToolResultBlock(call.id, NOTHING_NOTED.format(path=path))
+        missing = plan.not_in_file(text, path)
+        if missing:
+            return ToolResultBlock(call.id, NOT_IN_FILE.format(path=path, values=", ".join(missing)))
+    if plan.covers(path):
+        first = next((line.strip() for line in text.splitlines() if line.strip()), text)
+        if first != text:
+            return replace(call, input={**args, "text": first})
+    return call
 
 
 def _first_chars(text: str, limit: int) -> str:

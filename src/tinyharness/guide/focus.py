@@ -33,7 +33,8 @@ answer was the model's own ("This project is a Python library and a command-line
 keeps an LLM agent stable ..."). ``history.strip_echo`` removes what is still copied at an
 answer's start or end.
 
-May import ``messages``, ``history`` and the file tools' read state; nothing else.
+Which kind of task it is (a question, a change, notes) is the plan's (``guide.plan``), chosen
+under a grammar, never read from the task's words.
 """
 
 from __future__ import annotations
@@ -44,6 +45,9 @@ from collections.abc import Callable, Iterable, Sequence
 
 from ..history import HARNESS_TEXT_PREFIX
 from ..messages import Message, TextBlock
+from ..tools.files import head_text
+from ..tools.workspace import Workspace
+from .plan import TaskPlan, named_paths
 
 ANSWER_NOW = "[Read: {files}]{found} {ask}"
 # What asks for the answer once the harness's plan is done (here, and in tools.coverage): a
@@ -56,8 +60,6 @@ FOUND = " {symbol} is defined in {where}."
 MAX_SYMBOL_SEARCH_FILES = 400
 MAX_SYMBOL_SEARCH_BYTES = 256_000
 MAX_SYMBOL_FILES = 3  # more files define it: the symbol does not point to the answer
-# A task that asks for notes needs the note tool after the reads, not an answer.
-ASKS_FOR_NOTES = re.compile(r"\bnotes?\b|NOTES\.md", re.IGNORECASE)
 
 
 def task_text(messages: Sequence[Message]) -> str:
@@ -71,21 +73,7 @@ def task_text(messages: Sequence[Message]) -> str:
     )
 
 
-def named_files(task: str, files: Iterable[str]) -> list[str]:
-    """The ``files`` (workspace-relative paths) that ``task`` names: by path, or by a file name
-    no other file has; in the order the task names them."""
-    files = list(files)
-    by_name: dict[str, list[str]] = {}
-    for path in files:
-        by_name.setdefault(os.path.basename(path), []).append(path)
-    found: dict[str, int] = {}
-    for path in files:
-        base = os.path.basename(path)
-        for candidate in {path, base} if len(by_name[base]) == 1 else {path}:
-            match = re.search(rf"(?<![\w./-]){re.escape(candidate)}(?![\w-]|\.\w)", task)
-            if match is not None:
-                found[path] = min(found.get(path, match.start()), match.start())
-    return sorted(found, key=found.__getitem__)
+named_files = named_paths  # the files a task names, by path or unique file name
 
 
 def named_symbols(task: str) -> list[str]:
@@ -143,7 +131,8 @@ class TaskFocus:
     needed, the workspace may change); ``read_lines`` says how far a file was read from line 1
     (the run's read state); ``read_text`` gives a file's text for the symbol search (without
     it, only named files are planned for); ``answer`` is False when the run may change files
-    (an edit needs more than reads, so no answer is forced)."""
+    (an edit needs more than reads, so no answer is forced); ``notes_text`` gives the note
+    lines this run wrote. ``start`` hands it the task and its plan (``guide.plan``)."""
 
     def __init__(
         self,
@@ -158,26 +147,38 @@ class TaskFocus:
         self.read_lines = read_lines
         self.read_text = read_text
         self.answer = answer
-        # The note lines this run wrote (the built-in tools set it): a notes task's plan.
         self.notes_text = notes_text
-        self._plan: tuple[str, list[str], str] | None = None  # task, files, symbol they define
+        self.task = ""
+        self.plan = TaskPlan()
+        self._plan: tuple[list[str], str] | None = None  # files, the symbol they define
+
+    def start(self, task: str, plan: TaskPlan) -> None:
+        self.task, self.plan, self._plan = task, plan, None
 
     def _planned(self, messages: Sequence[Message]) -> tuple[list[str], str]:
-        task = task_text(messages)
-        if self._plan is None or self._plan[0] != task:
-            self._plan = (task, *self._files_for(task))
-        return self._plan[1], self._plan[2]
+        if not self.task and messages:  # a run started without ``start`` (an old caller)
+            self.task = task_text(messages)
+        if self._plan is None:
+            self._plan = self._files_for(self.task)
+        return self._plan
 
     def _files_for(self, task: str) -> tuple[list[str], str]:
-        """The files the task names; else those that define a symbol it names, and the symbol."""
+        """The files the task names, else the files of the plan's targets, else those that
+        define a symbol the task names (and the symbol)."""
         if not task:
             return [], ""
         files = list(self.files())
         named = named_files(task, files)
+        if not named:
+            named = [t for t in self.plan.targets if t in files]
         if named or self.read_text is None:
             return named, ""
         symbol, defining = symbol_files(named_symbols(task), files, self.read_text)
         return defining, symbol
+
+    @property
+    def notes(self) -> bool:
+        return self.plan.kind == "notes"
 
     def named(self, messages: Sequence[Message]) -> list[str]:
         """The files the plan reads: named by the task, or defining a symbol it names."""
@@ -190,14 +191,13 @@ class TaskFocus:
     def __call__(self, messages: Sequence[Message]) -> str | None:
         """The prompt that asks for the final answer now, or None to let the model go on."""
         named, symbol = self._planned(messages)
-        task = task_text(messages)
         if not named or self.unread(messages):
             return None
-        if ASKS_FOR_NOTES.search(task):
+        if self.notes:
             return notes_done_prompt(named, self._unnoted(named))
         if not self.answer:
             return edit_done_prompt(named, messages)
-        return answer_prompt(task, named, symbol)
+        return answer_prompt(self.task, named, symbol)
 
     def next_tool(self, messages: Sequence[Message]) -> str | None:
         """The tool the next request must call: read_file while planned files are unread (the
@@ -214,24 +214,23 @@ class TaskFocus:
         return None
 
     def edit_due(self, messages: Sequence[Message]) -> bool:
-        """In a run that may change files and a task that asks for a change: the planned files
+        """In a run that may change files and a task whose plan is a change: the planned files
         are read and not all changed yet, so the next request must edit (measured with the
         0.5B on "In src/shop/pricing.py, change TAX_RATE from 0.2 to 0.25": after the read it
         called write_file on the file, refused, before any edit)."""
         named = self.named(messages)
-        task = task_text(messages)
-        if self.answer or not named or not asks_for_change(task):
+        if self.answer or not named or self.plan.kind != "edit":
             return False
         changed = changed_files(messages)
         return not all(os.path.normpath(path) in changed for path in named)
 
     def note_path(self, messages: Sequence[Message]) -> str | None:
-        """In a task that asks for notes: the first planned file read and not noted yet, which
+        """In a task whose plan is notes: the first planned file read and not noted yet, which
         the next request must note (before the next read, so the note is written with that
         file's text last in view). Measured with the 0.5B on "Read cart.py and pricing.py and
         write a one-line summary of each into the notes": left free after the reads, it read
         other files until the iteration limit and wrote no note."""
-        if self.notes_text is None or not ASKS_FOR_NOTES.search(task_text(messages)):
+        if self.notes_text is None or not self.notes:
             return None
         named = self.named(messages)
         unnoted = self._unnoted(named)
@@ -250,17 +249,6 @@ class TaskFocus:
 
 READ_TOOL = "read_file"
 EDIT_TOOL = "edit_file"
-# An imperative to change something; a question ("What does it set?") is not one.
-_CHANGE_VERB = re.compile(
-    r"\b(?:change|set|rename|replace|edit|update|fix|add|remove|delete|insert|modify)\b", re.IGNORECASE
-)
-
-
-def asks_for_change(task: str) -> bool:
-    """Whether ``task`` asks for a change to files: a change verb, and not a question."""
-    return _CHANGE_VERB.search(task) is not None and not task.rstrip().endswith("?")
-
-
 NOTE_TOOL = "note"
 NOTED = "[Noted: {files}]"
 CHANGE_TOOLS = ("edit_file", "write_file")
@@ -310,31 +298,21 @@ def edit_done_prompt(named: Sequence[str], messages: Sequence[Message]) -> str |
     return EDITED.format(files=", ".join(named))
 
 
+# A question mark, in any script's form (Latin, CJK full-width, Arabic, Greek question mark).
+QUESTION_MARKS = ("?", "\uff1f", "\u061f", "\u037e")
+
+
+def is_question(task: str) -> bool:
+    """Whether ``task`` asks a question: it holds a question mark (punctuation, not words)."""
+    return any(mark in task for mark in QUESTION_MARKS)
+
+
 def answer_ask(task: str) -> str:
     """The words that ask for the answer to ``task``: a task that asks a question (anywhere:
     "What does slugify return for 'Hello World'? Read the code.") is repeated last, so the
     answer answers it; a request is not, so its words are not copied as the answer."""
     task = " ".join(task.split())
-    return ASK_QUESTION.format(task=task) if "?" in task else ASK_REQUEST
-
-
-_TELL_ME = re.compile(r"\btell me (?P<what>.+?)[.!]*$", re.IGNORECASE)
-
-
-def question_of(task: str) -> str:
-    """The question a task asks, or "": the task itself when it has a "?", else its "tell me
-    X" turned into "X?" ("Read every .md file under docs, then tell me which port the backup
-    service listens on." asks "Which port the backup service listens on?"). Measured with the
-    0.5B on that task's last request: asked as a question it answered a port; asked with the
-    request's words (or none) it copied the prompt or a page of the files back."""
-    task = " ".join(task.split())
-    if "?" in task:
-        return task
-    found = _TELL_ME.search(task)
-    if found is None:
-        return ""
-    what = found["what"]
-    return f"{what[0].upper()}{what[1:]}?"
+    return ASK_QUESTION.format(task=task) if is_question(task) else ASK_REQUEST
 
 
 def answer_prompt(task: str, files: Sequence[str], symbol: str = "") -> str:
@@ -344,3 +322,38 @@ def answer_prompt(task: str, files: Sequence[str], symbol: str = "") -> str:
     where = ", ".join(files)
     found = FOUND.format(symbol=symbol, where=where) if symbol else ""
     return ANSWER_NOW.format(files=where, found=found, ask=answer_ask(task))
+
+
+MAX_EDIT_CHOICES = 300  # lines offered as edit_file's old text
+MAX_EDIT_CHOICE_CHARS = 300
+MAX_EDIT_CHOICE_BYTES = 200_000  # a larger named file leaves old free
+
+
+def edit_choices(workspace: Workspace, messages: Sequence[Message], focus: TaskFocus) -> dict[str, list[str]]:
+    """edit_file's choices when the task names the files to change (``focus``): ``path`` one of
+    them, ``old`` one whole line of them that occurs once in its file. Measured with
+    Qwen2.5-Coder-0.5B asked to change one constant: free, it gave as old text a line that
+    was not in the file, then the whole read_file result with its line numbers, refused each
+    time; a line picked from the file's own lines matches by construction (``new`` stays free). Edits
+    of several lines are not offered this way (a small model's edit is one line); with no
+    named file both stay free."""
+    named = focus.named(messages)
+    lines: list[str] = []
+    for path in named:
+        text = head_text(workspace, path, MAX_EDIT_CHOICE_BYTES + 1)
+        if len(text) > MAX_EDIT_CHOICE_BYTES:
+            return {"path": named}
+        counts: dict[str, int] = {}
+        for line in text.splitlines():
+            counts[line] = counts.get(line, 0) + 1
+        lines.extend(
+            line
+            for line, count in counts.items()
+            if count == 1 and line.strip() and len(line) <= MAX_EDIT_CHOICE_CHARS and text.count(line) == 1
+        )
+    # The line to change names what the task names ("change TAX_RATE ...": 2 of 9 lines).
+    symbols = named_symbols(focus.task)
+    lines = [line for line in lines if any(s in line for s in symbols)] or lines
+    if not lines or len(lines) > MAX_EDIT_CHOICES:
+        return {"path": named} if named else {}
+    return {"path": named, "old": lines}

@@ -1,0 +1,333 @@
+"""The guide of a profile that plans (small local models): the plan, the task focus, the set of
+files, the checks of notes, and where notes go.
+
+- ``start``: the plan (``guide.plan``): stated by flags (``--each``, ``--kind``), else asked
+  in one request under a JSON schema (``classify``), else the exact path matches alone;
+- ``next_turn``: the set's step (``coverage``), else the focus's answer prompt or forced tool
+  (``focus``), else, for a list or count over a folder, ``list_dir`` on it;
+- ``choices``: read_file's, edit_file's, note's and list_dir's arguments narrowed to the plan;
+- ``review``: a note on a file of the set is checked (``coverage.review_note``); then a line
+  reaches the user's notes file only when the plan's kind is notes or the line is grounded in the
+  file it names (``grounded``); any other note goes to the run's own notes under
+  ``.tinyharness/`` (``run_notes``), where the harness reads it back, and the user's project
+  keeps no line the task did not ask for.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..events import EventBus
+from ..messages import Message, ToolResultBlock, ToolUseBlock
+from ..tools.base import ToolError
+from ..tools.builtin import notes_since
+from ..tools.files import ReadState, head_text, text_files
+from ..tools.notes import NotesFile
+from ..tools.workspace import Workspace
+from .base import Ask, Reviewed, Turn, refusal
+from .coverage import ROOM_CHARS, FileSetPlan, review_note
+from .focus import MAX_SYMBOL_SEARCH_BYTES, TaskFocus, edit_choices
+from .plan import (
+    MAX_CANDIDATES,
+    PlanOptions,
+    Rank,
+    TaskPlan,
+    candidates,
+    parse_plan,
+    plan_request,
+    simple_rank,
+)
+
+MAX_NOTE_CHECK_BYTES = 20_000  # of a file, to check that a note is about it
+RUN_NOTED = "Noted in this run's own notes ({where}): the task asked for no notes in {notes}."
+NO_REWRITE = "update_notes would replace the notes of the files already noted; add a line with note"
+LIST_TOOL = "list_dir"
+_READ_HEADER = re.compile(r"\(lines \d+-\d+ of \d+\)")
+_NUMBERED_LINE = re.compile(r"^\s*\d+\s", re.MULTILINE)
+_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
+_WORD = re.compile(r"\w{4,}")
+
+
+def grounded(
+    text: str, path: str | None, lines_read: Callable[[str], int], read_text: Callable[[str], str]
+) -> bool:
+    """Whether a note line is grounded in the file it names: the file was read in this run, the
+    line copies none of the read's numbered lines, and each of its numbers and words (of four
+    characters or more, in any script) is in the file. Measured: the 0.5B's pre-compaction flush
+    wrote "README.md: README.md is a configuration file for a Django application." and
+    "LICENSE: LICENSE (lines 1-27 of 27)" into a project's notes; neither is grounded."""
+    if not path or lines_read(os.path.normpath(path)) == 0:
+        return False
+    source = read_text(os.path.normpath(path)).lower()
+    if not source or _READ_HEADER.search(text) or len(_NUMBERED_LINE.findall(text)) >= 2:
+        return False
+    said = text.replace(path, " ").replace(os.path.basename(path), " ").lower()
+    words = set(_WORD.findall(said))
+    numbers = set(_NUMBER.findall(said))
+    if not words and not numbers:
+        return False  # a note that says nothing but the path
+    known = set(_WORD.findall(source))
+    return words <= known and all(n in source for n in numbers)
+
+
+class StepsGuide:
+    """The guide over a task focus and a file set already made (``focus``, ``file_set``; either
+    may be None) and a plan stated (``plan``; by default exact path matches only): the library's
+    way to drive these plans without the CLI. ``PlanGuide`` builds them itself and asks the plan."""
+
+    def __init__(
+        self,
+        focus: TaskFocus | None = None,
+        file_set: FileSetPlan | None = None,
+        *,
+        plan: TaskPlan | None = None,
+        known: Sequence[str] = (),
+        events: EventBus | None = None,
+        workspace: Path | None = None,
+    ) -> None:
+        self.space = Workspace(workspace) if workspace is not None else None  # for edit choices
+        self.focus: TaskFocus | None = focus
+        self.file_set: FileSetPlan | None = file_set
+        self.stated = plan
+        self.known = tuple(known)  # texts a note must not echo (the tools' descriptions)
+        self.events = events or EventBus()
+        self.task = ""
+        self.plan = TaskPlan()
+
+    async def _plan_for(self, task: str, ask: Ask) -> TaskPlan:
+        return self.stated if self.stated is not None else TaskPlan(source="paths")
+
+    async def start(self, task: str, ask: Ask) -> None:
+        self.task = task
+        self.plan = await self._plan_for(task, ask)
+        if self.focus is not None:
+            self.focus.start(task, self.plan)
+        if self.file_set is not None:
+            self.file_set.start(task, self.plan)
+        self.events.emit(
+            "plan",
+            kind=self.plan.kind,
+            targets=list(self.plan.targets),
+            source=self.plan.source,
+            files=len(self.file_set.set) if self.file_set is not None else 0,
+        )
+
+    # --- each turn ---------------------------------------------------------------------------
+
+    def next_turn(self, messages: Sequence[Message]) -> Turn | None:
+        focus, file_set = self.focus, self.file_set
+        if messages and messages[-1].tool_results:  # right after tool results
+            step = file_set.next_step(messages) if file_set is not None else None
+            if step is not None:
+                return step
+            prompt = focus(messages) if focus is not None else None
+            if prompt is not None:
+                return Turn(prompt, final_only=True)
+        tool = focus.next_tool(messages) if focus is not None else None
+        if tool is not None:
+            return Turn(tool=tool)
+        if self._folders_to_list(messages):
+            return Turn(tool=LIST_TOOL)
+        return None
+
+    def _folders_to_list(self, messages: Sequence[Message]) -> list[str]:
+        """For a list or count over folders: those not listed yet in this run."""
+        if self.plan.kind != "list":
+            return []
+        folders = [t.rstrip("/") or "." for t in self.plan.targets if t.endswith("/")]
+        listed = {
+            os.path.normpath(str(c.input.get("path", ".")))
+            for m in messages
+            for c in m.tool_uses
+            if c.name == LIST_TOOL and isinstance(c.input, dict)
+        }
+        return [f for f in folders if os.path.normpath(f) not in listed]
+
+    def _edit_choices(self, messages: Sequence[Message]) -> Mapping[str, Sequence[str]]:
+        """edit_file's choices in a run that may write: the named files, their lines as old."""
+        focus = self.focus
+        if self.space is None or focus is None or focus.answer or not focus.named(messages):
+            return {}
+        return edit_choices(self.space, messages, focus)
+
+    def choices(self, tool: str, messages: Sequence[Message]) -> Mapping[str, Sequence[str]]:
+        focus, file_set = self.focus, self.file_set
+        if tool == "read_file":
+            unread = focus.unread(messages) if focus is not None else []
+            left = file_set.read_choices(messages) if file_set is not None and not unread else []
+            return {"path": unread or left} if unread or left else {}
+        if tool == "edit_file":
+            return self._edit_choices(messages)
+        if tool == "note":
+            return (file_set.note_choices(messages) if file_set is not None else {}) or (
+                focus.note_choices(messages) if focus is not None else {}
+            )
+        if tool == LIST_TOOL and (folders := self._folders_to_list(messages)):
+            return {"path": folders}
+        return {}
+
+    # --- calls -------------------------------------------------------------------------------
+
+    def review(self, call: ToolUseBlock) -> Reviewed:
+        file_set = self.file_set
+        in_set = file_set is not None and bool(file_set.set)
+        if call.name == "update_notes" and self.plan.kind == "notes" and in_set:
+            return refusal(call, NO_REWRITE)
+        if call.name != "note":
+            return call
+        if file_set is not None and in_set:
+            checked = review_note(file_set, call, self.known)
+            if isinstance(checked, ToolResultBlock):
+                return checked
+            call = checked
+        return self._route(call)
+
+    def _route(self, call: ToolUseBlock) -> Reviewed:
+        return call
+
+    def unfinished(self, messages: Sequence[Message]) -> str | None:
+        return self.file_set.unfinished(messages) if self.file_set is not None else None
+
+    # --- saved with the run ------------------------------------------------------------------
+
+    def to_state(self) -> dict[str, Any]:
+        state: dict[str, Any] = {"task": self.task, "plan": self.plan.to_state()}
+        if self.file_set is not None:
+            state["set"] = self.file_set.to_state()
+        return state
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        if not isinstance(state.get("task"), str):
+            return
+        self.task = state["task"]
+        self.plan = TaskPlan.from_state(state.get("plan") or {})
+        if self.focus is not None:
+            self.focus.start(self.task, self.plan)
+        if self.file_set is not None and isinstance(state.get("set"), dict):
+            self.file_set.load_state(state["set"])
+
+
+class PlanGuide(StepsGuide):
+    """The guide above for one run (or one chat: ``start`` again for each message's task).
+
+    ``workspace`` is the folder; ``read_state`` the file tools' read state; ``notes`` the
+    user's notes file (the tools write it); ``run_notes`` the run's own notes under
+    ``.tinyharness/``; ``classify`` asks the plan request; ``rank`` gives the plan's candidates
+    (default ``simple_rank``; ``retrieval`` plugs in here); ``options`` what flags state;
+    ``may_write``: the run may change files (no answer forced after the reads);
+    ``room_chars``: what fits in the window together (``coverage.set_for``)."""
+
+    def __init__(
+        self,
+        workspace: Path,
+        *,
+        read_state: ReadState,
+        notes: NotesFile,
+        run_notes: NotesFile | None = None,
+        classify: bool = True,
+        rank: Rank | None = None,
+        options: PlanOptions | None = None,
+        events: EventBus | None = None,
+        may_write: bool = False,
+        room_chars: int | None = ROOM_CHARS,
+        known: Sequence[str] = (),
+    ) -> None:
+        self.root = Path(workspace)
+        space = Workspace(self.root)
+        self.space = space
+        self.spaced = space
+        self.read_state = read_state
+        self.notes = notes
+        self.run_notes = run_notes
+        self.classify = classify
+        self.rank: Rank = rank or simple_rank(lambda: text_files(space))
+        self.options = options or PlanOptions()
+        self.events = events or EventBus()
+        self.known = tuple(known)  # texts a note must not echo (the tools' descriptions)
+        self.task = ""
+        self.plan = TaskPlan()
+        self.stated = None
+        user_notes = notes_since(notes)
+        self._notes_text = lambda: "\n".join(t for t in (user_notes(), self._run_notes_text()) if t)
+        files = lambda: text_files(space)  # noqa: E731
+        self.focus: TaskFocus = TaskFocus(
+            files,
+            read_state.lines_read,
+            read_text=lambda path: head_text(space, path, MAX_SYMBOL_SEARCH_BYTES),
+            answer=not may_write,
+            notes_text=self._notes_text,
+        )
+        self.file_set: FileSetPlan = FileSetPlan(
+            files,
+            self._notes_text,
+            read_state.lines_read,
+            self._check_text,
+            events=self.events,
+            room_chars=room_chars,
+            size=lambda path: len(head_text(space, path, MAX_SYMBOL_SEARCH_BYTES)),
+        )
+
+    @property
+    def may_write(self) -> bool:
+        return not self.focus.answer
+
+    @may_write.setter
+    def may_write(self, value: bool) -> None:
+        self.focus.answer = not value
+
+    def _check_text(self, path: str) -> str:
+        return head_text(self.spaced, path, MAX_NOTE_CHECK_BYTES)
+
+    def _run_notes_text(self) -> str:
+        return self.run_notes.read() if self.run_notes is not None else ""
+
+    async def _plan_for(self, task: str, ask: Ask) -> TaskPlan:
+        each, kind = self.options.each, self.options.kind
+        if each is not None:
+            return TaskPlan(kind or "notes", (each.removeprefix("./"),), "flag")
+        if kind is not None:
+            return TaskPlan(kind, (), "flag")
+        if not self.classify:
+            return TaskPlan(source="paths")
+        offered = candidates(self.rank, self.root, task, MAX_CANDIDATES)
+        response = await ask(plan_request(task, offered))
+        return parse_plan(response.message.text, offered)
+
+    def review(self, call: ToolUseBlock) -> Reviewed:
+        """update_notes on a task that asked for no notes rewrites the run's own notes."""
+        if call.name == "update_notes" and self.plan.kind != "notes" and self.run_notes is not None:
+            content = call.input.get("content") if isinstance(call.input, dict) else None
+            if isinstance(content, str):
+                self.run_notes.overwrite(content)
+                where = RUN_NOTED.format(where=self._where(), notes=self.notes.path.name)
+                return ToolResultBlock(call.id, where)
+        return super().review(call)
+
+    def _route(self, call: ToolUseBlock) -> Reviewed:
+        """A note for the user's notes file (the task asked for notes, or the line is grounded
+        in the file it names), or for the run's own notes (answered here)."""
+        args = call.input if isinstance(call.input, dict) else {}
+        text, path = args.get("text"), args.get("path")
+        if self.plan.kind == "notes" or self.run_notes is None or not isinstance(text, str):
+            return call
+        path = path if isinstance(path, str) and path else None
+        if grounded(text, path, self.read_state.lines_read, self._check_text):
+            return call
+        line = f"{path}: {text}" if path else text
+        try:
+            self.run_notes.append(line)
+        except ToolError as exc:  # the notes file's own errors (a full disk): said to the model
+            return ToolResultBlock(call.id, f"Error: {exc}", is_error=True)
+        self.events.emit("notes_write", op="append", chars=len(line), where="run")
+        return ToolResultBlock(call.id, RUN_NOTED.format(where=self._where(), notes=self.notes.path.name))
+
+    def _where(self) -> str:
+        assert self.run_notes is not None
+        try:
+            return str(self.run_notes.path.relative_to(self.root))
+        except ValueError:
+            return self.run_notes.path.name

@@ -1,0 +1,296 @@
+"""The Guide seam (``tinyharness.guide``): a plan chosen under a grammar, not read from the
+task's words; a set-of-files plan driven through ``Agent(guide=...)`` without the CLI; notes the
+task did not ask for kept out of the user's NOTES.md; tool results that carry their metadata;
+profiles that give run, chat and sub-agents the same guide."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tinyharness.agent import Agent, AgentConfig
+from tinyharness.cli import _chat_args, _guide, _profile, _subagents, build_parser
+from tinyharness.errors import ConfigError
+from tinyharness.guide import PlanGuide, PlanOptions, TaskPlan
+from tinyharness.guide.plan import KIND_MEANINGS
+from tinyharness.messages import ToolResultBlock, ToolUseBlock, block_from_dict, block_to_dict
+from tinyharness.models.anthropic_messages import block_to_wire
+from tinyharness.models.scripted import ScriptedModel
+from tinyharness.profiles import DEFAULT, LOCAL, defined_profiles, profile_for
+from tinyharness.tools.builtin import builtin_tools
+from tinyharness.tools.files import ReadState
+from tinyharness.tools.notes import NotesFile
+from tinyharness.tools.permissions import Permissions
+
+FILES = {
+    "src/shop/cart.py": '"""The cart."""\nclass Cart:\n    pass\n',
+    "src/shop/pricing.py": '"""Prices."""\nTAX_RATE = 0.2\n',
+    "docs/guide.md": "# Guide\nThe shop sells fruit.\n",
+    "README.md": "# Shop\nA small shop.\n",
+}
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    for relative, text in FILES.items():
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text(text, encoding="utf-8")
+    return tmp_path
+
+
+def _answer(text: str, purpose: str | None = None) -> dict[str, Any]:
+    response: dict[str, Any] = {
+        "stop_reason": "end_turn",
+        "content": [{"type": "text", "text": text}],
+        "usage": {"input_tokens": 50, "output_tokens": 9},
+    }
+    if purpose is not None:
+        response["purpose"] = purpose
+    return response
+
+
+def _use(call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    use = {"type": "tool_use", "id": call_id, "name": name, "input": args}
+    return {"stop_reason": "tool_use", "content": [use], "usage": {"input_tokens": 50, "output_tokens": 9}}
+
+
+def _guide_for(root: Path, **options: Any) -> tuple[PlanGuide, ReadState]:
+    state = ReadState()
+    notes = NotesFile(root / "NOTES.md", root=root)
+    run_notes = NotesFile(root / ".tinyharness" / "notes" / "run.md", root=root)
+    classify = options.pop("classify", True)
+    guide = PlanGuide(
+        root,
+        read_state=state,
+        notes=notes,
+        run_notes=run_notes,
+        classify=classify,
+        options=PlanOptions(**options),
+    )
+    return guide, state
+
+
+# --- the plan under a grammar -------------------------------------------------------------------
+
+SAME_TASK = {
+    "zh": "逐个读 src/ 下所有 .py 文件，总结每个的职责，写进 notes",
+    "fr": "Lis un par un tous les fichiers .py sous src/ et note en une ligne le rôle de chacun",
+    "en": "Go through the Python sources in src/ one at a time; jot down what each is for",
+}
+
+
+@pytest.mark.parametrize("language", sorted(SAME_TASK))
+def test_the_same_task_in_any_language_gets_the_same_plan(project: Path, language: str) -> None:
+    """The plan is the model's answer under a schema whose enums do not depend on the wording:
+    the same classification gives the same plan and the same set of files in Chinese, French
+    and paraphrased English (no regex over the task's words decides it)."""
+    guide, _state = _guide_for(project)
+    plan = json.dumps({"kind": "notes", "targets": ["src/**/*.py"]})
+    model = ScriptedModel({"responses": [_answer(plan, "plan")]})
+    asyncio.run(guide.start(SAME_TASK[language], model.complete))
+    (request,) = model.requests
+    assert request.purpose == "plan"
+    schema = request.response_schema
+    assert schema is not None and schema["properties"]["kind"]["enum"] == list(KIND_MEANINGS.values())
+    offered = set(schema["properties"]["targets"]["items"]["enum"])
+    assert {"src/", "src/shop/", "src/**/*.py", "src/shop/pricing.py"} <= offered
+    assert guide.plan == TaskPlan("notes", ("src/**/*.py",), "model")
+    assert guide.file_set.set == ["src/shop/cart.py", "src/shop/pricing.py"]
+    assert guide.file_set.notes and not guide.file_set.question
+
+
+def test_the_candidates_do_not_depend_on_the_wording(project: Path) -> None:
+    offered = []
+    for task in SAME_TASK.values():
+        guide, _ = _guide_for(project)
+        model = ScriptedModel({"responses": [_answer('{"kind": "explore", "targets": []}')]})
+        asyncio.run(guide.start(task, model.complete))
+        schema = model.requests[0].response_schema
+        assert schema is not None
+        offered.append(sorted(schema["properties"]["targets"]["items"]["enum"]))
+    assert offered[0] == offered[1] == offered[2]
+
+
+def test_a_reply_outside_the_enums_gives_no_plan_and_flags_state_it_without_a_request(project: Path) -> None:
+    guide, _ = _guide_for(project)
+    model = ScriptedModel({"responses": [_answer('{"kind": "dance", "targets": ["/etc/passwd"]}')]})
+    asyncio.run(guide.start("anything", model.complete))
+    assert guide.plan == TaskPlan(None, (), "model") and guide.file_set.set == []
+    flagged, _ = _guide_for(project, each="src/**/*.py")
+    silent = ScriptedModel({"responses": []})
+    asyncio.run(flagged.start("任何任务", silent.complete))
+    assert silent.requests == [] and flagged.plan.kind == "notes"
+    assert flagged.file_set.set == ["src/shop/cart.py", "src/shop/pricing.py"]
+
+
+# --- a set-of-files plan through Agent(guide=...), no CLI ---------------------------------------
+
+
+def test_a_set_of_files_plan_runs_through_the_agent_guide(project: Path) -> None:
+    guide, state = _guide_for(project)
+    registry = builtin_tools(
+        project,
+        notes=NotesFile(project / "NOTES.md", root=project),
+        permissions=Permissions(allow_write=True),
+        read_state=state,
+    )
+    plan = json.dumps({"kind": "notes", "targets": ["src/**/*.py"]})
+    script = [
+        _answer(plan),  # no purposes in this script: every request takes the next response
+        _use("r1", "read_file", {"path": "src/shop/cart.py"}),
+        _use("n1", "note", {"path": "src/shop/cart.py", "text": "defines the Cart class"}),
+        _use("r2", "read_file", {"path": "src/shop/pricing.py"}),
+        _use("n2", "note", {"path": "src/shop/pricing.py", "text": "sets the tax rate"}),
+        _answer("Both files are noted."),
+    ]
+    model = ScriptedModel({"responses": script})
+    result = Agent(model, registry, AgentConfig(max_iterations=8), guide=guide).run(SAME_TASK["zh"])
+    assert result.ok, result.detail
+    notes = (project / "NOTES.md").read_text(encoding="utf-8")
+    assert "src/shop/cart.py: defines the Cart class" in notes
+    assert "src/shop/pricing.py: sets the tax rate" in notes
+    # read_file was narrowed to the set, and each note request forced the note tool
+    reads = [r for r in model.requests if r.purpose == "agent" and r.tool_choice == "read_file"]
+    assert reads and all(r.final_allowed is False for r in reads)
+    assert [r.tool_choice for r in model.requests[2:5:2]] == ["note", "note"]
+    state_saved = guide.to_state()
+    assert state_saved["set"]["covered"] == ["src/shop/cart.py", "src/shop/pricing.py"]
+
+
+def test_the_guide_state_survives_a_resume(project: Path) -> None:
+    guide, _ = _guide_for(project, each="src/**/*.py")
+    asyncio.run(guide.start("task", ScriptedModel({"responses": []}).complete))
+    saved = json.loads(json.dumps(guide.to_state()))
+    again, _ = _guide_for(project)
+    again.load_state(saved)
+    assert again.plan == guide.plan and again.file_set.set == guide.file_set.set
+
+
+# --- no wrong notes in the user's folder --------------------------------------------------------
+
+
+def test_a_note_the_task_did_not_ask_for_goes_to_the_runs_own_notes(project: Path) -> None:
+    guide, state = _guide_for(project, kind="answer")
+    asyncio.run(guide.start("What version is this?", ScriptedModel({"responses": []}).complete))
+    state.record("README.md", 1, 2, 2)
+    wrong = ToolUseBlock(
+        "c1", "note", {"path": "README.md", "text": "a configuration file for a Django application"}
+    )
+    header = ToolUseBlock("c2", "note", {"path": "LICENSE", "text": "LICENSE (lines 1-27 of 27)"})
+    for call in (wrong, header):
+        answered = guide.review(call)
+        assert isinstance(answered, ToolResultBlock) and not answered.is_error
+    assert not (project / "NOTES.md").exists()
+    kept = (project / ".tinyharness" / "notes" / "run.md").read_text(encoding="utf-8")
+    assert "Django" in kept and "LICENSE" in kept
+    grounded = ToolUseBlock("c3", "note", {"path": "README.md", "text": "small shop"})
+    assert guide.review(grounded) is grounded  # grounded in the file it names: NOTES.md may have it
+
+
+def test_a_notes_task_writes_to_the_users_notes(project: Path) -> None:
+    guide, _ = _guide_for(project, kind="notes")
+    asyncio.run(guide.start("写笔记", ScriptedModel({"responses": []}).complete))
+    call = ToolUseBlock("c1", "note", {"text": "the shop sells fruit"})
+    assert guide.review(call) is call
+
+
+# --- tool results carry their metadata ---------------------------------------------------------
+
+
+def test_a_partial_read_says_its_next_line_and_the_metadata_survives_a_save(project: Path) -> None:
+    (project / "long.txt").write_text("".join(f"line {n}\n" for n in range(1, 40)), encoding="utf-8")
+    registry = builtin_tools(project)
+    call = ToolUseBlock("c1", "read_file", {"path": "long.txt", "start_line": 1, "end_line": 5})
+    from tinyharness.events import EventBus
+
+    block = asyncio.run(registry.run_call(call, EventBus()))
+    assert block.next_line == 6 and not block.refused
+    saved = block_to_dict(block)
+    assert block_from_dict(json.loads(json.dumps(saved))) == block
+    assert "meta" not in block_to_wire(block)  # never sent to the API
+    whole = asyncio.run(registry.run_call(ToolUseBlock("c2", "read_file", {"path": "README.md"}), EventBus()))
+    assert whole.next_line is None and "meta" not in block_to_dict(whole)
+
+
+def test_a_refused_call_is_marked_and_read_by_the_model(project: Path) -> None:
+    guide, _ = _guide_for(project, each="src/**/*.py")
+    asyncio.run(guide.start("task", ScriptedModel({"responses": []}).complete))
+    refused = guide.review(
+        ToolUseBlock("c1", "note", {"path": "src/shop/cart.py", "text": "the cart module"})
+    )
+    assert isinstance(refused, ToolResultBlock) and refused.refused and refused.is_error
+    assert "has not been read" in refused.content
+    assert block_from_dict(block_to_dict(refused)).refused
+
+
+# --- profiles: one place, the same guide everywhere ---------------------------------------------
+
+
+def test_profiles_are_chosen_by_model_or_by_name_and_defined_in_config() -> None:
+    assert profile_for("local") is LOCAL and profile_for("local:qwen2.5-coder-1.5b") is LOCAL
+    assert profile_for("openai:local-model") is DEFAULT
+    assert profile_for("local", "default") is DEFAULT
+    defined = defined_profiles({"mine": {"base": "local", "memory": True}})
+    assert defined["mine"].guide == "plan" and defined["mine"].memory
+    with pytest.raises(ConfigError):
+        profile_for("local", "nope")
+    with pytest.raises(ConfigError):
+        defined_profiles({"bad": {"colour": "red"}})
+
+
+def test_run_chat_and_subagents_on_a_local_model_get_the_same_guide(project: Path) -> None:
+    from tinyharness.events import EventBus
+    from tinyharness.tools.base import ToolRegistry
+
+    run_args = build_parser().parse_args(["run", "task", "--model", "local", "--workspace", str(project)])
+    chat_args = _chat_args(["--model", "local", "--workspace", str(project)])
+    assert _profile(_chat_args(["--model", "local", "--profile", "default"])) is DEFAULT
+    for args in (run_args, chat_args):
+        assert _profile(args) is LOCAL
+        guide = _guide(args, project, EventBus(), ReadState(), builtin_tools(project), "s")
+        assert isinstance(guide, PlanGuide) and guide.classify
+    runner = _subagents(run_args, project)
+    assert runner.host.guide is not None
+    child = runner.host.guide(ToolRegistry(), project / "n.md", EventBus(), "child")
+    assert isinstance(child, PlanGuide) and child.classify
+    capable = build_parser().parse_args(["run", "task", "--model", "openai:gpt-4o-mini"])
+    assert _guide(capable, project, EventBus(), ReadState(), builtin_tools(project), "s") is None
+
+
+# --- the library's front door ------------------------------------------------------------------
+
+
+def test_agent_from_a_model_string_builds_what_run_builds(project: Path, tmp_path_factory: Any) -> None:
+    """``tinyharness.Agent(MODEL, workspace=...)``: the run's profile, tools and guide; the same
+    scripted task as ``tinyharness run --profile local`` (the plan request first)."""
+    import tinyharness
+
+    script = tmp_path_factory.mktemp("script") / "s.json"
+    plan = json.dumps({"kind": "answer", "targets": ["src/shop/pricing.py"]})
+    responses = [
+        _answer(plan),
+        _use("r1", "read_file", {"path": "src/shop/pricing.py"}),
+        _answer("0.2"),
+    ]
+    script.write_text(json.dumps({"responses": responses}), encoding="utf-8")
+    with tinyharness.Agent(f"scripted:{script}", workspace=project, profile="local") as agent:
+        assert isinstance(agent.guide, PlanGuide)
+        assert "todo" not in agent.tools.names and "task" not in agent.tools.names  # the local profile's
+        result = agent.run("Quel est le taux de TVA ?")
+    assert result.ok and result.final == "0.2"
+    model = agent.model
+    assert isinstance(model, ScriptedModel)
+    assert [r.purpose for r in model.requests] == ["plan", "agent", "agent"]
+    assert model.requests[1].tool_choice == "read_file" and model.requests[2].final_only
+
+
+def test_agent_from_a_model_object_is_the_loop_as_before() -> None:
+    import tinyharness
+
+    model = ScriptedModel({"responses": [_answer("hi")]})
+    agent = tinyharness.Agent(model, [], tinyharness.AgentConfig(max_iterations=2))
+    assert agent.run("hello").final == "hi" and not hasattr(agent.guide, "plan")
