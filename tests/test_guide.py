@@ -22,7 +22,7 @@ from tinyharness.models.anthropic_messages import block_to_wire
 from tinyharness.models.scripted import ScriptedModel
 from tinyharness.profiles import DEFAULT, LOCAL, defined_profiles, profile_for
 from tinyharness.tools.builtin import builtin_tools
-from tinyharness.tools.files import ReadState
+from tinyharness.tools.files import MIN_READ_LINES, ReadState
 from tinyharness.tools.notes import NotesFile
 from tinyharness.tools.permissions import Permissions
 
@@ -202,13 +202,13 @@ def test_a_notes_task_writes_to_the_users_notes(project: Path) -> None:
 
 
 def test_a_partial_read_says_its_next_line_and_the_metadata_survives_a_save(project: Path) -> None:
-    (project / "long.txt").write_text("".join(f"line {n}\n" for n in range(1, 40)), encoding="utf-8")
+    (project / "long.txt").write_text("".join(f"line {n}\n" for n in range(1, 200)), encoding="utf-8")
     registry = builtin_tools(project)
     call = ToolUseBlock("c1", "read_file", {"path": "long.txt", "start_line": 1, "end_line": 5})
     from tinyharness.events import EventBus
 
     block = asyncio.run(registry.run_call(call, EventBus()))
-    assert block.next_line == 6 and not block.refused
+    assert block.next_line == MIN_READ_LINES + 1 and not block.refused  # a short range reads a page
     saved = block_to_dict(block)
     assert block_from_dict(json.loads(json.dumps(saved))) == block
     assert "meta" not in block_to_wire(block)  # never sent to the API
