@@ -186,7 +186,7 @@ class Provider:
         variables = " or ".join(
             [*self.base_url_env, *([self.host_env] if self.host_env else []), "--base-url"]
         )
-        if self.start_hint and base_url == self.base_url:
+        if self.start_hint and base_url.rstrip("/") == self.base_url.rstrip("/"):
             return f"{self.start_hint}, or set {variables} to where it runs"
         if self.is_official(base_url):
             return "check the network connection"
