@@ -49,6 +49,7 @@ from .models import cli as models_cli
 from .models.base import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, Model
 from .models.catalog import LOCAL_N_CTX
 from .models.factory import load_model
+from .models.first_use import ask_on_terminal, ensure_local_model
 from .models.providers import lookup_provider
 from .otel import OTelSink, otel_sink_from_env, provider_name
 from .paths import data_home
@@ -317,8 +318,8 @@ def build_parser() -> argparse.ArgumentParser:
     limits.add_argument(
         "--yes",
         action="store_true",
-        help="never ask: run the shell commands --allow rules match and refuse the rest "
-        "(needs --shell and an --allow rule for the shell)",
+        help="never ask: fetch the local model if it is not installed yet; with --shell, run the "
+        "commands --allow rules match and refuse the rest (then an --allow rule for the shell is needed)",
     )
 
     helpers = run.add_argument_group("sub-agents")
@@ -1068,7 +1069,9 @@ def _overwrite(args: argparse.Namespace) -> bool:
 
 def _model_from_args(args: argparse.Namespace) -> Model:
     """The run's model as the options (after the settings file) name it: a run and every chat
-    agent build it the same way."""
+    agent build it the same way. A local model not yet installed is fetched first when the user
+    agrees (``--yes``, the setting, or a question on a terminal)."""
+    ensure_local_model(args.model, assume_yes=getattr(args, "yes", False), ask=ask_on_terminal())
     return load_model(
         args.model,
         base_url=args.base_url,
