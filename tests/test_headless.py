@@ -13,31 +13,18 @@ from typing import Any
 import pytest
 
 import tinyharness
+from hardening_support import answer, tool_turn, write_script
 from tinyharness.cli import main
 from tinyharness.headless import RESULT_FIELDS, RunSummary
 
 SECRET = "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z_AbCdEf"
 
 
-def write_script(path: Path, responses: list[dict[str, Any]]) -> str:
-    path.write_text(json.dumps({"responses": responses}), encoding="utf-8")
-    return f"scripted:{path}"
+def script(path: Path, *responses: dict[str, Any]) -> str:
+    return f"scripted:{write_script(path, responses)}"
 
 
-def read_call(path: str) -> dict[str, Any]:
-    return {
-        "stop_reason": "tool_use",
-        "content": [{"type": "tool_use", "id": "t1", "name": "read_file", "input": {"path": path}}],
-        "usage": {"input_tokens": 100, "output_tokens": 20},
-    }
-
-
-def answer(text: str) -> dict[str, Any]:
-    return {
-        "stop_reason": "end_turn",
-        "content": [{"type": "text", "text": text}],
-        "usage": {"input_tokens": 200, "output_tokens": 10},
-    }
+READ = tool_turn(("t1", "read_file", {"path": "README.md"}))
 
 
 @pytest.fixture
@@ -55,7 +42,7 @@ def run(model: str, workspace: Path, *extra: str) -> int:
 def test_json_prints_one_object_with_answer_stop_usage_cost_and_ids(
     tmp_path: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    model = write_script(tmp_path / "s.json", [read_call("README.md"), answer("A tiny demo project.")])
+    model = script(tmp_path / "s.json", READ, answer("A tiny demo project."))
     events = tmp_path / "events.jsonl"
     code = run(model, workspace, "--output-format", "json", "--events", str(events), "--session", "s1")
     out = capsys.readouterr().out
@@ -78,7 +65,7 @@ def test_json_prints_one_object_with_answer_stop_usage_cost_and_ids(
 def test_json_of_a_stopped_run_still_prints_and_exits_1(
     tmp_path: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    model = write_script(tmp_path / "s.json", [read_call("README.md"), answer("unused")])
+    model = script(tmp_path / "s.json", READ, answer("unused"))
     code = run(model, workspace, "--output-format", "json", "--max-iterations", "1", "--no-log")
     captured = capsys.readouterr()
     assert code == 1
@@ -90,7 +77,7 @@ def test_json_of_a_stopped_run_still_prints_and_exits_1(
 def test_json_answer_has_secrets_redacted(
     tmp_path: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    model = write_script(tmp_path / "s.json", [answer(f"the key is {SECRET}")])
+    model = script(tmp_path / "s.json", answer(f"the key is {SECRET}"))
     assert run(model, workspace, "--output-format", "json", "--no-log") == 0
     out = capsys.readouterr().out
     assert SECRET not in out and json.loads(out)["answer"].startswith("the key is ")
@@ -99,7 +86,7 @@ def test_json_answer_has_secrets_redacted(
 def test_stream_json_is_the_events_file_on_stdout_and_nothing_else(
     tmp_path: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    model = write_script(tmp_path / "s.json", [read_call("README.md"), answer("A tiny demo project.")])
+    model = script(tmp_path / "s.json", READ, answer("A tiny demo project."))
     events = tmp_path / "events.jsonl"
     code = run(model, workspace, "--output-format", "stream-json", "--events", str(events), "--no-log")
     out = capsys.readouterr().out
@@ -112,7 +99,7 @@ def test_stream_json_is_the_events_file_on_stdout_and_nothing_else(
 def test_text_prints_the_answer_alone(
     tmp_path: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    model = write_script(tmp_path / "s.json", [answer("A tiny demo project.")])
+    model = script(tmp_path / "s.json", answer("A tiny demo project."))
     assert run(model, workspace, "--no-log") == 0
     assert capsys.readouterr().out == "A tiny demo project.\n"
 
@@ -120,7 +107,7 @@ def test_text_prints_the_answer_alone(
 def test_bad_usage_prints_nothing_on_stdout_and_exits_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    model = write_script(tmp_path / "s.json", [answer("x")])
+    model = script(tmp_path / "s.json", answer("x"))
     code = run(model, tmp_path / "missing", "--output-format", "json")
     captured = capsys.readouterr()
     assert code == 2 and captured.out == ""
@@ -132,7 +119,7 @@ def test_stream_json_in_a_real_process_writes_only_json_lines_on_stdout(
 ) -> None:
     """The real process, not a captured stream: whatever else writes to the file descriptor
     (progress, notices, libraries) would show up here."""
-    model = write_script(tmp_path / "s.json", [read_call("README.md"), answer("done")])
+    model = script(tmp_path / "s.json", READ, answer("done"))
     src = str(Path(tinyharness.__file__).parent.parent)
     env = {**os.environ, "PYTHONPATH": src, "TINYHARNESS_HOME": str(tmp_path / "home")}
     command = [sys.executable, "-m", "tinyharness", "run", "--model", model, "--workspace", str(workspace)]
