@@ -274,3 +274,10 @@ def test_ollama_name_reaches_a_local_openai_compatible_server(
     captured = capsys.readouterr()
     assert code == 1 and json.loads(captured.out)["stop"] == "error"
     assert "OLLAMA_API_KEY" in captured.err and "401" in captured.err
+
+
+def test_a_provider_name_can_be_the_default_model(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["models", "default", "ollama:qwen2.5-coder:7b"]) == 0
+    assert json.loads(config_path().read_text())["default_model"] == "ollama:qwen2.5-coder:7b"
+    assert main(["models", "default", "olama:qwen2.5"]) == 2
+    assert "PROVIDER:NAME" in capsys.readouterr().err

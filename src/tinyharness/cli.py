@@ -50,7 +50,7 @@ from .models.base import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, Model
 from .models.catalog import LOCAL_N_CTX
 from .models.factory import load_model
 from .models.first_use import ask_on_terminal, ensure_local_model
-from .models.providers import lookup_provider
+from .models.providers import PROVIDERS, lookup_provider
 from .otel import OTelSink, otel_sink_from_env, provider_name
 from .paths import data_home
 from .progress import ProgressPrinter
@@ -1352,7 +1352,9 @@ def _command(args: argparse.Namespace) -> int:
             summaries = {r.id: r for r in log.list_runs(max(args.limit, 1) * 4)}
         return durable_cli.runs(args, summaries)
     if args.command == "models" and args.action == "default":  # the settings side of `models`
-        return settings_cli.models_default(args.name, unset=args.unset)
+        return settings_cli.models_default(
+            args.name, unset=args.unset, kinds=(*PROVIDERS, "local", "scripted")
+        )
     if args.command != "run":
         code: int = args.handler(args)
         return code
