@@ -14,7 +14,7 @@ missing model is named and fetched on first use, once the user has said yes:
 The fetch itself is ``fetch.fetch_model``: progress on stderr, every part checked, the joined
 file verified against the official size and sha256 before it is stored.
 
-May import ``settings`` (the ``fetch_models`` setting) and the modules beside it.
+May import ``errors``, ``settings`` (the ``fetch_models`` setting) and the modules beside it.
 """
 
 from __future__ import annotations
