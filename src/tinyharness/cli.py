@@ -37,9 +37,10 @@ from .durable import cli as durable_cli
 from .durable.queue import new_run_id, was_cancelled
 from .durable.steps import DurableSteps, OnlyNew
 from .errors import ConfigError, HarnessError
-from .events import EventBus, JsonlSink
+from .events import EventBus, EventSink, JsonlSink
 from .gitexclude import exclude_run_state
 from .guide import KINDS, Guide, PlanGuide, PlanOptions, reviewed_run
+from .headless import OUTPUT_FORMATS, HeadlessOutput
 from .mcp import cli as mcp_cli
 from .mcp.config import McpServerConfig, load_config
 from .memory import MemoryManager, MemoryStore, Scope, ScopedMemory, memory_tools, open_store
@@ -49,6 +50,8 @@ from .messages import ToolResultBlock, ToolUseBlock, block_from_dict, messages_f
 from .models import cli as models_cli
 from .models.base import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, Model
 from .models.factory import load_model
+from .models.first_use import ask_on_terminal, ensure_local_model
+from .models.providers import PROVIDERS, lookup_provider
 from .otel import OTelSink, otel_sink_from_env, provider_name
 from .paths import data_home
 from .profiles import Profile, defined_profiles, profile_for
@@ -191,8 +194,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     model.add_argument(
         "--base-url",
-        help="server URL for openai:/anthropic: models (default: $OPENAI_BASE_URL or "
-        "$ANTHROPIC_BASE_URL, else base_urls in the config file)",
+        help="server URL for the model's provider (default: its variable, e.g. $OPENAI_BASE_URL or "
+        "$OLLAMA_HOST, else base_urls in the config file, else its default: `tinyharness models "
+        "providers`)",
     )
     model.add_argument(
         "--tool-mode",
@@ -225,6 +229,14 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--events", help="write the event stream to this file as JSON Lines")
     where.add_argument("--trace", action="store_true", help="add each exact request to model_call events")
     where.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    where.add_argument(
+        "--output-format",
+        choices=OUTPUT_FORMATS,
+        default="text",
+        help="what stdout gets: text (the final answer), json (one object at the end: answer, stop, "
+        "model_calls, usage, cost_usd, run_id, session), stream-json (the event stream as JSON "
+        "Lines while it happens, as --events writes it); progress stays on stderr",
+    )
     where.add_argument(
         "--log",
         metavar="PATH|URL",
@@ -305,8 +317,8 @@ def build_parser() -> argparse.ArgumentParser:
     limits.add_argument(
         "--yes",
         action="store_true",
-        help="never ask: run the shell commands --allow rules match and refuse the rest "
-        "(needs --shell and an --allow rule for the shell)",
+        help="never ask: fetch the local model if it is not installed yet; with --shell, run the "
+        "commands --allow rules match and refuse the rest (then an --allow rule for the shell is needed)",
     )
 
     helpers = run.add_argument_group("sub-agents")
@@ -750,9 +762,9 @@ def apply_settings(args: argparse.Namespace, *, permissions: bool = True) -> Non
     order), and add the config file's permission rules to the command line's."""
     settings = load_settings()
     args.model, _ = resolve_model(args.model, settings)
-    provider = args.model.partition(":")[0]
-    if provider in ("openai", "anthropic"):
-        args.base_url = resolve_base_url(provider, args.base_url, settings)
+    provider = lookup_provider(args.model.partition(":")[0])
+    if provider is not None:  # --base-url, the provider's variable, the config file, its default
+        args.base_url = provider.base_url_for(args.base_url, settings.base_urls.get(provider.name))
     if permissions:
         args.allow = [*settings.allow, *args.allow]
         args.deny = [*settings.deny, *args.deny]
@@ -916,11 +928,16 @@ def _session_store(log: RunLogStore) -> SessionStore:
 
 
 async def _run(
-    args: argparse.Namespace, *, durable_run: str | None = None, shared_log: RunLogStore | None = None
+    args: argparse.Namespace,
+    *,
+    durable_run: str | None = None,
+    shared_log: RunLogStore | None = None,
+    sinks: Sequence[EventSink] = (),
 ) -> RunResult:
     """One run of ``tinyharness run``; ``durable_run``: the id of a queued run a worker runs
     (its model and tool calls become recorded steps, see ``durable.steps``), logged to the
-    worker's ``shared_log`` (one connection for all its runs)."""
+    worker's ``shared_log`` (one connection for all its runs); ``sinks``: more listeners to the
+    run's events (``--output-format``)."""
     workspace = Path(args.workspace).resolve()
     if not workspace.is_dir():
         raise ConfigError(f"workspace {args.workspace} is not a folder")
@@ -948,7 +965,7 @@ async def _run(
         events = EventBus(run_id=durable_run)
         session, start = _open_session(args, log, store, events.run_id)
         jsonl = _events_file(args.events) if args.events else None
-        events.sinks.extend(s for s in (log, jsonl) if s is not None)
+        events.sinks.extend(s for s in (log, jsonl, *sinks) if s is not None)
         if args.otel:
             otel = otel_sink_from_env(provider=provider_name(args.model))
             events.sinks.append(otel)
@@ -1190,7 +1207,9 @@ def _overwrite(args: argparse.Namespace) -> bool:
 
 def _model_from_args(args: argparse.Namespace) -> Model:
     """The run's model as the options (after the settings file) name it: a run and every chat
-    agent build it the same way."""
+    agent build it the same way. A local model not yet installed is fetched first when the user
+    agrees (``--yes``, the setting, or a question on a terminal)."""
+    ensure_local_model(args.model, assume_yes=getattr(args, "yes", False), ask=ask_on_terminal())
     return load_model(
         args.model,
         base_url=args.base_url,
@@ -1495,14 +1514,16 @@ def _command(args: argparse.Namespace) -> int:
             summaries = {r.id: r for r in log.list_runs(max(args.limit, 1) * 4)}
         return durable_cli.runs(args, summaries)
     if args.command == "models" and args.action == "default":  # the settings side of `models`
-        return settings_cli.models_default(args.name, unset=args.unset)
+        return settings_cli.models_default(
+            args.name, unset=args.unset, kinds=(*PROVIDERS, "local", "scripted")
+        )
     if args.command != "run":
         code: int = args.handler(args)
         return code
     apply_settings(args)
-    result = asyncio.run(_run(args))
-    if result.final:
-        print(result.final)
+    output = HeadlessOutput(args.output_format, sys.stdout)
+    result = asyncio.run(_run(args, sinks=output.sinks))
+    output.finish(result.final)
     if not result.ok:
         print(f"tinyharness: stopped early ({result.stop}): {result.detail}", file=sys.stderr)
         return 1

@@ -218,10 +218,17 @@ class ListSink:
 
 class JsonlSink:
     """Appends each event as one line of JSON and flushes, so a killed run keeps its events.
-    Secrets are redacted (``redacted_json``): the file is a log, and logs keep no secrets."""
+    Secrets are redacted (``redacted_json``): the file is a log, and logs keep no secrets.
+    ``path`` may be an open stream (stdout for ``--output-format stream-json``), which the sink
+    writes to but leaves open."""
 
-    def __init__(self, path: str | Path) -> None:
-        self._file: IO[str] = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
+    def __init__(self, path: str | Path | IO[str]) -> None:
+        self._owned = isinstance(path, str | Path)
+        self._file: IO[str] = (
+            open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
+            if isinstance(path, str | Path)
+            else path
+        )
 
     def emit(self, event: Event) -> None:
         try:
@@ -233,5 +240,7 @@ class JsonlSink:
             ) from None
 
     def close(self) -> None:
+        if not self._owned:
+            return
         with contextlib.suppress(OSError):  # a failed write already said why
             self._file.close()

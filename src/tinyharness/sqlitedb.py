@@ -5,6 +5,7 @@ migrations recorded in ``user_version``. ``open_database`` reads the header and 
 pragmas before it writes anything: a file that is not a SQLite database, is cut short, belongs to
 another program or has a schema newer than this code knows raises the caller's error class and
 is left exactly as it was (no table added, no switch to WAL). Only then is the file migrated up.
+Every write that must see and change the file as one step goes through ``write_transaction``.
 
 May import: ``errors``. Nothing else of the package.
 """
@@ -15,8 +16,8 @@ import os
 import sqlite3
 import struct
 import time
-from collections.abc import Callable, Sequence
-from contextlib import suppress
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -94,6 +95,22 @@ def _check_header(path: Path, schema: Schema, error: type[HarnessError]) -> None
             f"{schema.kind} {path} is truncated ({size} of {_header_bytes(header)} bytes); "
             "restore it from a backup or pick another file",
         )
+
+
+@contextmanager
+def write_transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One write transaction on an autocommit connection: committed when the block ends, rolled
+    back when it raises. ``BEGIN IMMEDIATE`` takes the write lock first, so writers of every
+    process are serialized and a read-then-write inside the block cannot race another process
+    (a deferred transaction would fail with "database is locked" at its first write instead of
+    waiting its busy timeout)."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield db
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
 
 
 def _create_private(path: Path) -> None:
@@ -196,14 +213,12 @@ def _migrate(
     ``unmarked_at``: the version of a file that has no mark yet (another process may mark it
     meanwhile; then its ``user_version`` counts)."""
     while True:
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with write_transaction(db):
             marked = int(db.execute("PRAGMA application_id").fetchone()[0]) == schema.application_id
             version = int(db.execute("PRAGMA user_version").fetchone()[0]) if marked else unmarked_at
             if version > schema.version:  # another process upgraded it meanwhile
                 raise _fail(error, f"{schema.kind} {path} has a newer schema version {version}")
             if version == schema.version and marked:
-                db.execute("COMMIT")
                 return
             if version < schema.version:
                 for statement in schema.migrations[version]:
@@ -211,7 +226,3 @@ def _migrate(
                 version += 1
             db.execute(f"PRAGMA application_id = {schema.application_id}")
             db.execute(f"PRAGMA user_version = {version}")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")

@@ -6,7 +6,8 @@ per process and then follows the table incrementally: every write stamps its row
 ``seq``, and before a search the store reads the rows whose ``seq`` is newer than what it has seen
 (one indexed ``MAX(seq)`` when nothing changed), so writes by other processes show up too.
 Full-text and vector rankings are fused by reciprocal rank fusion. Writes run in
-``BEGIN IMMEDIATE`` transactions with a busy timeout, so several processes may share the file.
+``sqlitedb.write_transaction`` (``BEGIN IMMEDIATE``) with a busy timeout, so several processes
+may share the file.
 
 The file carries the run log's guards (``sqlitedb.open_database``): it is marked as a memory store
 (``application_id``) with a schema version (``user_version``) and migrated up; a file this store
@@ -28,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError
-from ..sqlitedb import Schema, open_database
+from ..sqlitedb import Schema, open_database, write_transaction
 from .base import COLUMNS, MemoryItem, Scope, Status
 from .embed import Embedder, Vectors
 from .sqlbase import EXTERNAL_MODEL as EXTERNAL_MODEL  # re-exported
@@ -173,17 +174,10 @@ class SQLiteStore(SQLStoreBase):
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
-        # BEGIN IMMEDIATE takes the write lock first: writers of every process are serialized,
-        # so a read-then-write in one transaction (``add_unique``) cannot race another process.
-        with self._lock, self._errors():
-            self._db.execute("BEGIN IMMEDIATE")
+        # The write lock comes first, so a read-then-write (``add_unique``) cannot race another process.
+        with self._lock, self._errors(), write_transaction(self._db) as db:
             self._seq = None
-            try:
-                yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
+            yield db
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:

@@ -1,4 +1,6 @@
-"""Model adapters behind one protocol (``base.Model``).
+"""Model adapters behind one protocol (``base.Model``): one adapter per wire format
+(``openai_chat``, ``anthropic_messages``, sharing ``wire.WireModel``), and ``providers``, the
+servers that speak them (a base URL and a key each, which build the SDK client).
 
 May import ``messages``, ``errors``, ``paths`` (where fetched models are kept) and ``settings``
 (stored API keys); nothing above them. A tool's ``ToolSpec.choices`` is a function the tools

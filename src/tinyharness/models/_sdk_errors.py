@@ -32,8 +32,16 @@ def is_context_overflow(status: int | None, text: str) -> bool:
     return status in (400, 413, 422) and any(m in lowered for m in _CONTEXT_OVERFLOW_MARKERS)
 
 
-def map_sdk_error(exc: Exception, *, provider: str, base_url: str | None) -> ModelError:
-    """The typed error for an SDK exception, with a one-line message that says what to do."""
+def map_sdk_error(
+    exc: Exception,
+    *,
+    provider: str,
+    base_url: str | None,
+    unreachable_hint: str = "check the base URL and that the server is running",
+    key_hint: str = "",
+) -> ModelError:
+    """The typed error for an SDK exception, with a one-line message that says what to do:
+    ``unreachable_hint`` when nothing answers, ``key_hint`` (the key's variable) on a 401/403."""
     where = base_url or f"the {provider} API"
     if isinstance(exc, _sdk_classes("APITimeoutError")):
         return ModelTimeout(
@@ -41,9 +49,7 @@ def map_sdk_error(exc: Exception, *, provider: str, base_url: str | None) -> Mod
             "raise the timeout or check that the server is not overloaded"
         )
     if isinstance(exc, _sdk_classes("APIConnectionError")):
-        return ModelError(
-            f"{provider}: cannot reach {where}; check the base URL and that the server is running"
-        )
+        return ModelError(f"{provider}: cannot reach {where}; {unreachable_hint}")
     status = getattr(exc, "status_code", None)
     body = getattr(exc, "body", None)
     detail = _shorten(_server_message(body) or str(getattr(exc, "message", "") or exc))
@@ -51,7 +57,8 @@ def map_sdk_error(exc: Exception, *, provider: str, base_url: str | None) -> Mod
     if is_context_overflow(status, full_text):
         return ContextLengthExceeded(f"{provider}: the request does not fit the context: {detail}")
     if status in (401, 403):
-        hint = "check the API key (and that it may use this model)"
+        key = f" ({key_hint})" if key_hint else ""
+        hint = f"check the API key{key} (and that it may use this model)"
     elif status == 404:
         hint = "check the model name and the base URL"
     elif status == 429:

@@ -22,75 +22,53 @@ ignores ``output_config``). A ``response_schema`` goes out as ``output_config.fo
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from typing import Any, Literal, overload
+from typing import TYPE_CHECKING, Any
 
 import anthropic
 from anthropic.types import Message as WireMessage
 
-from ..errors import ConfigError, ModelError
+from ..errors import ModelError
 from ..messages import Block, Message, TextBlock, ThinkingBlock, ToolUseBlock, block_to_dict
-from ..settings import stored_key
 from . import json_mode
-from ._sdk_errors import map_sdk_error
-from .base import (
-    DEFAULT_MAX_RETRIES,
-    DEFAULT_TIMEOUT,
-    ModelRequest,
-    ModelResponse,
-    StopReason,
-    StreamItem,
-    ToolSpec,
-    Usage,
-)
-from .json_mode import ToolMode
+from .base import ModelRequest, ModelResponse, StopReason, StreamItem, ToolSpec, Usage
+from .providers import ANTHROPIC
+from .wire import ReplyText, WireModel, WireOptions
 
-_MAX_TOKENS_STOPS = ("max_tokens", "model_context_window_exceeded")
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+# Wire stop reasons that are not end_turn (the output was cut, or tools were called).
+_STOP_REASONS: dict[str, StopReason] = {
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+    "model_context_window_exceeded": "max_tokens",
+}
 
 
-class AnthropicModel:
-    """A ``Model`` over the Messages API. ``thinking`` is passed through as the request's
-    ``thinking`` setting (e.g. ``{"type": "enabled", "budget_tokens": 2048}``). ``client``
-    replaces the SDK client the model would build; the model closes it in :meth:`aclose`."""
+class AnthropicModel(WireModel[anthropic.AsyncAnthropic, WireMessage]):
+    """A ``Model`` over the Messages API (``providers.ANTHROPIC`` unless ``provider`` names
+    another). ``thinking`` is passed through as the request's ``thinking`` setting (e.g.
+    ``{"type": "enabled", "budget_tokens": 2048}``). ``client`` replaces the SDK client the
+    provider would build; the model closes it in :meth:`aclose`."""
 
     def __init__(
         self,
         model: str,
         *,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        tool_mode: ToolMode = "native",
-        timeout: float = DEFAULT_TIMEOUT,
-        max_retries: int = DEFAULT_MAX_RETRIES,
-        context_window: int | None = None,
         thinking: Mapping[str, Any] | None = None,
-        name: str | None = None,
         client: anthropic.AsyncAnthropic | None = None,
         count_client: anthropic.Anthropic | None = None,
+        **options: Unpack[WireOptions],
     ) -> None:
-        self.model = model
-        self.name = name or model
-        self.tool_mode: ToolMode = json_mode.check_tool_mode(tool_mode)
+        provider = options.get("provider") or ANTHROPIC
+        super().__init__(model, ANTHROPIC, client, provider.anthropic_client, **options)
         self.thinking = dict(thinking) if thinking else None
-        self._window = context_window
-        self._client = client or _make_client(base_url, api_key, timeout, max_retries)
-        self.base_url = str(self._client.base_url)
-        self._call_ids = json_mode.CallIds()
         # Token counting is synchronous (the context accountant calls it between turns), so it
         # has a synchronous client of its own, made on first use with the same settings.
         self._count_client = count_client
-        self._count_settings = (base_url, api_key, timeout, max_retries)
         self._framing: int | None = None  # tokens count_tokens adds around one user message
         self._count_cached = functools.lru_cache(maxsize=4096)(self._count_message)
-
-    @property
-    def context_window(self) -> int | None:
-        return self._window
-
-    async def complete(self, request: ModelRequest) -> ModelResponse:
-        params, finish = self._prepare(request)
-        return finish(await self._create(params))
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
         """Text deltas as the API sends them (``messages.stream``), then the same ModelResponse
@@ -104,7 +82,7 @@ class AnthropicModel:
                         yield text
                 wire = await events.get_final_message()
         except anthropic.APIError as exc:
-            raise map_sdk_error(exc, provider="anthropic", base_url=self.base_url) from exc
+            raise self._error(exc) from exc
         yield finish(wire)
 
     def _prepare(
@@ -140,20 +118,15 @@ class AnthropicModel:
 
     def _count_message(self, text: str) -> int:
         if self._count_client is None:
-            base_url, api_key, timeout, max_retries = self._count_settings
-            self._count_client = _make_client(base_url, api_key, timeout, max_retries, sync=True)
+            self._count_client = self.provider.anthropic_sync_client(**self._connection)
         try:
             counted = self._count_client.messages.count_tokens(
                 model=self.model, messages=[{"role": "user", "content": text}]
             )
         except anthropic.APIError as exc:
-            error = map_sdk_error(exc, provider="anthropic", base_url=self.base_url)
+            error = self._error(exc)
             raise ModelError(f"{error} (while counting tokens; --counter auto needs no endpoint)") from exc
         return int(counted.input_tokens)
-
-    def tools_text(self, tools: Sequence[ToolSpec]) -> str | None:
-        """The protocol text JSON tool mode sends for ``tools``; None for native tools."""
-        return json_mode.protocol_prompt(tools) if self.tool_mode == "json" and tools else None
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -180,53 +153,17 @@ class AnthropicModel:
         try:
             wire: WireMessage = await self._client.messages.create(**params)
         except anthropic.APIError as exc:
-            raise map_sdk_error(exc, provider="anthropic", base_url=self.base_url) from exc
+            raise self._error(exc) from exc
         return wire
 
-    def _json_mode_response(
-        self, wire: WireMessage, request: ModelRequest, expects_action: bool
-    ) -> ModelResponse:
-        received = blocks_from_wire(wire.content)
-        message, stop_reason = json_mode.reply_message(
+    def _read_reply(self, reply: WireMessage) -> ReplyText:
+        received = blocks_from_wire(reply.content)
+        return ReplyText(
             "".join(b.text for b in received if isinstance(b, TextBlock)),
-            truncated=stop_reason_from_wire(wire.stop_reason) == "max_tokens",
-            expects_action=expects_action,
-            messages=request.messages,
-            call_ids=self._call_ids,
-            thinking=tuple(b for b in received if isinstance(b, ThinkingBlock)),
+            stop_reason_from_wire(reply.stop_reason) == "max_tokens",
+            tuple(b for b in received if isinstance(b, ThinkingBlock)),
+            usage_from_wire(reply),
         )
-        return ModelResponse(message, stop_reason, usage_from_wire(wire))
-
-
-@overload
-def _make_client(
-    base_url: str | None, api_key: str | None, timeout: float, max_retries: int
-) -> anthropic.AsyncAnthropic: ...
-
-
-@overload
-def _make_client(
-    base_url: str | None, api_key: str | None, timeout: float, max_retries: int, *, sync: Literal[True]
-) -> anthropic.Anthropic: ...
-
-
-def _make_client(
-    base_url: str | None, api_key: str | None, timeout: float, max_retries: int, *, sync: bool = False
-) -> anthropic.AsyncAnthropic | anthropic.Anthropic:
-    has_env_key = bool(os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN"))
-    if api_key is None and not has_env_key:
-        # `tinyharness keys set anthropic`; only for Anthropic's own API, never another server.
-        api_key = stored_key("anthropic", base_url)
-    if api_key is None and not has_env_key:
-        if base_url is None:
-            # The SDK would only fail at the first request, with a TypeError.
-            raise ConfigError(
-                "anthropic: no API key; set ANTHROPIC_API_KEY, run `tinyharness keys set anthropic`, "
-                "or pass an api key"
-            )
-        api_key = "unused"  # a local server (llama.cpp) checks none, the SDK wants one
-    client_class = anthropic.Anthropic if sync else anthropic.AsyncAnthropic
-    return client_class(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries)
 
 
 # --- wire conversion (pure functions) ---------------------------------------------------------
@@ -283,18 +220,14 @@ def blocks_from_wire(content: Sequence[Any]) -> tuple[Block, ...]:
 
 
 def stop_reason_from_wire(stop_reason: str | None) -> StopReason:
-    if stop_reason == "tool_use":
-        return "tool_use"
-    if stop_reason in _MAX_TOKENS_STOPS:
-        return "max_tokens"
-    return "end_turn"
+    return _STOP_REASONS.get(stop_reason or "", "end_turn")
 
 
 def usage_from_wire(wire: WireMessage) -> Usage:
+    """The API counts cache reads and writes apart from ``input_tokens``; the neutral input is
+    the whole prompt, of which the cache reads are the cached part."""
     usage = wire.usage
-    if usage is None:
-        return Usage()
-    cached = (usage.cache_read_input_tokens or 0) + (usage.cache_creation_input_tokens or 0)
-    return Usage(
-        (usage.input_tokens or 0) + cached, usage.output_tokens or 0, usage.cache_read_input_tokens or 0
-    )
+    read = (usage.cache_read_input_tokens or 0) if usage else 0
+    written = (usage.cache_creation_input_tokens or 0) if usage else 0
+    uncached = (usage.input_tokens or 0) if usage else 0
+    return Usage(uncached + read + written, (usage.output_tokens or 0) if usage else 0, read)

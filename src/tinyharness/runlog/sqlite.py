@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..paths import data_home
-from ..sqlitedb import Schema, open_database
+from ..sqlitedb import Schema, open_database, write_transaction
 from . import schema
 from .base import RunLogError
 from .store import SQLRunLog
@@ -51,14 +51,8 @@ class _SQLite:
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        with self._lock:
-            self.db.execute("BEGIN IMMEDIATE")
-            try:
-                yield
-            except BaseException:
-                self.db.execute("ROLLBACK")
-                raise
-            self.db.execute("COMMIT")
+        with self._lock, write_transaction(self.db):
+            yield
 
     def close(self) -> None:
         self.db.close()

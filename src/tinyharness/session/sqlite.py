@@ -44,7 +44,7 @@ from ..messages import (
     message_from_dict,
     message_to_dict,
 )
-from ..sqlitedb import Schema, open_database
+from ..sqlitedb import Schema, open_database, write_transaction
 from .base import SavedSession, SessionBusy, TurnProgress
 
 APPLICATION_ID = 0x74696E73  # "tins": marks a SQLite file as a tinyharness session store
@@ -171,13 +171,8 @@ class SessionStore:
     def transaction(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
             try:
-                self._db.execute("BEGIN IMMEDIATE")
-                try:
-                    yield self._db
-                except BaseException:
-                    self._db.execute("ROLLBACK")
-                    raise
-                self._db.execute("COMMIT")
+                with write_transaction(self._db) as db:
+                    yield db
             except sqlite3.Error as exc:
                 raise SessionStoreError(f"cannot write session store {self.path}: {exc}") from None
 

@@ -8,7 +8,8 @@
      "mcpServers": {...},          # the Claude Desktop / Claude Code format
      "agents": {...},              # sub-agent profiles, by name
      "profiles": {...},            # model profiles, by name (see profiles.py, --profile)
-     "memory_rerank": "local:qwen2.5-coder-0.5b"}   # model that reorders memory search results
+     "memory_rerank": "local:qwen2.5-coder-0.5b",  # model that reorders memory search results
+     "fetch_models": true}         # fetch a missing local model on first use without asking
 
 Every key is optional; keys this module does not know are kept as they are when a setting is
 written, so other parts (and newer versions) can add their own. ``keys.json`` beside it holds API
@@ -45,6 +46,7 @@ KNOWN_KEYS = (
     "agents",
     "memory_rerank",
     "profiles",
+    "fetch_models",
 )
 PROVIDERS = ("openai", "anthropic")
 KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
@@ -65,6 +67,7 @@ class Settings:
     agents: Mapping[str, Any] = field(default_factory=dict)
     profiles: Mapping[str, Any] = field(default_factory=dict)
     memory_rerank: str | None = None  # a model string, or "none"
+    fetch_models: bool = False  # fetch a missing local model without asking
     path: Path | None = None
 
 
@@ -129,6 +132,9 @@ def load_settings(path: Path | None = None) -> Settings:
         raise ConfigError(
             'config: memory_rerank must be a model string such as local:qwen2.5-coder-0.5b, or "none"'
         )
+    fetch_models = data.get("fetch_models", False)
+    if not isinstance(fetch_models, bool):
+        raise ConfigError("config: fetch_models must be true or false")
     return Settings(
         default_model=model.strip() if isinstance(model, str) else None,
         base_urls=base_urls,
@@ -138,6 +144,7 @@ def load_settings(path: Path | None = None) -> Settings:
         agents=_mapping(data.get("agents"), "agents"),
         profiles=_mapping(data.get("profiles"), "profiles"),
         memory_rerank=rerank.strip() if isinstance(rerank, str) else None,
+        fetch_models=fetch_models,
         path=where,
     )
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import getpass
 import sys
+from collections.abc import Sequence
 
 from ..errors import ConfigError
 from . import (
@@ -76,8 +77,9 @@ def _read_key(name: str) -> str:
     return sys.stdin.readline()
 
 
-def models_default(name: str | None, *, unset: bool = False) -> int:
-    """``models default``: show the model a run uses and where that comes from, or set it."""
+def models_default(name: str | None, *, unset: bool = False, kinds: Sequence[str] = MODEL_KINDS) -> int:
+    """``models default``: show the model a run uses and where that comes from, or set it.
+    ``kinds``: the words a model string may start with (the CLI adds every provider name)."""
     if unset:
         set_config_value("default_model", None)
         print(f"default model removed from {config_path()}")
@@ -87,10 +89,10 @@ def models_default(name: str | None, *, unset: bool = False) -> int:
         print(f"{model}  (from {source})")
         return 0
     kind, _, rest = name.strip().partition(":")
-    if kind not in MODEL_KINDS or (kind != "local" and not rest):
+    if kind not in kinds or (kind != "local" and not rest):
         raise ConfigError(
-            f"not a model string: {name!r}; use openai:NAME, anthropic:NAME, local, local:NAME "
-            "or scripted:PATH"
+            f"not a model string: {name!r}; use openai:NAME, anthropic:NAME, PROVIDER:NAME "
+            "(`tinyharness models providers`), local, local:NAME or scripted:PATH"
         )
     where = set_config_value("default_model", name.strip())
     print(f"default model set to {name.strip()} in {where}")

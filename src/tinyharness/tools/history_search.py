@@ -29,7 +29,7 @@ from pathlib import Path
 from ..errors import ConfigError
 from ..messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from ..redact import redact
-from ..sqlitedb import Schema, open_database
+from ..sqlitedb import Schema, open_database, write_transaction
 from .base import Tool
 
 PASSAGE_CHARS = 1200
@@ -77,8 +77,7 @@ class DroppedHistory:
             db = self._open(create=True)
             assert db is not None
             try:
-                with db:
-                    db.execute("BEGIN")
+                with write_transaction(db):
                     db.executemany("INSERT INTO passages(text, compaction, source) VALUES (?, ?, ?)", rows)
             except sqlite3.Error as exc:  # a full disk: the caller reports it, the run goes on
                 raise ConfigError(f"cannot write {SCHEMA.kind} {self.path}: {exc}") from None

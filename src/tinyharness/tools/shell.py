@@ -191,12 +191,10 @@ def shell_tool(
 
 
 def check_shell_options(*, shell: bool, yes: bool, allow: Sequence[str]) -> None:
-    """The CLI rule for ``--yes``: it never asks, runs the shell commands the ``--allow`` rules
-    match and refuses the rest, so it needs ``--shell`` and at least one ``--allow`` rule for
-    the shell tool."""
-    if yes and not shell:
-        raise ConfigError("--yes applies to the shell tool; add --shell")
-    if yes and not any(fnmatchcase("shell", rule.strip().partition(":")[0]) for rule in allow):
+    """The CLI rule for ``--yes`` with ``--shell``: it never asks, runs the shell commands the
+    ``--allow`` rules match and refuses the rest, so it needs at least one ``--allow`` rule for
+    the shell tool. (Without ``--shell``, ``--yes`` only agrees to fetch a missing local model.)"""
+    if yes and shell and not any(fnmatchcase("shell", rule.strip().partition(":")[0]) for rule in allow):
         raise ConfigError(
             "--yes runs only the commands that --allow rules match and refuses the rest; "
             "add at least one --allow rule for the shell, e.g. --allow 'shell:pytest *'"
