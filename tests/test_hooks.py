@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import textwrap
 import time
 from pathlib import Path
 from typing import Any
@@ -17,8 +16,8 @@ from typing import Any
 import pytest
 
 from tinyharness.cli import main
-from tinyharness.hooks import parse_hooks
 from tinyharness.errors import ConfigError
+from tinyharness.hooks import parse_hooks
 
 FORMATTER = """\
 import json, sys
