@@ -27,7 +27,7 @@ MAX_NAME = 64
 MAX_DESCRIPTION = 1024
 _NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 MIN_BUDGET = 300  # tokens the skill list may take at least
-BUDGET_SHARE = 0.02  # of the context window, as Claude Code gives its skill descriptions
+BUDGET_SHARE = 0.02  # of the context window the skill list may take
 INTRO = (
     "Skills: folders of instructions (and scripts, templates, references) for particular jobs. "
     "When the task matches a skill, read its SKILL.md with read_file before you start and follow "
