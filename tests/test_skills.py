@@ -168,8 +168,12 @@ def test_past_the_budget_skills_are_listed_by_name_only(tmp_path: Path, workspac
 
 def test_front_matter_is_read_safely() -> None:
     assert parse_skill("---\nname: a-b\ndescription: >\n  Two\n  lines.\n---\nbody") == ("a-b", "Two lines.")
-    with pytest.raises(SkillError, match="not valid YAML"):
+    with pytest.raises(SkillError):  # a Python tag is never constructed: the skill is refused
         parse_skill("---\nname: !!python/object/apply:os.system ['true']\ndescription: x\n---\n")
+    with pytest.raises(SkillError, match="not valid YAML"):
+        parse_skill("---\nname: [unclosed\n---\n")
+    plain = "---\nname: pdf\ndescription: Fill forms: any PDF, any field.\n---\n"
+    assert parse_skill(plain) == ("pdf", "Fill forms: any PDF, any field.")  # YAML refuses the ': '
     with pytest.raises(SkillError, match="lowercase"):
         parse_skill("---\nname: Bad Name\ndescription: x\n---\n")
     with pytest.raises(SkillError, match="description is missing"):

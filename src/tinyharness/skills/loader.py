@@ -72,10 +72,15 @@ def parse_skill(text: str) -> tuple[str, str]:
         end = next(n for n, line in enumerate(lines[1:], 1) if line.strip() == "---")
     except StopIteration:
         raise SkillError("the front matter has no closing '---' line") from None
+    block = "\n".join(lines[1:end])
     try:
-        meta: Any = yaml.safe_load("\n".join(lines[1:end]))
+        meta: Any = yaml.safe_load(block)
     except yaml.YAMLError as exc:
-        raise SkillError(f"the front matter is not valid YAML ({str(exc).splitlines()[0]})") from None
+        # Many SKILL.md files in the wild have an unquoted ': ' in their description, which YAML
+        # refuses; their top-level lines still read as 'key: value'.
+        meta = _plain_fields(block)
+        if "name" not in meta or "description" not in meta:
+            raise SkillError(f"the front matter is not valid YAML ({str(exc).splitlines()[0]})") from None
     if not isinstance(meta, dict):
         raise SkillError("the front matter must be a mapping with name and description")
     name, description = meta.get("name"), meta.get("description")
@@ -87,6 +92,16 @@ def parse_skill(text: str) -> tuple[str, str]:
     if len(description) > MAX_DESCRIPTION:
         raise SkillError(f"description is {len(description)} characters; at most {MAX_DESCRIPTION}")
     return name, description
+
+
+def _plain_fields(block: str) -> dict[str, str]:
+    """Top-level ``key: value`` lines (split at the first colon), for front matter YAML refuses."""
+    fields: dict[str, str] = {}
+    for line in block.splitlines():
+        match = re.fullmatch(r"([A-Za-z][\w-]*):[ \t]*(.*)", line)
+        if match and match.group(2).strip():
+            fields[match.group(1)] = match.group(2).strip().strip("'\"")
+    return fields
 
 
 def home_mounts(home: Path | None = None) -> dict[str, Path]:
