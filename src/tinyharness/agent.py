@@ -357,6 +357,8 @@ class Agent:
     ) -> None:
         self.model = model
         self.hooks = hooks
+        # Fields every run_start of this agent carries (what is attached to it: hooks, skills).
+        self.run_info: dict[str, Any] = {}
         self.answer_when = answer_when
         self.plan = plan
         self.tool_when = tool_when
@@ -423,6 +425,7 @@ class Agent:
             tools=self.tools.names,
             **self._context_info(),
             **({"pins": list(self.anchors.pins)} if self.anchors is not None and self.anchors.pins else {}),
+            **self.run_info,
             **run_info,
         )
         limit = self.config.time_limit

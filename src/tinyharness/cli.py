@@ -1029,7 +1029,6 @@ async def _run(
             state=start.state,
             turn=start.turn,
             session=session_name,
-            **project.run_info(),
         )
     except BaseException:
         # The error that stopped the run is the one to report: a scripted model's "responses

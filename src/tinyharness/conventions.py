@@ -2,12 +2,13 @@
 Agent Skills and hooks (see ``instructions``, ``skills`` and ``hooks``).
 
 ``ProjectConventions.load`` reads them once per command (asking, on a terminal, whether to trust
-a project's hooks file); ``attach(agent, ...)`` wires them into one built agent: the
+a project's hooks file); ``attach(agent, ...)`` wires them into one built agent (and
+``attach_registry`` the hooks into a sub-agent's tools): the
 instruction files into its anchors (kept through every compaction, audited) and a finder of
 nested ones onto its tools, the skill list into its system prompt, the hooks onto its tools,
 its loop and its context manager, and SKILL.md files still in use read back after a
-compaction. ``run_info`` is what ``run_start`` lists. Entry points call these two and nothing
-else of the parts.
+compaction; the agent's ``run_start`` lists them. Entry points call these and nothing else of
+the parts.
 
 May import ``agent``, ``anchors``, ``context``, ``errors``, ``events``, ``hooks``,
 ``instructions``, ``settings``, ``skills`` and ``tools``.
@@ -78,7 +79,8 @@ class ProjectConventions:
         return f"{base}\n\n{section}" if section else base
 
     def attach(self, agent: Agent, events: EventBus, session: str, report: Callable[[str], None]) -> None:
-        """Wire the conventions into ``agent`` (see the module docstring)."""
+        """Wire the conventions into ``agent`` (see the module docstring); its ``run_start``
+        lists them from then on."""
         context = agent.context
         window = context.context_window if context.context_window else None
         system = self.system_prompt(agent.config.system, window)
@@ -107,6 +109,7 @@ class ProjectConventions:
                 context.in_use = self.skills.in_use
             if context.config.workspace is not None:
                 context.file_reader = workspace_reader(context.config.workspace, home_mounts())
+        agent.run_info.update(self.run_info())
 
     def attach_registry(self, registry: ToolRegistry) -> None:
         """The hooks onto another registry (a sub-agent's tools)."""
