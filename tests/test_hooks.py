@@ -307,3 +307,12 @@ def test_bad_hook_settings_fail_in_one_line(
         parse_hooks({"Stop": [{"hooks": [{"command": "x", "timeout": 0}]}]}, "test")
     with pytest.raises(ConfigError, match="not a regular expression"):
         parse_hooks({"PreToolUse": [{"matcher": "(", "hooks": [{"command": "x"}]}]}, "test")
+
+
+def test_a_broken_untrusted_project_hooks_file_does_not_stop_the_run(
+    tmp_path: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (workspace / ".agents").mkdir()
+    (workspace / ".agents" / "hooks.json").write_text('{"hooks": {"Nope": []}}', encoding="utf-8")
+    run(tmp_path, workspace, [say("ok")])
+    assert "unknown hook event 'Nope'" in capsys.readouterr().err

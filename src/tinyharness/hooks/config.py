@@ -208,10 +208,16 @@ def load_hooks(
     if found is None:
         return LoadedHooks(commands)
     data, digest = found
-    listed = project_hooks(workspace, data)
+    trusted = trusted_digest(workspace) == digest
+    try:
+        listed = project_hooks(workspace, data)
+    except ConfigError as exc:
+        if trusted:  # the user's own choice: their run stops on it
+            raise
+        return LoadedHooks(commands, f"{exc} (the project's hooks were not run)")
     if not listed:
         return LoadedHooks(commands)
-    if trusted_digest(workspace) == digest:
+    if trusted:
         return LoadedHooks([*commands, *listed])
     shown = "\n".join(f"  {h.event}: {h.shown}" for h in listed)
     question = (
