@@ -13,7 +13,12 @@ from typing import Any
 
 import pytest
 
-from tinyharness.cli import main
+from tinyharness.agent import Agent
+from tinyharness.anchors import Anchors
+from tinyharness.cli import _Structure, _tools, apply_settings, build_parser, main
+from tinyharness.conventions import ProjectConventions
+from tinyharness.events import EventBus
+from tinyharness.models.scripted import ScriptedModel
 from tinyharness.skills import parse_skill
 from tinyharness.skills.loader import SkillError
 
@@ -214,3 +219,18 @@ def test_a_skill_in_use_is_read_back_after_a_compaction_and_dropped_when_done(
     after_first = heads[3]  # the request right after the first compaction
     assert "[context: skills in use]" in after_first and BODY in after_first
     assert BODY not in heads[-1]  # the second summary no longer names the skill: not read back
+
+
+def test_json_tool_mode_offers_the_skill_files_among_read_file_paths(tmp_path: Path, workspace: Path) -> None:
+    (workspace / "a.txt").write_text("alpha\n", encoding="utf-8")
+    args = build_parser().parse_args(["run", "--workspace", str(workspace), "task"])  # local: json mode
+    apply_settings(args)
+    events = EventBus()
+    tools = _tools(args, workspace, events, 20_000, _Structure(args, workspace, "s"))
+    agent = Agent(ScriptedModel({"responses": []}), tools, anchors=Anchors())
+    ProjectConventions.load(workspace).attach(agent, events, "s", print)
+    reader = agent.tools.get("read_file")
+    assert reader is not None and reader.choices is not None
+    offered = reader.choices([])["path"]
+    assert "a.txt" in offered and "/skills/pdf-forms/SKILL.md" in offered
+    assert ".agents/skills/release-notes/SKILL.md" in offered

@@ -11,14 +11,14 @@ compaction; the agent's ``run_start`` lists them. Entry points call these and no
 the parts.
 
 May import ``agent``, ``anchors``, ``context``, ``errors``, ``events``, ``hooks``,
-``instructions``, ``settings``, ``skills`` and ``tools``.
+``instructions``, ``messages``, ``settings``, ``skills`` and ``tools``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,7 @@ from .errors import ConfigError
 from .events import EventBus
 from .hooks import HookCommand, Hooks, load_hooks
 from .instructions import DEFAULT_MAX_BYTES, InstructionFinder, ProjectInstructions
+from .messages import Message
 from .settings import config_path
 from .skills import SkillSet, discover, home_mounts
 from .tools.base import ToolRegistry
@@ -109,7 +110,26 @@ class ProjectConventions:
                 context.in_use = self.skills.in_use
             if context.config.workspace is not None:
                 context.file_reader = workspace_reader(context.config.workspace, home_mounts())
+        self._offer_skill_paths(agent.tools)
         agent.run_info.update(self.run_info())
+
+    def _offer_skill_paths(self, registry: ToolRegistry) -> None:
+        """Where read_file's path is chosen from a list (the JSON tool mode's grammar), the
+        skills' SKILL.md files join the list: the system prompt names them."""
+        reader = registry.get("read_file")
+        if reader is None or reader.choices is None or not self.skills.skills:
+            return
+        offered_by = reader.choices
+        skill_files = [skill.path for skill in self.skills.skills]
+
+        def choices(messages: Sequence[Message]) -> Mapping[str, Sequence[str]]:
+            offered = offered_by(messages)
+            if "path" not in offered:
+                return offered  # free: any path may be given
+            paths = list(offered["path"])
+            return {**offered, "path": [*paths, *(p for p in skill_files if p not in paths)]}
+
+        registry.add(dataclasses.replace(reader, choices=choices))
 
     def attach_registry(self, registry: ToolRegistry) -> None:
         """The hooks onto another registry (a sub-agent's tools)."""
