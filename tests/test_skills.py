@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tinyharness.agent import Agent
 from tinyharness.anchors import Anchors
@@ -19,8 +21,11 @@ from tinyharness.cli import _Structure, _tools, apply_settings, build_parser, ma
 from tinyharness.conventions import ProjectConventions
 from tinyharness.events import EventBus
 from tinyharness.models.scripted import ScriptedModel
-from tinyharness.skills import parse_skill
+from tinyharness.skills import home_mounts, parse_skill
 from tinyharness.skills.loader import SkillError
+from tinyharness.tools.base import ToolError
+from tinyharness.tools.files import file_tools
+from tinyharness.tools.workspace import Workspace
 
 BODY = "To fill a PDF form: run scripts/fill.py with the field names from forms.md."
 
@@ -234,3 +239,39 @@ def test_json_tool_mode_offers_the_skill_files_among_read_file_paths(tmp_path: P
     offered = reader.choices([])["path"]
     assert "a.txt" in offered and "/skills/pdf-forms/SKILL.md" in offered
     assert ".agents/skills/release-notes/SKILL.md" in offered
+
+
+SEGMENTS = [
+    "..",
+    ".",
+    "%2e%2e",
+    "%252e%252e",
+    "pdf-forms",
+    "SKILL.md",
+    "leak.md",
+    "..%2f",
+    "\uff0e\uff0e",
+    "",
+    "~",
+]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(parts=st.lists(st.sampled_from(SEGMENTS), min_size=1, max_size=5), slash=st.sampled_from(["/", "\\"]))
+def test_no_spelling_under_skills_reads_outside_the_skills_folder(
+    workspace: Path, home: Path, parts: list[str], slash: str
+) -> None:
+    secret = "TOP-SECRET-CONFIG-VALUE"
+    (home / "config.json").write_text(secret, encoding="utf-8")
+    link = home / "skills" / "pdf-forms" / "leak.md"
+    if not link.is_symlink():
+        link.symlink_to(home / "config.json")
+    space = Workspace(workspace, read_only=home_mounts())
+    tools = {tool.name: tool for tool in file_tools(space)}
+    path = "/skills" + slash + slash.join(parts)
+    for name, args in (("read_file", {"path": path}), ("grep", {"pattern": "SECRET", "path": path})):
+        try:
+            output = str(tools[name].function(**args))
+        except ToolError:
+            continue
+        assert secret not in output, (name, path)
