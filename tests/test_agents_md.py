@@ -11,8 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from tinyharness.anchors import Anchors, Instruction
 from tinyharness.cli import main
+from tinyharness.context.audit import audit, with_anchors
+from tinyharness.messages import Message, TextBlock
 from tinyharness.session import SessionStore, store_path_for
 
 RULES = "# Rules for agents\n\n- Run `make check` before you answer.\n- Never touch vendor/.\n"
@@ -203,3 +208,29 @@ def test_a_huge_agents_md_is_cut_with_a_notice(
     head = "\n".join(texts(requests(events)[0]))
     assert "rule 0: be careful" in head and "rule 4999" not in head
     assert "only its first" in head  # the model is told the file was cut
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    texts=st.lists(st.text(min_size=1, max_size=300).filter(str.strip), min_size=1, max_size=4, unique=True),
+    rounds=st.integers(min_value=1, max_value=6),
+)
+def test_instructions_put_back_by_every_compaction_pass_the_audit_and_a_resume(
+    texts: list[str], rounds: int
+) -> None:
+    items = [Instruction(f"d{n}/AGENTS.md", text) for n, text in enumerate(texts)]
+    anchors = Anchors(instructions=items)
+    task = (TextBlock("任务: fix it"),)
+    messages = [Message("user", task)]
+    for n in range(rounds):  # each compaction replaces the rest of the history with a summary
+        messages = with_anchors(messages, anchors, task)
+        messages = [messages[0], Message("assistant", (TextBlock(f"summary {n}"),))]
+        assert audit(messages, anchors, task) == []
+    resumed = Anchors()
+    resumed.load_state(json.loads(json.dumps(anchors.to_state())))
+    assert resumed.instructions == anchors.instructions
+    assert audit(messages, resumed, task) == []
+    lost = [Message("user", task), *messages[1:]]
+    others = "".join(m.text for m in lost)
+    missing = [m["text"] for m in audit(lost, anchors, task) if m["kind"] == "instructions"]
+    assert missing == [i.source for i in items if i.text not in others]  # the head's copy was the one
