@@ -56,8 +56,8 @@ class ProjectInstructions:
     def initial(self) -> list[Instruction]:
         found = []
         home = self.home / "AGENTS.md"
-        if home.is_file():
-            item = self._load(Folder(self.home), "AGENTS.md", USER_SOURCE)
+        if home.is_file():  # the user's own file: a link to their dotfiles is followed
+            item = self._load(Folder(home.resolve().parent), home.resolve().name, USER_SOURCE)
             if item is not None:
                 found.append(item)
         self._seen.add(".")
