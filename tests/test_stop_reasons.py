@@ -26,6 +26,7 @@ def test_each_concrete_stop_carries_a_distinct_reason_users_know() -> None:
         "max_tokens",
         "context_overflow",
         "bad_output",
+        "blocked",  # a UserPromptSubmit hook refused the task (see docs/hooks.md)
     }
     # "cancelled": a sub-agent stopped with its parent (not raised: the parent's task ends)
     assert set(get_args(StopReason)) == {*reasons, "end_turn", "error", "cancelled"}

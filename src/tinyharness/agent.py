@@ -41,6 +41,7 @@ from .errors import (
     IterationLimit,
     ModelError,
     OutputLimit,
+    PromptBlocked,
     StopReason,
     StopRun,
     Stuck,
@@ -69,6 +70,7 @@ __all__ = [
     "AgentConfig",
     "Checkpointer",
     "LongTermMemory",
+    "RunHooks",
     "RunResult",
     "Steps",
     "ToolCallScope",
@@ -245,6 +247,25 @@ class _Turn:
     done: str | None = None  # the answer when the model's is only copied harness text
 
 
+class RunHooks(Protocol):
+    """The user's hooks around the loop (``hooks.Hooks`` runs their commands): when a run
+    starts a conversation, when a task arrives, and when the model answers without a tool
+    call. Tool calls have their own (``tools.base.CallHook``), compactions theirs."""
+
+    async def run_started(self, agent: Agent, source: str) -> str:
+        """SessionStart (``source``: startup or resume): text to add to the task, or ""."""
+        ...
+
+    async def prompt(self, agent: Agent, text: str) -> str:
+        """UserPromptSubmit: text to add to the task, or ""; ``PromptBlocked`` to refuse it."""
+        ...
+
+    async def stopping(self, agent: Agent, answer: str, again: bool) -> str | None:
+        """Stop: why the run must go on (said to the model), or None to let it end.
+        ``again``: a former answer of this run was already sent back by this hook."""
+        ...
+
+
 class _QueueSink:
     """Hands every event of a run to ``run_stream``'s queue."""
 
@@ -286,9 +307,13 @@ class Agent:
         anchors: Anchors | None = None,
         steps: Steps | None = None,
         guide: Guide | None = None,
+        hooks: RunHooks | None = None,
     ) -> None:
         self.model = model
         self.guide: Guide = guide if guide is not None else NoGuide()
+        self.hooks = hooks
+        # Fields every run_start of this agent carries (what is attached to it: hooks, skills).
+        self.run_info: dict[str, Any] = {}
         self.tools = tools if isinstance(tools, ToolRegistry) else _registry(tools)
         self.config = config or AgentConfig()
         self.output = OutputCheck(output_type) if output_type is not None else None
@@ -352,6 +377,7 @@ class Agent:
             tools=self.tools.names,
             **self._context_info(),
             **({"pins": list(self.anchors.pins)} if self.anchors is not None and self.anchors.pins else {}),
+            **self.run_info,
             **run_info,
         )
         limit = self.config.time_limit
@@ -360,19 +386,22 @@ class Agent:
             self.output.retried = False
         stop: StopReason = "end_turn"
         detail = final = ""
+        opening = ""
         try:
+            if self.hooks is not None and (not history or task is None):
+                opening = await self.hooks.run_started(self, "startup" if task is not None else "resume")
             if task is not None:
-                self._append(await self._task_message(task))
+                self._append(await self._task_message(task, opening))
                 await self.guide.start(task, self.call_model)  # the plan, once per task
             final = await self._loop()
         except StopRun as exc:
             stop, detail = exc.reason, exc.detail
             self.events.emit("error", stop=stop, message=detail)
-            final = await self._final_answer()
+            final = "" if isinstance(exc, PromptBlocked) else await self._final_answer()
         except ModelError as exc:
             stop, detail = "error", str(exc)
             self.events.emit("error", stop=stop, message=detail, kind=type(exc).__name__)
-        if self.memory is not None and stop != "error":
+        if self.memory is not None and stop not in ("error", "blocked"):
             await self._remember()
         result = RunResult(
             stop, final, self.model_calls, self.context.compactions, self.messages, self.billed, detail
@@ -399,11 +428,14 @@ class Agent:
         }
         return {name: value for name, value in info.items() if value is not None}
 
-    async def _task_message(self, task: str) -> Message:
+    async def _task_message(self, task: str, opening: str = "") -> Message:
         """The task, after the block of recalled memories (the system prompt stays stable),
-        and the pinned texts and plan after it when the conversation does not hold them yet."""
+        with what the hooks add after it, then the project instructions, pinned texts and plan
+        when the conversation does not hold them yet."""
+        added = await self.hooks.prompt(self, task) if self.hooks is not None else ""
         block = await self.memory.recall(task) if self.memory is not None else ""
-        blocks = (TextBlock(block), TextBlock(task)) if block else (TextBlock(task),)
+        blocks: tuple[TextBlock, ...] = (TextBlock(block), TextBlock(task)) if block else (TextBlock(task),)
+        blocks += tuple(TextBlock(text) for text in (opening, added) if text.strip())
         pinned: list[TextBlock] = []
         if self.anchors is not None and (not self.messages or pins_missing(self.messages, self.anchors)):
             pinned = anchor_blocks(self.anchors)
@@ -421,6 +453,7 @@ class Agent:
 
     async def _loop(self) -> str:
         cut_offs = 0
+        hook_objected = False
         if self.messages and self.messages[-1].role == "assistant" and self.messages[-1].tool_uses:
             await self._run_tools(self.messages[-1].tool_uses)  # a turn interrupted by a kill
         while True:
@@ -447,6 +480,12 @@ class Agent:
             if not calls and not step.final_only and (left := self._unfinished()) is not None:
                 self._append(Message("user", (TextBlock(left),)))  # a plan not done: go on
                 continue
+            if not calls and not step.final_only and self.hooks is not None:
+                objection = await self.hooks.stopping(self, response.message.text, hook_objected)
+                if objection is not None:  # a Stop hook says the work is not done: go on
+                    hook_objected = True
+                    self._append(Message("user", (TextBlock(objection),)))
+                    continue
             if not calls:
                 if self.output is None:
                     return self._without_echo(response.message.text, done=step.done)

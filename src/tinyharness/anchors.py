@@ -1,6 +1,7 @@
-"""What must outlive every compaction: the agent's plan and the pinned texts.
+"""What must outlive every compaction: the agent's plan, the pinned texts and the project
+instructions (AGENTS.md files, see ``instructions``).
 
-Both are state of the run, not of the window: the ``todo`` and ``pin`` tools write them here,
+All are state of the run, not of the window: the ``todo`` and ``pin`` tools write them here,
 the context manager puts them back into the head of the window after every compaction (and
 audits that they are there), the loop saves them with each checkpoint so a resumed run keeps
 them, and the progress line and the chat show the plan's current step. Nothing here renders a
@@ -27,6 +28,20 @@ _MARKS = {"pending": "[ ]", "in_progress": "[>]", "done": "[x]"}
 
 
 @dataclass(frozen=True, slots=True)
+class Instruction:
+    """The text of one instruction file (AGENTS.md) as the model reads it, word for word, and
+    where it came from (``AGENTS.md``, ``src/AGENTS.md``, ``$TINYHARNESS_HOME/AGENTS.md``)."""
+
+    source: str
+    text: str
+
+    @property
+    def shown(self) -> str:
+        """As the model reads it: the source, then the text word for word."""
+        return f"--- {self.source} ---\n{self.text}"
+
+
+@dataclass(frozen=True, slots=True)
 class PlanItem:
     content: str
     status: PlanStatus = "pending"
@@ -41,10 +56,18 @@ class Anchors:
     added to: a pin is meant to outlive everything). ``listeners`` are called with ``"plan"``
     or ``"pin"`` after each change (the tools report events through them)."""
 
-    def __init__(self, pins: Iterable[str] = (), plan: Iterable[PlanItem] = ()) -> None:
+    def __init__(
+        self,
+        pins: Iterable[str] = (),
+        plan: Iterable[PlanItem] = (),
+        instructions: Iterable[Instruction] = (),
+    ) -> None:
         self.pins: list[str] = []
         self.plan: list[PlanItem] = []
+        self.instructions: list[Instruction] = []
         self.listeners: list[Callable[[str], None]] = []
+        for item in instructions:
+            self.add_instruction(item, notify=False)
         for text in pins:
             self.add_pin(text, notify=False)
         if plan:
@@ -105,17 +128,34 @@ class Anchors:
     def pins_text(self) -> str:
         return "\n".join(f"- {pin}" for pin in self.pins)
 
+    # --- project instructions -----------------------------------------------------------------
+
+    def add_instruction(self, item: Instruction, *, notify: bool = True) -> bool:
+        """Keep ``item`` for the rest of the run; False when its source is already kept (a
+        file is loaded once, whatever it holds later)."""
+        if not item.text.strip() or any(kept.source == item.source for kept in self.instructions):
+            return False
+        self.instructions.append(item)
+        if notify:
+            self._changed("instructions")
+        return True
+
     # --- checkpoints --------------------------------------------------------------------------
 
     def to_state(self) -> dict[str, Any]:
         return {
+            "instructions": [{"source": i.source, "text": i.text} for i in self.instructions],
             "pins": list(self.pins),
             "plan": [{"content": item.content, "status": item.status} for item in self.plan],
         }
 
     def load_state(self, state: dict[str, Any]) -> None:
         """Take the pins and plan a checkpoint saved; pins given for this run stay too. A
-        malformed entry is skipped rather than failing the resume."""
+        malformed entry is skipped rather than failing the resume. Instructions loaded for
+        this run win over the saved copy of the same file."""
+        for entry in state.get("instructions", ()):
+            if isinstance(entry, dict) and isinstance(entry.get("text"), str):
+                self.add_instruction(Instruction(str(entry.get("source", "")), entry["text"]), notify=False)
         for text in state.get("pins", ()):
             if isinstance(text, str) and text.strip():
                 try:

@@ -33,6 +33,7 @@ from .context.config import DEFAULT_RATIO, DEFAULT_WINDOW, ContextConfig
 from .context.config import problem as context_problem
 from .context.manager import OFFLOAD_SHARE, build_context
 from .context.tokens import HeuristicCounter
+from .conventions import ProjectConventions
 from .durable import cli as durable_cli
 from .durable.queue import new_run_id, was_cancelled
 from .durable.steps import DurableSteps, OnlyNew
@@ -41,6 +42,7 @@ from .events import EventBus, EventSink, JsonlSink
 from .gitexclude import exclude_run_state
 from .guide import KINDS, Guide, PlanGuide, PlanOptions, reviewed_run
 from .headless import OUTPUT_FORMATS, HeadlessOutput
+from .hooks import cli as hooks_cli
 from .mcp import cli as mcp_cli
 from .mcp.config import McpServerConfig, load_config
 from .memory import MemoryManager, MemoryStore, Scope, ScopedMemory, memory_tools, open_store
@@ -71,6 +73,8 @@ from .session import (
 )
 from .settings import MODEL_ENV, load_settings, resolve_base_url, resolve_model
 from .settings import cli as settings_cli
+from .skills import cli as skills_cli
+from .skills import home_mounts
 from .subagents import SubAgentConfig, SubAgentHost, SubAgents, load_profiles
 from .tools.base import DEFAULT_RESULT_CAP, ToolRegistry
 from .tools.builtin import builtin_tools
@@ -80,6 +84,7 @@ from .tools.notes import NotesFile
 from .tools.permissions import Permissions
 from .tools.plan import plan_tools
 from .tools.shell import check_shell_options
+from .tools.workspace import Workspace
 
 if TYPE_CHECKING:  # the MCP SDK is imported only when a run has MCP servers
     from .mcp.client import McpServers
@@ -515,6 +520,13 @@ def build_parser() -> argparse.ArgumentParser:
         "them)",
     )
     structure.add_argument(
+        "--no-project-instructions",
+        action="store_true",
+        help="do not read AGENTS.md (or CLAUDE.md) files, the workspace's, its sub-folders' and "
+        "$TINYHARNESS_HOME/AGENTS.md (by default they reach the model word for word and are kept "
+        "through every compaction; see docs/agents-md.md)",
+    )
+    structure.add_argument(
         "--search-history",
         action=argparse.BooleanOptionalAction,
         default=True,
@@ -528,6 +540,8 @@ def build_parser() -> argparse.ArgumentParser:
     mcp_cli.register(commands)
     models_cli.register(commands)
     settings_cli.register_keys(commands)
+    skills_cli.register(commands)
+    hooks_cli.register(commands)
 
     notes = commands.add_parser("notes", help="print the notes file of a workspace")
     notes.add_argument("--workspace", default=".", help="workspace folder (default: .)")
@@ -614,6 +628,11 @@ def _register_chat(commands: argparse._SubParsersAction[argparse.ArgumentParser]
         help="keep TEXT word for word in the agent's context through every summary (repeatable)",
     )
     chat.add_argument(
+        "--no-project-instructions",
+        action="store_true",
+        help="do not read AGENTS.md / CLAUDE.md files (see docs/agents-md.md)",
+    )
+    chat.add_argument(
         "--max-iterations",
         type=_agent_option("max_iterations"),
         default=50,
@@ -656,6 +675,7 @@ async def _chat(args: argparse.Namespace) -> int:
     stores: dict[int, MemoryStore] = {}
     structures: dict[str, _Structure] = {}
     runners: dict[int, SubAgents] = {}
+    project = _conventions(args, workspace)
 
     def build(model_spec: str, name: str, session: SQLiteSession | None, review: WriteReview) -> Agent:
         args.model, args.base_url = model_spec, base_url_option  # /model may switch provider
@@ -674,7 +694,12 @@ async def _chat(args: argparse.Namespace) -> int:
         tools = _tools(args, workspace, events, _result_cap(args), structure, read_state=read_state)
         for tool in mcp_servers.tools if mcp_servers is not None else ():
             tools.add(tool)  # the servers started once for the chat; every agent offers their tools
-        runner = _subagents(args, workspace, review.attach) if _subagents_on(args) else None
+
+        def attach(registry: ToolRegistry) -> None:
+            review.attach(registry)
+            project.attach_registry(registry)
+
+        runner = _subagents(args, workspace, attach) if _subagents_on(args) else None
         if runner is not None:
             tools.add(runner.tool())
             runner.check_profiles(tools.names)
@@ -698,6 +723,7 @@ async def _chat(args: argparse.Namespace) -> int:
             config=config,
             memory=memory,
         )
+        project.attach(agent, events, name, _warn)
         if memory is not None:
             stores[id(agent)] = memory.manager.store
         if runner is not None:
@@ -779,6 +805,24 @@ def keep_run_state_out_of_git(args: argparse.Namespace, workspace: Path) -> None
             "stay out of your commits; remove the lines to track them)",
             file=sys.stderr,
         )
+
+
+def _warn(line: str) -> None:
+    print(f"tinyharness: {line}", file=sys.stderr)
+
+
+def _conventions(args: argparse.Namespace, workspace: Path, *, ask: bool = True) -> ProjectConventions:
+    """AGENTS.md, skills and hooks of the workspace (see ``conventions``); whether to trust a
+    project's hooks file is asked on a terminal (not with ``ask`` False); notices go to stderr."""
+    on_terminal = ask and sys.stdin.isatty()
+    project = ProjectConventions.load(
+        workspace,
+        instructions=not getattr(args, "no_project_instructions", False),
+        ask=_confirm_on_terminal if on_terminal else None,
+    )
+    for line in project.notices:
+        _warn(line)
+    return project
 
 
 def _confirm_on_terminal(question: str) -> bool:
@@ -975,6 +1019,7 @@ async def _run(
             events.sinks = [OnlyNew(durable_run, log.last_seq(durable_run), events.sinks)]
         session_name = session.name if session is not None else events.run_id
         structure = _Structure(args, workspace, session_name)
+        project = _conventions(args, workspace, ask=not args.yes)
         read_state = ReadState()
         tools = _tools(args, workspace, events, _result_cap(args), structure, read_state=read_state)
         mcp_servers = await _mcp_servers(mcp_configs, events, workspace, tools)  # before the model: fail fast
@@ -984,7 +1029,7 @@ async def _run(
         if isinstance(model, LocalModel) and model.notice:  # another local model stands in
             print(f"tinyharness: {model.notice}", file=sys.stderr)
         if _subagents_on(args):
-            subagents = _subagents(args, workspace)
+            subagents = _subagents(args, workspace, project.attach_registry)
             tools.add(subagents.tool())
             subagents.check_profiles(tools.names)
         _check_window(args.context_window or model.context_window, tools, args.max_output_tokens)
@@ -1014,9 +1059,14 @@ async def _run(
                 time_limit=args.time_limit,
             ),
         )
+        project.attach(agent, events, session_name, _warn)
         task = None if args.resume else args.task
         return await agent.arun(
-            task, history=start.history, state=start.state, turn=start.turn, session=session_name
+            task,
+            history=start.history,
+            state=start.state,
+            turn=start.turn,
+            session=session_name,
         )
     except BaseException:
         # The error that stopped the run is the one to report: a scripted model's "responses
@@ -1282,7 +1332,7 @@ def _tools(
         confirm=_confirm_on_terminal if sys.stdin.isatty() and not args.yes else None,
     )
     registry = builtin_tools(
-        workspace,
+        Workspace(workspace, read_only=home_mounts()),  # the user's skills, read as /skills/...
         notes=notes,
         permissions=permissions,
         shell=args.shell,

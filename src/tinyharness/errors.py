@@ -47,6 +47,7 @@ StopReason = Literal[
     "bad_output",
     "error",
     "cancelled",  # a sub-agent whose parent stopped (Ctrl-C, its own limit, an error)
+    "blocked",  # a UserPromptSubmit hook refused the task (exit code 2); the model never saw it
 ]
 
 
@@ -99,6 +100,12 @@ class ContextOverflow(StopRun):
     """A request stayed too long for the provider even after compaction."""
 
     reason = "context_overflow"
+
+
+class PromptBlocked(StopRun):
+    """A hook refused the task before it reached the model (see ``hooks``)."""
+
+    reason = "blocked"
 
 
 class BadOutput(StopRun):

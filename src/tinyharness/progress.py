@@ -106,6 +106,11 @@ class ProgressPrinter:
             return f"[files] {event.get('covered')}/{event.get('total')} covered ({_short(files)})"
         if kind == "pin":
             return f"[pin] {_short(event.get('text', ''))}"
+        if kind == "hook" and event.get("blocked"):
+            what = f" {event['tool']}" if event.get("tool") else ""
+            return f"[hook] {event.get('event')} blocked{what}: {_short(event.get('stderr', ''))}"
+        if kind == "instructions_loaded":
+            return f"[instructions] {event.get('source')} loaded"
         if kind == "audit" and not event.get("ok", True):
             missing = event.get("missing", [])
             lost = ", ".join(f"{m.get('kind')} {_short(m.get('text', ''))!r}" for m in missing)

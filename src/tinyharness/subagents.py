@@ -619,10 +619,15 @@ class SubAgents:
 
 def _inherited_pins(parent: Agent, profile: Profile) -> Anchors | None:
     """The child's own copy of its parent's pins (the pins the parent holds when the child
-    starts; the child has no pin tool of its own unless given one); None for none."""
-    if not profile.pins or parent.anchors is None or not parent.anchors.pins:
+    starts; the child has no pin tool of its own unless given one) and of the project
+    instructions (AGENTS.md: the child works in the same workspace, whatever its profile);
+    None for none."""
+    if parent.anchors is None:
         return None
-    return Anchors(pins=parent.anchors.pins)
+    pins = parent.anchors.pins if profile.pins else []
+    if not pins and not parent.anchors.instructions:
+        return None
+    return Anchors(pins=pins, instructions=parent.anchors.instructions)
 
 
 def _is_read_only(tool: Tool | None) -> bool:

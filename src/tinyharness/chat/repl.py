@@ -340,6 +340,12 @@ class ChatSession:
             )
             for part in ("system", "tools", "history"):
                 lines.add_row(part, f"{parts[part]:,}")
+            anchors = self.agent.anchors
+            if anchors is not None and anchors.instructions:  # in the history, kept word for word
+                texts = "\n\n".join(item.shown for item in anchors.instructions)
+                sources = ", ".join(item.source for item in anchors.instructions)
+                label = f"  of which project instructions ({sources})"
+                lines.add_row(label, f"{context.count_text(texts):,}")
             lines.add_row("notes file (read back at compaction)", f"{parts['notes']:,}")
         window = context.context_window
         lines.add_row("tokens in the window (counter)", f"{context.tokens:,}")

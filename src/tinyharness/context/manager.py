@@ -11,7 +11,7 @@ and resets the counter. With a ``NotesFlush``, the model must first save notes (
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -36,7 +36,7 @@ from .restore import (
     read_notes,
     workspace_reader,
 )
-from .rewrite import FILES, NOTES, tagged_blocks, task_blocks
+from .rewrite import FILES, NOTES, SKILLS, tagged_blocks, task_blocks
 from .spill import SpillFolder
 from .strategies import CompactionFailed, Offload, SlidingWindow, StepContext, Strategy
 from .tokens import count_tools, make_counter
@@ -46,6 +46,10 @@ from .validator import InvalidRequest, check_compaction
 TARGET_SHARE = 0.6  # of the trigger threshold a compaction aims for, so it is not re-triggered at once
 NOTES_SHARE = 0.15  # of the threshold NOTES.md may take when read back
 FILES_SHARE = 0.15  # of the threshold re-read files may take, in all
+SKILLS_SHARE = 0.1  # of the threshold the SKILL.md files still in use may take, in all
+SKILLS_INTRO = (
+    "The skills you were using (their SKILL.md read again after the compaction; keep following them):\n"
+)
 OFFLOAD_SHARE = 0.25  # of the threshold one tool result may take before it is offloaded
 WARN_SHARE = 0.8  # of the trigger threshold at which the model is asked to take notes
 STORM_CALLS = 2  # agent calls a compaction must buy before another may call the model
@@ -137,6 +141,12 @@ class ContextManager:
         self._growth = 0
         self._forced_target: int | None = None  # set while the user asks for a compaction
         self._ctx: tuple[tuple[object, ...], StepContext] | None = None  # see _step_context
+        # Awaited with the history and the reason (threshold, overflow, user) before each
+        # compaction: the user's PreCompact hooks (see ``hooks``).
+        self.before_compact: Callable[[list[Message], str], Awaitable[None]] | None = None
+        # The files still in use to read back after a lossy compaction (the skills the model
+        # follows), given the history before and after it: see ``skills.SkillSet.in_use``.
+        self.in_use: Callable[[Sequence[Message], Sequence[Message]], list[str]] | None = None
 
     # --- the seam -----------------------------------------------------------------------------
 
@@ -217,6 +227,10 @@ class ContextManager:
         finally:
             self.config = saved
             self._forced_target = None
+
+    def count_text(self, text: str) -> int:
+        """Estimated tokens of ``text`` in this window's accounting."""
+        return self.accountant.count_text(text)
 
     def breakdown(
         self, system: str, tools: Sequence[ToolSpec], messages: Sequence[Message], notes: str = ""
@@ -362,6 +376,8 @@ class ContextManager:
     ) -> list[Message]:
         """Run the steps, put notes and files back after a lossy one, reset the counter and
         report the compaction."""
+        if self.before_compact is not None:
+            await self.before_compact(messages, reason)
         tokens_before = self.accountant.tokens
         window_before = self.accountant.estimate(messages)
         current, applied, lossy = await self._run_steps(messages, self._step_context(system, call_model))
@@ -400,6 +416,7 @@ class ContextManager:
                 ok=not findings,
                 missing=findings,
                 pins=len(self.anchors.pins),
+                instructions=len(self.anchors.instructions),
                 plan_items=len(self.anchors.plan),
                 repaired=bool(findings),
             )
@@ -510,7 +527,7 @@ class ContextManager:
         threshold = self.trigger.threshold
         count = self.accountant.count_text
         head = current[0]
-        stale = tagged_blocks(head, [NOTES, FILES])
+        stale = tagged_blocks(head, [NOTES, FILES, SKILLS])
         keep = [b for b in head.content[len(task_blocks(head)) :] if b not in stale]
         added = []
         notes = read_notes(self.config.notes_path, self.config.workspace)
@@ -519,8 +536,19 @@ class ContextManager:
             notes = own if notes in (None, EMPTY_NOTES) else f"{notes}\n{own}"
         if notes is not None:
             added.append(notes_block(notes, int(threshold * NOTES_SHARE), count, self.config.notes_path))
+        skills: list[str] = []
+        if self.file_reader is not None and self.in_use is not None:
+            # What the compaction kept, without the blocks an earlier one read back.
+            kept = [Message(m.role, tuple(b for b in m.content if b not in stale)) for m in current]
+            skills = self.in_use(original, kept)
+            room = int(threshold * SKILLS_SHARE)
+            block, _read = files_block(
+                skills, self.file_reader, count, room, room, kind=SKILLS, intro=SKILLS_INTRO
+            )
+            if block is not None:
+                added.append(block)
         if self.file_reader is not None and self.config.restore_files > 0:
-            visible = paths_still_visible(current)
+            visible = paths_still_visible(current) | set(skills)
             paths = [p for p in recent_file_paths(original, self.config.restore_files) if p not in visible]
             room = min(int(threshold * FILES_SHARE), self.target - self.accountant.estimate(current))
             block, _restored = files_block(paths, self.file_reader, count, room, max(200, room // 2))

@@ -6,7 +6,7 @@ first NOTES_READ_BYTES / FILE_READ_BYTES cost."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from ..history import CUT_MARK
@@ -53,13 +53,19 @@ def notes_block(text: str, budget: int, count: TextCounter, path: Path | None) -
     return tagged(NOTES, f"Current content of NOTES.md ({DATA_NOTICE}):\n{quote('notes', body)}")
 
 
-def workspace_reader(root: Path) -> FileReader:
+def workspace_reader(root: Path, read_only: Mapping[str, Path] | None = None) -> FileReader:
     """Reads text files under ``root`` only, at most FILE_READ_BYTES of each (a longer file's
     text ends with CUT_MARK); anything outside, missing, not a regular file or binary gives
-    None."""
+    None. ``read_only``: folders the file tools read under a prefix (``/skills``), read the same
+    way beneath their own root."""
     folder = Folder(root)
+    mounted = {prefix: workspace_reader(path) for prefix, path in (read_only or {}).items()}
 
     def read(path: str) -> str | None:
+        if isinstance(path, str):
+            for prefix, reader in mounted.items():
+                if path.startswith(prefix + "/"):
+                    return reader(path[len(prefix) + 1 :])
         if not isinstance(path, str) or path.startswith(("/", "\\")):
             return None
         try:
@@ -91,8 +97,12 @@ def files_block(
     count: TextCounter,
     budget: int,
     per_file: int,
+    *,
+    kind: str = FILES,
+    intro: str = f"The files you were working on, as they are now ({DATA_NOTICE}):\n",
 ) -> tuple[TextBlock | None, list[str]]:
-    """The re-read files as one tagged block, most recent first, within ``budget`` tokens."""
+    """The re-read files as one tagged block (``kind``), most recent first, within ``budget``
+    tokens."""
     parts: list[str] = []
     restored: list[str] = []
     left = budget
@@ -112,5 +122,4 @@ def files_block(
         left -= count(part)
     if not parts:
         return None, []
-    intro = f"The files you were working on, as they are now ({DATA_NOTICE}):\n"
-    return tagged(FILES, intro + "\n\n".join(parts)), restored
+    return tagged(kind, intro + "\n\n".join(parts)), restored

@@ -1,8 +1,8 @@
 """Shared pieces for rewriting a history without breaking it.
 
 Blocks that compaction inserts (summaries, notes read back, re-read files, "rounds dropped",
-the pinned texts and the plan) are text blocks that start with a tag, ``[context: KIND]``.
-They live in the head message,
+the project instructions, the pinned texts and the plan) are text blocks that start with a
+tag, ``[context: KIND]``. They live in the head message,
 after the user's own task blocks, so the task stays byte-identical at the front of the request.
 At the next compaction they are recognized and replaced rather than piling up.
 """
@@ -18,8 +18,10 @@ SUMMARY = "summary of earlier work"
 HANDOFF = "handoff"
 NOTES = "NOTES.md read back"
 FILES = "files re-read"
+SKILLS = "skills in use"
 DROPPED = "earlier rounds dropped"
 PINNED = "pinned"
+INSTRUCTIONS = "project instructions"
 PLAN = "plan"
 
 

@@ -86,6 +86,16 @@ class PermissionPolicy(Protocol):
     def check(self, tool: Tool, args: dict[str, Any]) -> None: ...
 
 
+class CallHook(Protocol):
+    """Runs around every call of a registry (user hooks, instruction files found on the way):
+    ``before`` may refuse the call (the reason is the error result the model reads; the tool does
+    not run), ``after`` may give the result block in a new form (with text added)."""
+
+    async def before(self, call: ToolUseBlock) -> str | None: ...
+
+    async def after(self, call: ToolUseBlock, result: ToolResultBlock) -> ToolResultBlock: ...
+
+
 class AllowAll:
     def check(self, tool: Tool, args: dict[str, Any]) -> None:
         return None
@@ -507,6 +517,7 @@ class ToolRegistry:
         # Called with each call and its result block before the tool_result event (a UI that
         # keeps whole outputs, as the chat's /show does; events carry only their size).
         self.on_result: Callable[[ToolUseBlock, ToolResultBlock], None] | None = None
+        self.hooks: list[CallHook] = []  # run around every call, in order (see CallHook)
         for tool in tools:
             self.add(tool)
 
@@ -549,16 +560,27 @@ class ToolRegistry:
         """``execute`` for a model's tool call, reported as ``tool_call`` and ``tool_result``
         events; the result as the block that answers the call."""
         tool = self._tools.get(call.name)
-        origin = {"server": tool.server} if tool is not None and tool.server else {}
+        origin: dict[str, Any] = {"server": tool.server} if tool is not None and tool.server else {}
         events.emit("tool_call", call_id=call.id, name=call.name, args=call.input, **origin)
-        result = await self.execute(call.name, call.input)
+        refusal = None
+        for hook in self.hooks:
+            if (refusal := await hook.before(call)) is not None:
+                origin["blocked"] = True
+                break
+        if refusal is not None:
+            result = ToolResult(f"Error: {refusal}", ok=False)
+        else:
+            result = await self.execute(call.name, call.input)
         block = ToolResultBlock(
             call.id,
             result.content,
             is_error=not result.ok,
             truncated=result.truncated,
             next_line=result.next_line,
+            refused=refusal is not None,
         )
+        for hook in self.hooks if refusal is None else ():
+            block = await hook.after(call, block)
         if self.on_result is not None:
             self.on_result(call, block)
         events.emit(
@@ -567,7 +589,7 @@ class ToolRegistry:
             name=call.name,
             **origin,
             ok=result.ok,
-            chars=len(result.content),
+            chars=len(block.content),
             truncated=result.truncated,
         )
         return block

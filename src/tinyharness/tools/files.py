@@ -29,7 +29,7 @@ from ..messages import Message
 from ..safefs import Spot
 from .base import DEFAULT_RESULT_CAP, Tool, ToolError, ToolResult, function_tool, raise_if_stopped
 from .syntax import MAX_CHECK_CHARS, breaks
-from .workspace import Workspace, fs_error
+from .workspace import Workspace, fs_error, shown_under
 
 BINARY_SNIFF_BYTES = 8192
 MAX_LINE_CHARS = 2000  # one minified line must not eat the whole read budget
@@ -180,7 +180,9 @@ def file_tools(
             # A read returns at least a page (or the rest of the file): the 0.5B model read a
             # file one line at a time (start_line 11, end_line 11, then 12, ...) for 15 turns.
             end_line = max(end_line, first + MIN_READ_LINES - 1)
-        handle, shown = _open_text(workspace, path)
+        space, inner_path, prefix = workspace.for_reading(path)
+        handle, shown = _open_text(space, inner_path)
+        shown = shown_under(prefix, shown)
         resume = state.resume_line(shown) if start_line is None and end_line is None else None
         with handle:
             text, next_line = _read_lines(
@@ -198,19 +200,21 @@ def file_tools(
         Args:
             path: Folder path relative to the workspace root; "." is the root itself.
         """
-        inner = workspace.inner(path)
-        info = _stat(workspace, inner, path)
+        space, inner_path, prefix = workspace.for_reading(path)
+        inner = space.inner(inner_path)
+        info = _stat(space, inner, path)
         if not stat.S_ISDIR(info.st_mode):
             # Answered, not refused: small models call list_dir on files, and an error taught
             # them nothing (measured: the same call five times until stopped as stuck).
-            shown = "/".join(workspace.folder.real_parts(inner))
-            parent = shown.rpartition("/")[0] or "."
+            real = "/".join(space.folder.real_parts(inner))
+            parent = real.rpartition("/")[0] or "."
+            shown = shown_under(prefix, real)
             return (
                 f"{shown} is a file ({_size(info.st_size)}), not a folder; read it with "
                 f"read_file(path={shown!r}). Its folder holds:\n"
-                + _list_entries(workspace, parent, parent, read_budget)
+                + _list_entries(space, parent, parent, read_budget, prefix)
             )
-        return _list_entries(workspace, inner, path, read_budget)
+        return _list_entries(space, inner, path, read_budget, prefix)
 
     def grep(pattern: str, path: str) -> str:
         """Search text files for a regular expression (RE2 syntax, like Python's without
@@ -225,9 +229,10 @@ def file_tools(
             path: File or folder relative to the workspace root; "." searches everything.
         """
         regex = _compile_pattern(pattern)
-        inner = workspace.inner(path)
-        info = _stat(workspace, inner, path)
-        return _grep(workspace, regex, inner, path, single_file=not stat.S_ISDIR(info.st_mode))
+        space, inner_path, prefix = workspace.for_reading(path)
+        inner = space.inner(inner_path)
+        info = _stat(space, inner, path)
+        return _grep(space, regex, inner, path, single_file=not stat.S_ISDIR(info.st_mode), prefix=prefix)
 
     def write_file(path: str, content: str) -> str:
         """Create or overwrite a text file in the workspace (parent folders are created).
@@ -602,11 +607,11 @@ def _count_remaining_lines(handle: BinaryIO) -> tuple[int, bool]:
     return count + (0 if last_byte == b"\n" else 1), True
 
 
-def _list_entries(workspace: Workspace, inner: str, path: str, budget: int) -> str:
+def _list_entries(workspace: Workspace, inner: str, path: str, budget: int, prefix: str = "") -> str:
     try:
         with workspace.folder.open_dir(inner) as (fd, parts):
             names = sorted(os.listdir(fd))
-            shown = "/".join(parts) or "."
+            shown = shown_under(prefix, "/".join(parts) or ".")
             lines: list[str] = []
             used = 0
             for name in names[:MAX_LIST_ENTRIES]:
@@ -682,7 +687,9 @@ def _walk_text_files(workspace: Workspace, inner: str) -> Iterator[str]:
     return workspace.folder.files(inner, lambda d: d.startswith(".") or d in SKIPPED_DIRS)
 
 
-def _grep(workspace: Workspace, regex: GrepPattern, inner: str, path: str, *, single_file: bool) -> str:
+def _grep(
+    workspace: Workspace, regex: GrepPattern, inner: str, path: str, *, single_file: bool, prefix: str = ""
+) -> str:
     files = iter([inner]) if single_file else _walk_text_files(workspace, inner)
     deadline = time.monotonic() + MAX_GREP_SECONDS
     matches: list[str] = []
@@ -718,7 +725,9 @@ def _grep(workspace: Workspace, regex: GrepPattern, inner: str, path: str, *, si
         # Only the head of a huge line is searched, as a line of read_file shows only its head.
         for index in regex.matching_lines([line[:MAX_LINE_CHARS] for line in lines]):
             line = lines[index]
-            matches.append(f"{shown}:{index + 1}: {_clip_line(line.strip(), MAX_GREP_LINE_CHARS)}")
+            matches.append(
+                f"{shown_under(prefix, shown)}:{index + 1}: {_clip_line(line.strip(), MAX_GREP_LINE_CHARS)}"
+            )
             if len(matches) >= MAX_GREP_MATCHES:
                 stop_reason = f"stopped at {MAX_GREP_MATCHES} matches; narrow the pattern"
                 break
@@ -733,6 +742,6 @@ def _grep(workspace: Workspace, regex: GrepPattern, inner: str, path: str, *, si
     if stop_reason:
         summary += f" ({stop_reason})"
     if not matches:
-        where = "/".join(workspace.folder.real_parts(inner)) or "."
+        where = shown_under(prefix, "/".join(workspace.folder.real_parts(inner)) or ".")
         return f"No matches for {regex.pattern!r} in {where} ({summary})."
     return "\n".join([*matches, f"[{summary}]"])

@@ -10,6 +10,10 @@ slashes, over-long paths. The file itself is then opened through ``Workspace.fol
 another process swaps it in after a check. Symlinks that stay inside are followed (to the file
 they name; a write replaces that file, never the link with outside content).
 ``atomic_write_text`` replaces a file so that a crash never leaves half of it.
+
+A workspace may also offer read-only folders under a prefix no relative path can spell (the
+user's skills as ``/skills/...``): ``for_reading`` sends such a path to that folder, confined
+there by the same rules, and ``inner`` refuses it for everything else (writes).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import errno
 import os
 import re
 import unicodedata
+from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -35,12 +40,30 @@ _PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 class Workspace:
     """A root folder; model-supplied paths are confined to it."""
 
-    def __init__(self, root: str | os.PathLike[str]) -> None:
+    def __init__(
+        self, root: str | os.PathLike[str], *, read_only: Mapping[str, str | os.PathLike[str]] | None = None
+    ) -> None:
         try:
             self.folder = Folder(root)
         except OSError:
             raise ConfigError(f"workspace {str(root)!r} is not a directory") from None
         self.root = self.folder.root
+        # prefix ("/skills") -> the folder read there; a prefix must be absolute, so no
+        # workspace path can name it
+        self.read_only: dict[str, Workspace] = {}
+        for prefix, folder in (read_only or {}).items():
+            if not prefix.startswith("/") or prefix.rstrip("/") != prefix or prefix.count("/") != 1:
+                raise ConfigError(f"a read-only folder is offered under '/NAME', got {prefix!r}")
+            self.read_only[prefix] = Workspace(folder)
+
+    def for_reading(self, path: str) -> tuple[Workspace, str, str]:
+        """Where a read of ``path`` goes: (this workspace, path, "") or, for a path under a
+        read-only prefix, (that folder, the rest of the path, the prefix to show it under)."""
+        if isinstance(path, str):
+            for prefix, space in self.read_only.items():
+                if path == prefix or path.startswith(prefix + "/"):
+                    return space, path[len(prefix) :].lstrip("/") or ".", prefix
+        return self, path, ""
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r})"
@@ -50,6 +73,9 @@ class Workspace:
         (with ``/``) to hand to ``self.folder``; ToolError when refused."""
         if not isinstance(path, str):
             raise ToolError(f"path must be a string, got {type(path).__name__}")
+        for prefix in self.read_only:
+            if path == prefix or path.startswith(prefix + "/"):
+                raise _refusal(path, f"{prefix} is read-only (it is not part of the workspace)")
         _check_spelling(path)
         return path.replace("\\", "/") if path.strip() else "."
 
@@ -104,6 +130,13 @@ def fs_error(exc: OSError, path: str) -> ToolError:
     if exc.errno == errno.ELOOP:
         return ToolError(f"cannot open {_show(path)}: too many symbolic links, or a link changed meanwhile")
     return ToolError(f"cannot access {_show(path)}: {exc.strerror or exc}")
+
+
+def shown_under(prefix: str, shown: str) -> str:
+    """A path of a read-only folder as the model names it (``/skills/pdf/SKILL.md``)."""
+    if not prefix:
+        return shown
+    return prefix if shown in ("", ".") else f"{prefix}/{shown}"
 
 
 def _show(path: str) -> str:
