@@ -112,7 +112,9 @@ def test_agents_md_survives_five_compactions_word_for_word_and_audited(
         "--strategy",
         "summarize",
         "--counter",
-        "chars4",
+        "chars4",  # no usage correction of the estimate
+        "--accounting",
+        "cumulative",  # the lesson-6 counter: the reported usage of this window's calls
         "--keep-recent",
         "1",
         "--no-plan",

@@ -194,7 +194,9 @@ def test_a_precompact_hook_saves_the_transcript(tmp_path: Path, workspace: Path)
         "--strategy",
         "summarize",
         "--counter",
-        "chars4",
+        "chars4",  # no usage correction of the estimate
+        "--accounting",
+        "cumulative",  # the lesson-6 counter: the reported usage of this window's calls
         "--keep-recent",
         "1",
     ]

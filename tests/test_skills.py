@@ -214,7 +214,9 @@ def test_a_skill_in_use_is_read_back_after_a_compaction_and_dropped_when_done(
         "--strategy",
         "summarize",
         "--counter",
-        "chars4",
+        "chars4",  # no usage correction of the estimate
+        "--accounting",
+        "cumulative",  # the lesson-6 counter: the reported usage of this window's calls
         "--keep-recent",
         "1",
     ]
