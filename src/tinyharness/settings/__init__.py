@@ -7,7 +7,8 @@
      "permissions": {"allow": ["write_file:docs/*"], "deny": ["edit_file:*.lock"]},
      "mcpServers": {...},          # the Claude Desktop / Claude Code format
      "agents": {...},              # sub-agent profiles, by name
-     "memory_rerank": "local:qwen2.5-coder-0.5b"}   # model that reorders memory search results
+     "memory_rerank": "local:qwen2.5-coder-0.5b",   # model that reorders memory search results
+     "prices": {"my-model": {"input": 1.0, "output": 4.0}}}   # dollars per million tokens
 
 Every key is optional; keys this module does not know are kept as they are when a setting is
 written, so other parts (and newer versions) can add their own. ``keys.json`` beside it holds API
@@ -36,7 +37,7 @@ KEYS_NAME = "keys.json"
 MODEL_ENV = "TINYHARNESS_MODEL"
 BUILTIN_MODEL = "local"
 # Keys with a meaning; each reader takes its own (mcpServers: the MCP client; agents: sub-agents).
-KNOWN_KEYS = ("default_model", "base_urls", "permissions", "mcpServers", "agents", "memory_rerank")
+KNOWN_KEYS = ("default_model", "base_urls", "permissions", "mcpServers", "agents", "memory_rerank", "prices")
 PROVIDERS = ("openai", "anthropic")
 KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 BASE_URL_ENV = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL"}
@@ -55,6 +56,7 @@ class Settings:
     mcp_servers: Mapping[str, Any] = field(default_factory=dict)
     agents: Mapping[str, Any] = field(default_factory=dict)
     memory_rerank: str | None = None  # a model string, or "none"
+    prices: Mapping[str, Any] = field(default_factory=dict)  # checked by models.prices
     path: Path | None = None
 
 
@@ -127,6 +129,7 @@ def load_settings(path: Path | None = None) -> Settings:
         mcp_servers=_mapping(data.get("mcpServers"), "mcpServers"),
         agents=_mapping(data.get("agents"), "agents"),
         memory_rerank=rerank.strip() if isinstance(rerank, str) else None,
+        prices=_mapping(data.get("prices"), "prices"),
         path=where,
     )
 
