@@ -7,8 +7,8 @@ carry their reason; after one, a last request that offers only the final answer 
 an answer instead of nothing.
 
 May import: ``messages``, ``history``, ``errors``, ``events``, ``guards``, ``session``, ``anchors``,
-``models.base``, ``tools`` and ``context``; never memory (it reaches the loop through the small ``Memory``
-protocol below), the run log or the CLI.
+``models.base``, ``models.prices`` (what a run costs), ``tools`` and ``context``; never memory (it
+reaches the loop through the small ``Memory`` protocol below), the run log or the CLI.
 """
 
 from __future__ import annotations
