@@ -158,7 +158,7 @@ class AnthropicModel:
         if self.tool_mode == "json":
             plan = json_mode.plan_request(request)
             params = self._params(plan.system, plan.messages, request)
-            place_breakpoints(params, self.cache)
+            place_breakpoints(params, self.cache, rolling=_continues_history(request))
             return params, lambda wire: self._json_mode_response(wire, request, plan.expects_action)
         params = self._params(request.system, request.messages, request)
         if request.tools:
@@ -171,7 +171,7 @@ class AnthropicModel:
                 params["tool_choice"] = {"type": "tool", "name": request.tool_choice}
             elif not request.final_allowed and not self.thinking:
                 params["tool_choice"] = {"type": "any"}
-        place_breakpoints(params, self.cache)
+        place_breakpoints(params, self.cache, rolling=_continues_history(request))
         return params, _native_response
 
     def count_tokens(self, text: str) -> int:
@@ -354,12 +354,19 @@ def usage_from_wire(wire: WireMessage) -> Usage:
 # --- prompt caching (pure functions) ----------------------------------------------------------
 
 
-def place_breakpoints(params: dict[str, Any], cache: CacheConfig) -> None:
+def _continues_history(request: ModelRequest) -> bool:
+    """Whether the next request will repeat this one's messages: the agent's turns and the notes
+    flush (which shares them) do; a summary or a memory extraction is asked once, so writing its
+    messages to the cache would cost 1.25x for nothing."""
+    return request.purpose in ("agent", "flush")
+
+
+def place_breakpoints(params: dict[str, Any], cache: CacheConfig, *, rolling: bool = True) -> None:
     """Put ``cache_control`` on the request's blocks (in place): the last tool, the system
-    prompt's last block, the last block of the message that ended the previous request (the
-    last user message before the latest assistant reply), and the last block of the latest
-    message. At most :data:`MAX_BREAKPOINTS`; a breakpoint whose prefix is shorter than
-    ``cache.min_tokens`` is left out. Nothing when caching is off."""
+    prompt's last block and, with ``rolling``, the last block of the message that ended the
+    previous request (the last user message before the latest assistant reply) and the last
+    block of the latest message. At most :data:`MAX_BREAKPOINTS`; a breakpoint whose prefix is
+    shorter than ``cache.min_tokens`` is left out. Nothing when caching is off."""
     if not cache.enabled:
         return
     control = cache.control()
@@ -383,7 +390,7 @@ def place_breakpoints(params: dict[str, Any], cache: CacheConfig) -> None:
     for index, message in enumerate(messages):
         seen += len(json.dumps(message["content"], ensure_ascii=False))
         ends.append((index, seen))
-    for index, size in _rolling(messages, ends):
+    for index, size in _rolling(messages, ends) if rolling else []:
         block = _cacheable_block(messages[index]["content"])
         if block is not None:
             spots.append(block)

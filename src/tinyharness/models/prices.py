@@ -9,7 +9,8 @@ A model id finds its row exactly, else by the longest table key it starts with t
 separator (``claude-sonnet-4-5-20250929`` -> ``claude-sonnet-4-5``; ``gpt-4.1-mini-2025-04-14``
 -> ``gpt-4.1-mini``, never ``gpt-4.1``). Local models (``local:...``, a server on this machine,
 the scripted model) cost 0 and say so; a model with no row costs ``None`` and says the price is
-unknown, never a guessed 0.
+unknown, never a guessed 0. A model the table does not know on a loopback server (llama.cpp,
+Ollama) counts as local.
 """
 
 from __future__ import annotations
@@ -244,8 +245,12 @@ def is_local_url(base_url: str | None) -> bool:
 
 
 def model_cost(table: PriceTable, model: Any, usage: Usage) -> Cost:
-    """What ``usage`` of a Model object costs: free when it is local (by name or by a loopback
-    ``base_url``), else by its ``model`` id (or ``name``) in ``table``."""
+    """What ``usage`` of a Model object costs: by its ``model`` id (or ``name``) in ``table``;
+    free when it runs here (a ``local:`` model, or a model the table does not know on a loopback
+    ``base_url``, such as llama.cpp or Ollama; a known id through a local proxy is still billed)."""
     name = str(getattr(model, "name", "") or "")
-    local = is_local_name(name) or is_local_url(getattr(model, "base_url", None))
-    return table.cost(str(getattr(model, "model", "") or name), usage, local=local)
+    wire_id = str(getattr(model, "model", "") or name)
+    if is_local_name(name):
+        return table.cost(name, usage, local=True)
+    known = table.lookup(wire_id) is not None
+    return table.cost(wire_id, usage, local=not known and is_local_url(getattr(model, "base_url", None)))

@@ -1,0 +1,333 @@
+"""A prompt-cache simulator that follows the providers' documented rules, for the tests and the
+bench: a fake Anthropic Messages server and a fake OpenAI Chat Completions server, over real HTTP
+on loopback, which the real SDKs talk to. Why a fake: the tests and the bench must say what a run
+costs without a key, a network or a bill; the rules below are the documented ones, so what the
+fake reports is what the real API would bill for the same requests.
+
+Anthropic (docs: "Prompt caching"), :class:`AnthropicCache`:
+- the prompt is read in order tools -> system -> messages, as a list of blocks;
+- a block with ``cache_control`` is a breakpoint; more than 4 is a 400 error; a top-level
+  ``cache_control`` (automatic caching) puts one more on the last cacheable block;
+- a request reads the longest cached prefix found at a breakpoint or at any of the 20 blocks
+  before it (the lookback), if that entry has not expired (5 minutes, or 1 hour with
+  ``ttl: "1h"``; a hit refreshes it);
+- each breakpoint whose prefix holds at least the model's minimum (1,024 tokens by default)
+  writes an entry; tokens from the read prefix to the last such breakpoint are billed as cache
+  writes, the ones after it as plain input;
+- usage comes back as the API sends it: ``input_tokens`` (after the last breakpoint),
+  ``cache_creation_input_tokens``, ``cache_read_input_tokens`` and ``cache_creation`` by TTL.
+
+OpenAI (docs: "Prompt caching"), :class:`OpenAICache`: automatic for prompts of 1,024 tokens and
+more; the longest prefix shared with an earlier prompt (tools, then messages, in order) is read,
+in steps of 128 tokens from 1,024; entries live 10 minutes unread (24 hours with
+``prompt_cache_retention: "24h"``); requests are grouped by ``prompt_cache_key``; usage reports
+``prompt_tokens_details.cached_tokens``.
+
+Tokens are counted as characters / 4 of each block's JSON (the simulator needs one consistent
+count, not a model's tokenizer).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+ANTHROPIC_MAX_BREAKPOINTS = 4
+ANTHROPIC_LOOKBACK = 20
+ANTHROPIC_MIN_TOKENS = 1024
+TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
+OPENAI_MIN_TOKENS = 1024
+OPENAI_STEP = 128
+OPENAI_TTL = {"in_memory": 600.0, "24h": 86400.0}
+
+Clock = Callable[[], float]
+
+
+def tokens_of(value: Any) -> int:
+    """The simulator's token count of a block: characters of its JSON / 4, at least 1."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return max(1, len(text) // 4)
+
+
+class CacheRuleError(ValueError):
+    """A request the real API rejects (more than 4 breakpoints)."""
+
+
+# --- Anthropic --------------------------------------------------------------------------------
+
+
+@dataclass
+class AnthropicCache:
+    """The Messages API's prompt cache. ``min_tokens``: the model's minimum cacheable prefix."""
+
+    min_tokens: int = ANTHROPIC_MIN_TOKENS
+    clock: Clock = time.monotonic
+    entries: dict[str, float] = field(default_factory=dict)  # prefix hash -> expiry
+    requests: list[dict[str, int]] = field(default_factory=list)  # each request's usage
+
+    def usage(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        """What the request reads, writes and pays as plain input; records its entries."""
+        blocks = _anthropic_blocks(body)
+        now = self.clock()
+        hashes, ends = [], []
+        digest = hashlib.sha256()
+        total = 0
+        for block, _ in blocks:
+            digest.update(json.dumps(_without_cache_control(block), sort_keys=True).encode())
+            hashes.append(digest.copy().hexdigest())
+            total += tokens_of(_without_cache_control(block))
+            ends.append(total)
+        points = [i for i, (_, ttl) in enumerate(blocks) if ttl is not None]
+        if len(points) > ANTHROPIC_MAX_BREAKPOINTS:
+            raise CacheRuleError(
+                f"A maximum of {ANTHROPIC_MAX_BREAKPOINTS} blocks with cache_control may be provided. "
+                f"Found {len(points)}."
+            )
+        read_at = -1
+        for point in points:
+            for index in range(point, max(-1, point - ANTHROPIC_LOOKBACK), -1):
+                expiry = self.entries.get(hashes[index])
+                if expiry is not None and expiry > now:
+                    read_at = max(read_at, index)
+                    break
+        read = ends[read_at] if read_at >= 0 else 0
+        if read_at >= 0:  # a hit refreshes the entry's lifetime
+            ttl = next(t for i, (_, t) in enumerate(blocks) if i in points and i >= read_at)
+            self.entries[hashes[read_at]] = now + TTL_SECONDS[ttl or "5m"]
+        written_to = read
+        write_ttl = "5m"
+        for point in points:
+            if ends[point] < self.min_tokens:
+                continue
+            ttl = blocks[point][1] or "5m"
+            if point > read_at:
+                self.entries[hashes[point]] = now + TTL_SECONDS[ttl]
+            if ends[point] > written_to:
+                written_to, write_ttl = ends[point], ttl
+        written = written_to - read
+        usage = {
+            "input_tokens": total - read - written,
+            "cache_creation_input_tokens": written,
+            "cache_read_input_tokens": read,
+            "cache_creation": {
+                "ephemeral_5m_input_tokens": written if write_ttl == "5m" else 0,
+                "ephemeral_1h_input_tokens": written if write_ttl == "1h" else 0,
+            },
+        }
+        self.requests.append({k: v for k, v in usage.items() if isinstance(v, int)})
+        return usage
+
+
+def _without_cache_control(block: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in block.items() if k != "cache_control"}
+
+
+def _anthropic_blocks(body: Mapping[str, Any]) -> list[tuple[dict[str, Any], str | None]]:
+    """The request's blocks in prompt order, each with its breakpoint's TTL (None: none). A
+    message's first block carries its role, so moving a block to another turn changes the prefix."""
+    blocks: list[tuple[dict[str, Any], str | None]] = []
+
+    def add(block: Mapping[str, Any]) -> None:
+        control = block.get("cache_control")
+        ttl = str(control.get("ttl", "5m")) if isinstance(control, Mapping) else None
+        blocks.append((dict(block), ttl))
+
+    for tool in body.get("tools") or []:
+        add(tool)
+    system = body.get("system")
+    if isinstance(system, str) and system:
+        add({"type": "text", "text": system})
+    elif isinstance(system, list):
+        for block in system:
+            add(block)
+    for message in body.get("messages") or []:
+        content = message.get("content")
+        parts = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
+        for position, block in enumerate(parts):
+            add({**block, "_role": message.get("role")} if position == 0 else block)
+    automatic = body.get("cache_control")
+    if isinstance(automatic, Mapping):  # automatic caching: a breakpoint on the last cacheable block
+        for index in range(len(blocks) - 1, -1, -1):
+            if blocks[index][0].get("type") not in ("thinking", "redacted_thinking"):
+                blocks[index] = (blocks[index][0], str(automatic.get("ttl", "5m")))
+                break
+    return blocks
+
+
+# --- OpenAI -----------------------------------------------------------------------------------
+
+
+@dataclass
+class OpenAICache:
+    """OpenAI's automatic prefix cache, per ``prompt_cache_key``."""
+
+    clock: Clock = time.monotonic
+    keep: int = 16  # earlier prompts remembered per key
+    prompts: dict[str, list[tuple[str, float]]] = field(default_factory=dict)
+    requests: list[dict[str, int]] = field(default_factory=list)
+
+    def usage(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        text = "".join(
+            json.dumps(part, ensure_ascii=False, sort_keys=True)
+            for part in [*(body.get("tools") or []), *(body.get("messages") or [])]
+        )
+        total = max(1, len(text) // 4)
+        now = self.clock()
+        retention = str(body.get("prompt_cache_retention") or "in_memory")
+        key = str(body.get("prompt_cache_key") or "")
+        alive = [(p, expiry) for p, expiry in self.prompts.get(key, []) if expiry > now]
+        shared = max((_common_prefix(p, text) for p, _ in alive), default=0) // 4
+        cached = 0
+        if total >= OPENAI_MIN_TOKENS and shared >= OPENAI_MIN_TOKENS:
+            cached = min(shared, total) // OPENAI_STEP * OPENAI_STEP
+        ttl = OPENAI_TTL.get(retention, OPENAI_TTL["in_memory"])
+        self.prompts[key] = [*alive, (text, now + ttl)][-self.keep :]
+        self.requests.append({"prompt_tokens": total, "cached_tokens": cached})
+        return {"prompt_tokens": total, "prompt_tokens_details": {"cached_tokens": cached}}
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """Length of the common prefix of two strings (binary search on slices: C-speed compares)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[:middle] == b[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+# --- the servers ------------------------------------------------------------------------------
+
+# A responder: the request body -> (Anthropic content blocks, stop_reason).
+Responder = Callable[[Mapping[str, Any]], tuple[list[dict[str, Any]], str]]
+
+
+def echo(body: Mapping[str, Any]) -> tuple[list[dict[str, Any]], str]:
+    """The default responder: a short text reply."""
+    return [{"type": "text", "text": "ok"}], "end_turn"
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+
+@dataclass
+class SimServer:
+    """A running fake server; ``base_url`` is what the SDK's client takes."""
+
+    base_url: str
+    anthropic: AnthropicCache
+    openai: OpenAICache
+    bodies: list[dict[str, Any]]
+
+
+@contextmanager
+def serve(
+    responder: Responder = echo,
+    *,
+    anthropic: AnthropicCache | None = None,
+    openai: OpenAICache | None = None,
+) -> Iterator[SimServer]:
+    """Both fake APIs on one loopback port: ``POST /v1/messages`` (and its ``count_tokens``)
+    and ``POST /v1/chat/completions``. Stopped when the block ends."""
+    cache = anthropic or AnthropicCache()
+    chat_cache = openai or OpenAICache()
+    bodies: list[dict[str, Any]] = []
+    lock = threading.Lock()
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("content-length", "0"))
+            body = json.loads(self.rfile.read(length) or b"{}")
+            with lock:
+                bodies.append(body)
+                try:
+                    status, reply = self._answer(body)
+                except CacheRuleError as exc:
+                    status = 400
+                    reply = {"type": "error", "error": {"type": "invalid_request_error", "message": str(exc)}}
+            data = json.dumps(reply).encode()
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def _answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+            path = self.path.split("?")[0].rstrip("/")
+            if path.endswith("/messages/count_tokens"):
+                return 200, {"input_tokens": sum(tokens_of(b) for b, _ in _anthropic_blocks(body))}
+            if path.endswith("/messages"):
+                usage = cache.usage(body)
+                content, stop = responder(body)
+                usage["output_tokens"] = sum(tokens_of(b) for b in content)
+                return 200, {
+                    "id": f"msg_sim_{len(bodies)}",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": body.get("model", "sim"),
+                    "content": content,
+                    "stop_reason": stop,
+                    "stop_sequence": None,
+                    "usage": usage,
+                }
+            if path.endswith("/chat/completions"):
+                usage = chat_cache.usage(body)
+                content, stop = responder(_anthropic_view(body))
+                message, finish = _chat_message(content, stop)
+                completion = sum(tokens_of(b) for b in content)
+                usage.update(completion_tokens=completion, total_tokens=usage["prompt_tokens"] + completion)
+                return 200, {
+                    "id": f"chatcmpl-sim-{len(bodies)}",
+                    "object": "chat.completion",
+                    "created": int(time.time()),
+                    "model": body.get("model", "sim"),
+                    "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                    "usage": usage,
+                }
+            return 404, {"type": "error", "error": {"type": "not_found_error", "message": path}}
+
+    server = _Server(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, name="cache-sim", daemon=True)
+    thread.start()
+    try:
+        host, port = server.server_address[:2]
+        yield SimServer(f"http://{host!s}:{port}", cache, chat_cache, bodies)
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def _anthropic_view(body: Mapping[str, Any]) -> dict[str, Any]:
+    """A chat body as a responder reads it: ``tools`` present or not, the messages as they are."""
+    return {"tools": body.get("tools") or [], "messages": body.get("messages") or [], "chat": True}
+
+
+def _chat_message(content: Sequence[Mapping[str, Any]], stop: str) -> tuple[dict[str, Any], str]:
+    text = "".join(str(b.get("text", "")) for b in content if b.get("type") == "text")
+    calls = [
+        {
+            "id": b["id"],
+            "type": "function",
+            "function": {"name": b["name"], "arguments": json.dumps(b.get("input", {}))},
+        }
+        for b in content
+        if b.get("type") == "tool_use"
+    ]
+    message: dict[str, Any] = {"role": "assistant", "content": text or None}
+    if calls:
+        message["tool_calls"] = calls
+    return message, "tool_calls" if calls else ("length" if stop == "max_tokens" else "stop")
