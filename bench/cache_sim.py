@@ -23,8 +23,8 @@ in steps of 128 tokens from 1,024; entries live 10 minutes unread (24 hours with
 ``prompt_cache_retention: "24h"``); requests are grouped by ``prompt_cache_key``; usage reports
 ``prompt_tokens_details.cached_tokens``.
 
-Tokens are counted as characters / 4 of each block's JSON (the simulator needs one consistent
-count, not a model's tokenizer).
+Tokens are counted as characters / 4 of each block's JSON (UTF-8 bytes / 4 on the OpenAI side;
+the simulator needs one consistent count, not a model's tokenizer).
 """
 
 from __future__ import annotations
@@ -169,15 +169,15 @@ class OpenAICache:
     """OpenAI's automatic prefix cache, per ``prompt_cache_key``."""
 
     clock: Clock = time.monotonic
-    keep: int = 16  # earlier prompts remembered per key
-    prompts: dict[str, list[tuple[str, float]]] = field(default_factory=dict)
+    keep: int = 4  # earlier prompts remembered per key
+    prompts: dict[str, list[tuple[bytes, float]]] = field(default_factory=dict)
     requests: list[dict[str, int]] = field(default_factory=list)
 
     def usage(self, body: Mapping[str, Any]) -> dict[str, Any]:
         text = "".join(
             json.dumps(part, ensure_ascii=False, sort_keys=True)
             for part in [*(body.get("tools") or []), *(body.get("messages") or [])]
-        )
+        ).encode()
         total = max(1, len(text) // 4)
         now = self.clock()
         retention = str(body.get("prompt_cache_retention") or "in_memory")
@@ -193,12 +193,14 @@ class OpenAICache:
         return {"prompt_tokens": total, "prompt_tokens_details": {"cached_tokens": cached}}
 
 
-def _common_prefix(a: str, b: str) -> int:
-    """Length of the common prefix of two strings (binary search on slices: C-speed compares)."""
+def _common_prefix(a: bytes, b: bytes) -> int:
+    """Length of the common prefix of two byte strings (binary search on memoryview slices:
+    compared in C, nothing copied)."""
     low, high = 0, min(len(a), len(b))
+    left, right = memoryview(a), memoryview(b)
     while low < high:
         middle = (low + high + 1) // 2
-        if a[:middle] == b[:middle]:
+        if left[:middle] == right[:middle]:
             low = middle
         else:
             high = middle - 1
@@ -331,3 +333,67 @@ def _chat_message(content: Sequence[Mapping[str, Any]], stop: str) -> tuple[dict
     if calls:
         message["tool_calls"] = calls
     return message, "tool_calls" if calls else ("length" if stop == "max_tokens" else "stop")
+
+
+# --- pricing what a harness sends (the bench) -------------------------------------------------
+
+# Where a harness puts Anthropic breakpoints: "tinyharness" (the adapter's own place_breakpoints),
+# "auto" (the last tool, the system prompt and a top-level cache_control: LangChain's
+# AnthropicPromptCachingMiddleware and Pydantic AI's anthropic_cache* settings), "none".
+Policy = str
+
+
+@dataclass
+class Bill:
+    """The cache reads and writes of every request a harness sends, on both simulated APIs.
+    The simulators give the shares of each prompt read and written; they are applied to the
+    tokens the bench's own counter gave that call, so the dollars agree with the billed column."""
+
+    policies: tuple[Policy, ...] = ("none",)
+    anthropic: dict[Policy, Any] = field(default_factory=dict)  # policy -> Usage
+    openai: Any = None  # Usage
+    _caches: dict[Policy, AnthropicCache] = field(default_factory=dict)
+    _chat: OpenAICache = field(default_factory=OpenAICache)
+
+    def record(self, request: Any, usage: Any) -> None:
+        """Add one call (a ModelRequest and the Usage the bench counted for it)."""
+        from tinyharness.models import anthropic_messages as wire
+        from tinyharness.models import openai_chat
+        from tinyharness.models.base import Usage
+
+        params: dict[str, Any] = {"messages": wire.messages_to_wire(request.messages)}
+        if request.system:
+            params["system"] = request.system
+        if request.tools:
+            params["tools"] = [wire.tool_to_wire(t) for t in request.tools]
+        repeated = request.purpose in ("agent", "flush")
+        for policy in self.policies:
+            body = json.loads(json.dumps(params))
+            if policy == "tinyharness":
+                wire.place_breakpoints(body, wire.CacheConfig(), rolling=repeated)
+            elif policy == "auto" and repeated:
+                if body.get("tools"):
+                    body["tools"][-1]["cache_control"] = {"type": "ephemeral"}
+                if isinstance(body.get("system"), str):
+                    body["system"] = [
+                        {"type": "text", "text": body["system"], "cache_control": {"type": "ephemeral"}}
+                    ]
+                body["cache_control"] = {"type": "ephemeral"}
+            cache = self._caches.setdefault(policy, AnthropicCache())
+            sim = cache.usage(body)
+            total = sim["input_tokens"] + sim["cache_creation_input_tokens"] + sim["cache_read_input_tokens"]
+            read = round(usage.input_tokens * sim["cache_read_input_tokens"] / total) if total else 0
+            written = round(usage.input_tokens * sim["cache_creation_input_tokens"] / total) if total else 0
+            call = Usage(usage.input_tokens, usage.output_tokens, read, written)
+            self.anthropic[policy] = self.anthropic.get(policy, Usage()) + call
+        chat = {
+            "messages": [
+                *([{"role": "system", "content": request.system}] if request.system else []),
+                *openai_chat.messages_to_wire(request.messages),
+            ],
+            "tools": [openai_chat.tool_to_wire(t) for t in request.tools],
+        }
+        sim_chat = self._chat.usage(chat)
+        share = sim_chat["prompt_tokens_details"]["cached_tokens"] / sim_chat["prompt_tokens"]
+        call = Usage(usage.input_tokens, usage.output_tokens, round(usage.input_tokens * share))
+        self.openai = (self.openai or Usage()) + call
