@@ -90,6 +90,28 @@ class Cost:
     cache_reads: float | None = None
     output: float | None = None
 
+    def __add__(self, other: Cost) -> Cost:
+        """Two spans of spending (a chat's turns, perhaps on different models): unknown if
+        either is, else priced if either is, else local."""
+        statuses = {self.status, other.status}
+        status: Status = "unknown" if "unknown" in statuses else "priced" if "priced" in statuses else "local"
+        model = self.model if self.model == other.model else f"{self.model} + {other.model}"
+        priced_as = self.priced_as if self.priced_as == other.priced_as else None
+
+        def plus(a: float | None, b: float | None) -> float | None:
+            return None if status == "unknown" else (a or 0.0) + (b or 0.0)
+
+        return Cost(
+            status,
+            model,
+            self.usage + other.usage,
+            priced_as or self.priced_as or other.priced_as,
+            plus(self.uncached_input, other.uncached_input),
+            plus(self.cache_writes, other.cache_writes),
+            plus(self.cache_reads, other.cache_reads),
+            plus(self.output, other.output),
+        )
+
     @property
     def usd(self) -> float | None:
         if self.status == "unknown":
@@ -110,6 +132,12 @@ class Cost:
                 output_usd=_round(self.output),
             )
         return out
+
+    def short(self) -> str:
+        """The status line's few characters: ``$0.0123``, ``$0 local``, ``price unknown``."""
+        if self.status == "local":
+            return "$0 local"
+        return "price unknown" if self.status == "unknown" else money(self.usd)
 
     def describe(self) -> str:
         """One line for a person: dollars and their split, or why there are none."""
