@@ -74,17 +74,25 @@ class AnthropicCache:
 
     def usage(self, body: Mapping[str, Any]) -> dict[str, Any]:
         """What the request reads, writes and pays as plain input; records its entries."""
-        blocks = _anthropic_blocks(body)
+        blocks = [
+            (json.dumps(_without_cache_control(block), ensure_ascii=False, sort_keys=True), ttl)
+            for block, ttl in _anthropic_blocks(body)
+        ]
+        return self.usage_of([(text, tokens_of(text), ttl) for text, ttl in blocks])
+
+    def usage_of(self, blocks: Sequence[tuple[str, int, str | None]]) -> dict[str, Any]:
+        """``usage`` of a request given as its blocks in prompt order: each block's canonical
+        JSON (without ``cache_control``), its tokens, and its breakpoint's TTL (None: none)."""
         now = self.clock()
         hashes, ends = [], []
         digest = hashlib.sha256()
         total = 0
-        for block, _ in blocks:
-            digest.update(json.dumps(_without_cache_control(block), sort_keys=True).encode())
+        for text, tokens, _ in blocks:
+            digest.update(text.encode())
             hashes.append(digest.copy().hexdigest())
-            total += tokens_of(_without_cache_control(block))
+            total += tokens
             ends.append(total)
-        points = [i for i, (_, ttl) in enumerate(blocks) if ttl is not None]
+        points = [i for i, (_, _, ttl) in enumerate(blocks) if ttl is not None]
         if len(points) > ANTHROPIC_MAX_BREAKPOINTS:
             raise CacheRuleError(
                 f"A maximum of {ANTHROPIC_MAX_BREAKPOINTS} blocks with cache_control may be provided. "
@@ -99,14 +107,14 @@ class AnthropicCache:
                     break
         read = ends[read_at] if read_at >= 0 else 0
         if read_at >= 0:  # a hit refreshes the entry's lifetime
-            ttl = next(t for i, (_, t) in enumerate(blocks) if i in points and i >= read_at)
+            ttl = next(blocks[i][2] for i in points if i >= read_at)
             self.entries[hashes[read_at]] = now + TTL_SECONDS[ttl or "5m"]
         written_to = read
         write_ttl = "5m"
         for point in points:
             if ends[point] < self.min_tokens:
                 continue
-            ttl = blocks[point][1] or "5m"
+            ttl = blocks[point][2] or "5m"
             if point > read_at:
                 self.entries[hashes[point]] = now + TTL_SECONDS[ttl]
             if ends[point] > written_to:
@@ -178,10 +186,13 @@ class OpenAICache:
             json.dumps(part, ensure_ascii=False, sort_keys=True)
             for part in [*(body.get("tools") or []), *(body.get("messages") or [])]
         ).encode()
+        retention = str(body.get("prompt_cache_retention") or "in_memory")
+        return self.usage_of(text, str(body.get("prompt_cache_key") or ""), retention)
+
+    def usage_of(self, text: bytes, key: str = "", retention: str = "in_memory") -> dict[str, Any]:
+        """``usage`` of a prompt given as its canonical bytes (tools, then messages)."""
         total = max(1, len(text) // 4)
         now = self.clock()
-        retention = str(body.get("prompt_cache_retention") or "in_memory")
-        key = str(body.get("prompt_cache_key") or "")
         alive = [(p, expiry) for p, expiry in self.prompts.get(key, []) if expiry > now]
         shared = max((_common_prefix(p, text) for p, _ in alive), default=0) // 4
         cached = 0
@@ -355,45 +366,126 @@ class Bill:
     _caches: dict[Policy, AnthropicCache] = field(default_factory=dict)
     _chat: OpenAICache = field(default_factory=OpenAICache)
 
+    _messages: dict[int, tuple[Any, list[tuple[str, int, bool]], bytes]] = field(default_factory=dict)
+
+    def _message(self, message: Any) -> tuple[list[tuple[str, int, bool]], bytes]:
+        """A message's Anthropic blocks (canonical JSON, tokens, may carry a breakpoint) and its
+        Chat Completions JSON, computed once per message object (the meter interns them)."""
+        from tinyharness.models import anthropic_messages as wire
+        from tinyharness.models import openai_chat
+
+        hit = self._messages.get(id(message))
+        if hit is None or hit[0] is not message:
+            (wired,) = wire.messages_to_wire([message])
+            blocks = []
+            for position, block in enumerate(wired["content"]):
+                shown = {**block, "_role": wired["role"]} if position == 0 else block
+                text = json.dumps(shown, ensure_ascii=False, sort_keys=True)
+                blocks.append(
+                    (text, tokens_of(text), block.get("type") not in ("thinking", "redacted_thinking"))
+                )
+            chat = "".join(
+                json.dumps(m, ensure_ascii=False, sort_keys=True)
+                for m in openai_chat.messages_to_wire([message])
+            ).encode()
+            hit = (message, blocks, chat)
+            self._messages[id(message)] = hit
+        return hit[1], hit[2]
+
     def record(self, request: Any, usage: Any) -> None:
         """Add one call (a ModelRequest and the Usage the bench counted for it)."""
         from tinyharness.models import anthropic_messages as wire
         from tinyharness.models import openai_chat
         from tinyharness.models.base import Usage
 
-        params: dict[str, Any] = {"messages": wire.messages_to_wire(request.messages)}
+        messages = [self._message(m) for m in request.messages]
+        fixed: list[tuple[str, int]] = []  # the tools' and the system prompt's blocks
+        tools = [wire.tool_to_wire(t) for t in request.tools]
+        for tool in tools:
+            text = json.dumps(tool, sort_keys=True)
+            fixed.append((text, tokens_of(text)))
         if request.system:
-            params["system"] = request.system
-        if request.tools:
-            params["tools"] = [wire.tool_to_wire(t) for t in request.tools]
+            text = json.dumps({"type": "text", "text": request.system}, sort_keys=True)
+            fixed.append((text, tokens_of(text)))
         repeated = request.purpose in ("agent", "flush")
         for policy in self.policies:
-            body = json.loads(json.dumps(params))
-            if policy == "tinyharness":
-                wire.place_breakpoints(body, wire.CacheConfig(), rolling=repeated)
-            elif policy == "auto" and repeated:
-                if body.get("tools"):
-                    body["tools"][-1]["cache_control"] = {"type": "ephemeral"}
-                if isinstance(body.get("system"), str):
-                    body["system"] = [
-                        {"type": "text", "text": body["system"], "cache_control": {"type": "ephemeral"}}
-                    ]
-                body["cache_control"] = {"type": "ephemeral"}
-            cache = self._caches.setdefault(policy, AnthropicCache())
-            sim = cache.usage(body)
+            marks = self._breakpoints(policy, request, messages, repeated)
+            flat: list[tuple[str, int, str | None]] = [
+                (text, tokens, "5m" if ("fixed", i) in marks else None)
+                for i, (text, tokens) in enumerate(fixed)
+            ]
+            for index, (blocks, _) in enumerate(messages):
+                flat += [
+                    (text, tokens, "5m" if (index, position) in marks else None)
+                    for position, (text, tokens, _) in enumerate(blocks)
+                ]
+            if policy == "auto" and repeated:  # top-level cache_control: the last cacheable block
+                cacheable = [
+                    (index, position)
+                    for index, (blocks, _) in enumerate(messages)
+                    for position, (_, _, ok) in enumerate(blocks)
+                    if ok
+                ]
+                if cacheable:
+                    last = (
+                        len(fixed) + sum(len(b) for b, _ in messages[: cacheable[-1][0]]) + cacheable[-1][1]
+                    )
+                    text, tokens, _ = flat[last]
+                    flat[last] = (text, tokens, "5m")
+            sim = self._caches.setdefault(policy, AnthropicCache()).usage_of(flat)
             total = sim["input_tokens"] + sim["cache_creation_input_tokens"] + sim["cache_read_input_tokens"]
             read = round(usage.input_tokens * sim["cache_read_input_tokens"] / total) if total else 0
             written = round(usage.input_tokens * sim["cache_creation_input_tokens"] / total) if total else 0
             call = Usage(usage.input_tokens, usage.output_tokens, read, written)
             self.anthropic[policy] = self.anthropic.get(policy, Usage()) + call
-        chat = {
-            "messages": [
-                *([{"role": "system", "content": request.system}] if request.system else []),
-                *openai_chat.messages_to_wire(request.messages),
-            ],
-            "tools": [openai_chat.tool_to_wire(t) for t in request.tools],
-        }
-        sim_chat = self._chat.usage(chat)
+        head = [{"role": "system", "content": request.system}] if request.system else []
+        chat_tools = [openai_chat.tool_to_wire(t) for t in request.tools]
+        text = "".join(
+            json.dumps(p, ensure_ascii=False, sort_keys=True) for p in [*chat_tools, *head]
+        ).encode()
+        text += b"".join(chat for _, chat in messages)
+        sim_chat = self._chat.usage_of(text)
         share = sim_chat["prompt_tokens_details"]["cached_tokens"] / sim_chat["prompt_tokens"]
         call = Usage(usage.input_tokens, usage.output_tokens, round(usage.input_tokens * share))
         self.openai = (self.openai or Usage()) + call
+
+    @staticmethod
+    def _breakpoints(
+        policy: Policy,
+        request: Any,
+        messages: Sequence[tuple[list[tuple[str, int, bool]], bytes]],
+        repeated: bool,
+    ) -> set[Any]:
+        """Where ``policy`` puts breakpoints: ("fixed", i) for the i-th tool or system block,
+        (message, block) for a message's block (the top-level ``auto`` one is added by the
+        caller). For tinyharness, the adapter's own ``place_breakpoints`` on a skeleton of the
+        request: the same roles and blocks, thinking blocks marked as such."""
+        from tinyharness.models import anthropic_messages as wire
+
+        tools, system = len(request.tools), 1 if request.system else 0
+        marks: set[Any] = set()
+        if policy == "none" or (policy == "auto" and not repeated):
+            return marks
+        if policy == "auto":
+            if tools:
+                marks.add(("fixed", tools - 1))
+            if system:
+                marks.add(("fixed", tools))
+            return marks
+        skeleton_messages = [
+            {"role": message.role, "content": [{"type": "text" if ok else "thinking"} for _, _, ok in blocks]}
+            for message, (blocks, _) in zip(request.messages, messages, strict=True)
+        ]
+        skeleton: dict[str, Any] = {"messages": skeleton_messages}
+        if tools:
+            skeleton["tools"] = [{"name": t.name} for t in request.tools]
+        if system:
+            skeleton["system"] = request.system
+        wire.place_breakpoints(skeleton, wire.CacheConfig(), rolling=repeated)
+        if tools and "cache_control" in skeleton["tools"][-1]:
+            marks.add(("fixed", tools - 1))
+        if system and "cache_control" in skeleton["system"][-1]:
+            marks.add(("fixed", tools))
+        for index, message in enumerate(skeleton_messages):
+            marks |= {(index, p) for p, block in enumerate(message["content"]) if "cache_control" in block}
+        return marks

@@ -370,12 +370,13 @@ def place_breakpoints(params: dict[str, Any], cache: CacheConfig, *, rolling: bo
     if not cache.enabled:
         return
     control = cache.control()
+    measure = cache.min_tokens > 0  # sizes cost a pass over the history: only when they decide
     spots: list[dict[str, Any]] = []  # the blocks, in prompt order (tools, system, messages)
     sizes: list[int] = []  # characters of the prompt up to and including each spot
     seen = 0
     tools = params.get("tools") or []
-    for tool in tools:
-        seen += len(json.dumps(tool, ensure_ascii=False))
+    if measure:
+        seen += sum(len(json.dumps(tool, ensure_ascii=False)) for tool in tools)
     if tools:
         spots.append(tools[-1])
         sizes.append(seen)
@@ -388,7 +389,8 @@ def place_breakpoints(params: dict[str, Any], cache: CacheConfig, *, rolling: bo
     messages = params.get("messages") or []
     ends: list[tuple[int, int]] = []  # (message index, characters through it)
     for index, message in enumerate(messages):
-        seen += len(json.dumps(message["content"], ensure_ascii=False))
+        if measure:
+            seen += len(json.dumps(message["content"], ensure_ascii=False))
         ends.append((index, seen))
     for index, size in _rolling(messages, ends) if rolling else []:
         block = _cacheable_block(messages[index]["content"])
