@@ -97,7 +97,11 @@ def _peers(small: bool) -> str:
         "agent requests whose history is not the previous request's plus new messages (a "
         "compaction, a cleared result), counted the same way for every harness; constraints and "
         "notes are measured in the first request after each rewrite; harness CPU = process CPU "
-        "time of the run minus the model's and the tools', per agent request. A peer that is not "
+        "time of the run minus the model's and the tools', per agent request. Cache reads and "
+        "writes: tokens of the row's requests the prompt-cache simulator (bench/cache_sim.py, the "
+        "providers' documented rules) reads and writes with the row's Anthropic breakpoints; $ "
+        "Sonnet and $ GPT-4.1: the run's dollars at claude-sonnet-4-6 and gpt-4.1 prices "
+        "(models/prices.json), with that cache (OpenAI's automatic one for GPT-4.1). A peer that is not "
         "installed is a row saying so (`pip install -e '.[peers]'`; `make bench` installs them)."
     )
     return f"{legend}\n\n{report}"

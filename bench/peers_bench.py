@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from bench import cache_sim
 from bench.context_bench import (
     TASK_CONSTRAINTS,
     BenchModel,
@@ -53,7 +54,7 @@ from tinyharness.context.prefix import identical_prefix
 from tinyharness.context.tokens import message_parts
 from tinyharness.events import EventBus, ListSink
 from tinyharness.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from tinyharness.models.base import ModelRequest, ModelResponse, ToolSpec
+from tinyharness.models.base import ModelRequest, ModelResponse, ToolSpec, Usage
 from tinyharness.tools.base import ToolRegistry
 from tinyharness.tools.builtin import builtin_tools
 from tinyharness.tools.notes import NotesFile
@@ -90,8 +91,11 @@ class Meter(BenchModel):
     appended ones: a compaction, a cleared tool result, a dropped turn. The first request after
     each rewrite is where retention of the constraints and the notes' facts is measured."""
 
-    def __init__(self, files: list[str], workload: Workload, notes_path: Path) -> None:
+    def __init__(
+        self, files: list[str], workload: Workload, notes_path: Path, policies: tuple[str, ...] = ("none",)
+    ) -> None:
         _name, count = true_counter()
+        self.bill = cache_sim.Bill(policies)  # what the requests cost with the provider's prompt cache
         self._rewrites = ListSink()  # the parent reads "compaction" events from it
         super().__init__(files, workload.rounds, count, workload.window, self._rewrites, notes_path)
         self._last: tuple[Message, ...] = ()
@@ -154,7 +158,9 @@ class Meter(BenchModel):
                     for result in message.tool_results:
                         self.seen_results.setdefault(result.tool_use_id, result.content)
                 self._last = messages
-            return _sync(self.complete(request))
+            response = _sync(self.complete(request))
+            self.bill.record(request, response.usage)
+            return response
 
 
 def _block_key(block: object) -> tuple[object, ...]:
@@ -234,13 +240,14 @@ class Bench:
 
     @classmethod
     @contextlib.contextmanager
-    def fresh(cls, workload: Workload) -> Iterator[Bench]:
-        """A row's world in a temporary folder, removed when the row is done."""
+    def fresh(cls, workload: Workload, policies: tuple[str, ...] = ("none",)) -> Iterator[Bench]:
+        """A row's world in a temporary folder, removed when the row is done. ``policies``: where
+        the harness puts Anthropic cache breakpoints (see ``cache_sim.Bill``), each priced."""
         with tempfile.TemporaryDirectory() as folder:
             root = Path(folder)
             files = make_workspace(root, workload)
             notes_path = root / "NOTES.md"
-            meter = Meter(files, workload, notes_path)
+            meter = Meter(files, workload, notes_path, policies)
             registry = builtin_tools(root, notes=NotesFile(notes_path))
             yield cls(root, workload, meter, ToolRunner(registry), notes_path)
 
@@ -271,6 +278,8 @@ class Bench:
             "tool_log": self.tools.log,
             "seen_results": dict(meter.seen_results),
             "note": note,
+            "anthropic": dict(meter.bill.anthropic),
+            "openai": meter.bill.openai,
         }
 
 
@@ -278,7 +287,7 @@ class Bench:
 
 
 def run_tinyharness(strategy: str, workload: Workload) -> dict[str, object]:
-    with Bench.fresh(workload) as bench:
+    with Bench.fresh(workload, ("tinyharness",)) as bench:
         tools = bench.tools
 
         class MeteredModel:
@@ -346,7 +355,7 @@ def run_langchain(setup: str, workload: Workload) -> dict[str, object]:
         from langchain_core.utils.function_calling import convert_to_openai_tool
         from pydantic import ConfigDict
 
-    with Bench.fresh(workload) as bench:
+    with Bench.fresh(workload, ("none", "auto")) as bench:
         meter = bench.meter
 
         def to_neutral(messages: list[BaseMessage]) -> tuple[str, list[Message]]:
@@ -477,7 +486,7 @@ def run_pydantic_ai(setup: str, workload: Workload) -> dict[str, object]:
             TieredCompaction,
         )
 
-    with Bench.fresh(workload) as bench:
+    with Bench.fresh(workload, ("auto",)) as bench:
         meter = bench.meter
 
         def to_neutral(messages: list[ModelMessage], instructions: str | None) -> tuple[str, list[Message]]:
@@ -584,7 +593,7 @@ def run_openai_agents(setup: str, workload: Workload) -> dict[str, object]:
             ResponseOutputText,
         )
 
-    with Bench.fresh(workload) as bench:
+    with Bench.fresh(workload, ("none",)) as bench:
         meter = bench.meter
 
         def to_neutral(items: list[Any]) -> list[Message]:
@@ -822,7 +831,42 @@ HEADER = [
     "notes",
     "prefix",
     "harness CPU µs/turn",
+    "cache reads",
+    "cache writes",
+    "$ Sonnet",
+    "$ GPT-4.1",
 ]
+SONNET = "claude-sonnet-4-6"  # the price rows the dollar columns use (models/prices.json)
+GPT = "gpt-4.1"
+# How each harness's row is labelled when priced with a breakpoint policy other than none.
+CACHING_SETUP = {
+    "tinyharness": "",
+    "LangChain 1 create_agent": " + AnthropicPromptCachingMiddleware",
+    "Pydantic AI + Harness": " (anthropic_cache, _instructions, _tool_definitions)",
+}
+
+
+def dollars(row: dict[str, object]) -> list[tuple[str, list[str]]]:
+    """The row's setup label and its four cache and cost cells, once per breakpoint policy it
+    was priced with (LangChain: without and with its caching middleware)."""
+    from tinyharness.models.prices import PriceTable, cost_at
+
+    table = PriceTable.builtin()
+    sonnet, gpt = table.lookup(SONNET), table.lookup(GPT)
+    assert sonnet is not None and gpt is not None
+    openai_usage = row.get("openai")
+    gpt_cost = cost_at(gpt, openai_usage).usd if isinstance(openai_usage, Usage) else None
+    out = []
+    for policy, usage in dict(row.get("anthropic") or {}).items():
+        label = str(row["setup"]) + ("" if policy == "none" else CACHING_SETUP.get(str(row["harness"]), ""))
+        cells = [
+            _fmt(usage.cached_tokens),
+            _fmt(usage.cache_write_tokens),
+            f"{cost_at(sonnet, usage).usd:,.2f}",
+            "-" if gpt_cost is None else f"{gpt_cost:,.2f}",
+        ]
+        out.append((label, cells))
+    return out or [(str(row["setup"]), ["-"] * 4)]
 
 
 def to_markdown(rows: list[dict[str, object]]) -> str:
@@ -835,22 +879,24 @@ def to_markdown(rows: list[dict[str, object]]) -> str:
             table.append([row["harness"], row["setup"], reason, *["-"] * (len(HEADER) - 3)])
             continue
         cpu = row["cpu_us"]
-        table.append(
-            [
-                row["harness"],
-                row["setup"],
-                row["stop"],
-                _fmt(row["billed"]),
-                _fmt(row["peak"]),
-                _fmt(row["over"]),
-                _fmt(row["calls"]),
-                _fmt(row["rewrites"]),
-                _fmt(row["constraints"]),
-                _fmt(row["notes"]),
-                _fmt(row["prefix"]),
-                f"{cpu:,.0f}" if isinstance(cpu, float) else "-",
-            ]
-        )
+        for setup, money_cells in dollars(row):
+            table.append(
+                [
+                    row["harness"],
+                    setup,
+                    row["stop"],
+                    _fmt(row["billed"]),
+                    _fmt(row["peak"]),
+                    _fmt(row["over"]),
+                    _fmt(row["calls"]),
+                    _fmt(row["rewrites"]),
+                    _fmt(row["constraints"]),
+                    _fmt(row["notes"]),
+                    _fmt(row["prefix"]),
+                    f"{cpu:,.0f}" if isinstance(cpu, float) else "-",
+                    *money_cells,
+                ]
+            )
     notes = [f"- {r['harness']}, {r['setup']}: {r['note']}" for r in rows if r.get("note")]
     return markdown_table(HEADER, table, "ll" + "r" * (len(HEADER) - 2)) + "\n\n" + "\n".join(notes)
 

@@ -22,7 +22,7 @@ from tinyharness.messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from tinyharness.models.anthropic_messages import AnthropicModel
+from tinyharness.models.anthropic_messages import AnthropicModel, CacheConfig
 from tinyharness.models.base import ModelRequest, ModelResponse, ToolSpec, Usage
 
 try:  # the SDKs of this environment ship on httpx2; older ones on httpx
@@ -82,6 +82,8 @@ def make_model(server: FakeServer, *, max_retries: int = 0, **kw: Any) -> Anthro
         max_retries=max_retries,
         http_client=httpx.AsyncClient(transport=httpx.MockTransport(server)),
     )
+    # The wire-mapping tests read the body without cache breakpoints (test_prompt_cache.py has those).
+    kw.setdefault("cache", CacheConfig(enabled=False))
     return AnthropicModel("claude-test", client=client, **kw)
 
 

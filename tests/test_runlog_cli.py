@@ -127,8 +127,11 @@ def test_runs_lists_the_run(capsys: pytest.CaptureFixture[str], logged: tuple[Pa
     code, out, err = run_cli(capsys, "runs", "--log", str(db))
     assert code == 0 and err == ""
     header, row = out.splitlines()
-    assert header.split() == ["id", "started", "model", "stop", "calls", "compactions", "task"]
-    assert re.match(rf"{run_id}\s+\S+ \S+\s+scripted\s+end_turn\s+4\s+1\s+What is the value\?$", row)
+    assert header.split() == ["id", "started", "model", "stop", "calls", "compactions", "cost", "task"]
+    # The scripted model runs here: it costs nothing and the column says so.
+    assert re.match(
+        rf"{run_id}\s+\S+ \S+\s+scripted\s+end_turn\s+4\s+1\s+\$0 local\s+What is the value\?$", row
+    )
 
 
 def test_show_prints_a_readable_transcript(
@@ -238,7 +241,7 @@ def test_show_marks_an_unfinished_run(capsys: pytest.CaptureFixture[str], tmp_pa
     assert "    [notes] append 9 chars" in out and "[memory write]" in out and '"fact"' in out
     assert out.rstrip().endswith("(no run_end: the run is still going, or it was killed)")
     code, out, _ = run_cli(capsys, "runs", "--log", str(db))
-    assert re.search(r"cut\s+.*\s+unfinished\s+0\s+0\s+t$", out.splitlines()[1])
+    assert re.search(r"cut\s+.*\s+unfinished\s+0\s+0\s+-\s+t$", out.splitlines()[1])  # no cost logged
 
 
 def test_show_marks_the_context_events_around_a_compaction() -> None:

@@ -12,8 +12,8 @@ the final answer or keep it off the menu, show a request its own view, refuse a 
 reason, and its state is saved with every checkpoint.
 
 May import: ``messages``, ``history``, ``errors``, ``events``, ``guards``, ``session``, ``anchors``,
-``models.base``, ``tools``, ``guide`` and ``context``; never memory (it reaches the loop through
-the small ``Memory`` protocol below), the run log or the CLI.
+``models.base``, ``models.prices`` (what a run costs), ``tools``, ``guide`` and ``context``; never
+memory (it reaches the loop through the small ``Memory`` protocol below), the run log or the CLI.
 """
 
 from __future__ import annotations
@@ -61,6 +61,7 @@ from .messages import (
     messages_to_dicts,
 )
 from .models.base import Model, ModelRequest, ModelResponse, ToolSpec, Usage, stream_reply
+from .models.prices import Cost, PriceTable, model_cost
 from .session import Checkpointer, TurnProgress, unknown_outcome
 from .tools.base import Tool, ToolRegistry, function_tool
 
@@ -103,6 +104,8 @@ class AgentConfig:
     - ``limit_hints``: what a person changes to raise a limit, by field (``max_iterations``,
       ``token_budget``, ``time_limit``), said when the run stops on it; empty for a run's own
       options. A sub-agent's limits come from its parent's and its profile, not from them.
+    - ``prices``: the price table the run's cost is reckoned with (``run_end``'s ``cost``);
+      None for the built-in one (``models/prices.json``).
     """
 
     system: str = DEFAULT_SYSTEM_PROMPT
@@ -112,6 +115,7 @@ class AgentConfig:
     trace: bool = False
     time_limit: float | None = None
     limit_hints: Mapping[str, str] = field(default_factory=dict)
+    prices: PriceTable | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         for name in _COUNTS:
@@ -415,9 +419,14 @@ class Agent:
             detail=detail,
             model_calls=self.model_calls,
             compactions=self.context.compactions,
-            usage={"input_tokens": self.billed.input_tokens, "output_tokens": self.billed.output_tokens},
+            usage=self.billed.to_event(),
+            cost=self.cost().to_event(),
         )
         return result
+
+    def cost(self) -> Cost:
+        """What the run has cost so far (its sub-agents' calls at this agent's model's price)."""
+        return model_cost(self.config.prices or _builtin_prices(), self.model, self.billed)
 
     def _context_info(self) -> dict[str, Any]:
         """The window, trigger line and strategy, for the report to draw (when known)."""
@@ -635,24 +644,16 @@ class Agent:
             response = await self.steps.model_call(request, self._ask_model)
         else:
             response = await self._ask_model(request)
-        self.billed = Usage(
-            self.billed.input_tokens + response.usage.input_tokens,
-            self.billed.output_tokens + response.usage.output_tokens,
-        )
+        self.billed = self.billed + response.usage
         self.context.record_response(request, response)
         event: dict[str, Any] = {
             "call": self.model_calls,
             "purpose": request.purpose,
             "stop_reason": response.stop_reason,
-            "usage": {
-                "input_tokens": response.usage.input_tokens,
-                "output_tokens": response.usage.output_tokens,
-            },
+            "usage": response.usage.to_event(),
             "tokens": self.context.tokens,
             "messages": len(request.messages),
         }
-        if response.usage.cached_tokens:
-            event["usage"]["cached_tokens"] = response.usage.cached_tokens
         if self.context.prefix_share is not None:
             event["prefix_share"] = self.context.prefix_share
         if self.config.trace:
@@ -727,7 +728,7 @@ class Agent:
         state = {
             "model_calls": self.model_calls,
             "iterations": self.iterations,
-            "billed": [self.billed.input_tokens, self.billed.output_tokens],
+            "billed": billed_state(self.billed),
             "recent_calls": list(self.repetition.recent),
         }
         if self.anchors is not None:
@@ -747,8 +748,7 @@ class Agent:
             self.context.record_appended(history)
         self.model_calls = int(state.get("model_calls", 0))
         self.iterations = int(state.get("iterations", 0))
-        billed = state.get("billed", [0, 0])
-        self.billed = Usage(int(billed[0]), int(billed[1]))
+        self.billed = billed_from_state(state.get("billed"))
         self.repetition = RepetitionGuard(state.get("recent_calls", []))
         if self.anchors is not None and isinstance(state.get("anchors"), dict):
             self.anchors.load_state(state["anchors"])  # a resumed run keeps its plan and pins
@@ -801,3 +801,25 @@ class Agent:
         if kept or not answer.strip():
             return kept or answer
         return done or "(no final answer)"
+
+
+def billed_state(usage: Usage) -> list[int]:
+    """A run's billed usage as its checkpoint keeps it (input, output, then the cache fields)."""
+    return [
+        usage.input_tokens,
+        usage.output_tokens,
+        usage.cached_tokens,
+        usage.cache_write_tokens,
+        usage.cache_write_1h_tokens,
+    ]
+
+
+def billed_from_state(billed: Any) -> Usage:
+    """The inverse of :func:`billed_state`; an older checkpoint's two numbers still read."""
+    values = [int(v) for v in billed] if isinstance(billed, list) else []
+    return Usage(*(values + [0] * 5)[:5])
+
+
+@functools.cache
+def _builtin_prices() -> PriceTable:
+    return PriceTable.builtin()

@@ -53,6 +53,7 @@ from .models import cli as models_cli
 from .models.base import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, Model
 from .models.factory import load_model
 from .models.first_use import ask_on_terminal, ensure_local_model
+from .models.prices import PriceTable
 from .models.providers import PROVIDERS, lookup_provider
 from .otel import OTelSink, otel_sink_from_env, provider_name
 from .paths import data_home
@@ -709,6 +710,7 @@ async def _chat(args: argparse.Namespace) -> int:
             max_iterations=args.max_iterations,
             token_budget=args.token_budget,
             max_output_tokens=args.max_output_tokens,
+            prices=getattr(args, "prices", None),
         )
         agent = _assemble(
             args,
@@ -787,6 +789,7 @@ def apply_settings(args: argparse.Namespace, *, permissions: bool = True) -> Non
     """Fill what the command line left open from the environment and the config file (in that
     order), and add the config file's permission rules to the command line's."""
     settings = load_settings()
+    args.prices = PriceTable.builtin().with_overrides(settings.prices)  # config.json's prices added
     args.model, _ = resolve_model(args.model, settings)
     provider = lookup_provider(args.model.partition(":")[0])
     if provider is not None:  # --base-url, the provider's variable, the config file, its default
@@ -1057,6 +1060,7 @@ async def _run(
                 max_output_tokens=args.max_output_tokens,
                 trace=args.trace,
                 time_limit=args.time_limit,
+                prices=getattr(args, "prices", None),
             ),
         )
         project.attach(agent, events, session_name, _warn)

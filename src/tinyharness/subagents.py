@@ -46,14 +46,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .agent import Agent, AgentConfig, RunResult, ToolCallScope, current_call
+from .agent import Agent, AgentConfig, RunResult, ToolCallScope, billed_from_state, current_call
 from .anchors import Anchors
 from .context.base import ContextPolicy
 from .errors import ConfigError
 from .events import EventBus
 from .guide.base import Guide
 from .messages import Message
-from .models.base import Model, SharedBySubAgents, Usage
+from .models.base import Model, SharedBySubAgents
 from .models.factory import VALID_FORMS
 from .session import SQLiteSession, start_point, subagent_prefix
 from .tools.base import Tool, ToolError, ToolRegistry, function_tool
@@ -527,10 +527,8 @@ class SubAgents:
                 detail="its parent run stopped",
                 model_calls=child.model_calls,
                 compactions=child.context.compactions,
-                usage={
-                    "input_tokens": child.billed.input_tokens,
-                    "output_tokens": child.billed.output_tokens,
-                },
+                usage=child.billed.to_event(),
+                cost=child.cost().to_event(),
             )
             raise
 
@@ -581,10 +579,7 @@ class SubAgents:
 
     def _settle(self, parent: Agent, result: RunResult, iterations: int) -> None:
         """The child's spending counts against its parent's budget."""
-        parent.billed = Usage(
-            parent.billed.input_tokens + result.usage.input_tokens,
-            parent.billed.output_tokens + result.usage.output_tokens,
-        )
+        parent.billed = parent.billed + result.usage
         parent.iterations += iterations
 
     def _answer(self, result: RunResult, run_id: str, profile: Profile) -> str:
@@ -646,13 +641,12 @@ def _folder_name(name: str) -> str:
 
 def _recorded(messages: list[Message], state: dict[str, Any]) -> RunResult:
     """A finished child's result, from its session."""
-    billed = state.get("billed", [0, 0])
     return RunResult(
         "end_turn",
         messages[-1].text,
         int(state.get("model_calls", 0)),
         0,
         messages,
-        Usage(int(billed[0]), int(billed[1])),
+        billed_from_state(state.get("billed")),
         "recorded before the run was interrupted; not run again",
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console, Group, RenderableType
@@ -95,9 +96,10 @@ class _Status:
         elapsed = time.monotonic() - view.started
         window = f" / {view.window:,}" if view.window else ""
         step = f" · plan: {view.step}" if view.step else ""
+        cost = f" · {view.cost()}" if view.cost is not None else ""
         return Text(
             f"… {view.activity} · {elapsed:.1f}s · {view.tokens:,}{window} tokens in the window"
-            f"{step} · Ctrl-C stops",
+            f"{cost}{step} · Ctrl-C stops",
             style="dim",
         )
 
@@ -114,8 +116,10 @@ class TurnView:
         window: int | None = None,
         step: str = "",
         outputs: Outputs | None = None,
+        cost: Callable[[], str] | None = None,
     ) -> None:
         self.console = console
+        self.cost = cost  # the conversation's cost so far, for the status line ("$0.0123")
         self.outputs = outputs or Outputs()
         self.tokens = tokens
         self.window = window

@@ -31,6 +31,8 @@ from ..agent import Agent, RunResult
 from ..context.manager import ContextManager
 from ..errors import HarnessError, ModelError, StopRun
 from ..messages import Message, ToolResultBlock
+from ..models.base import Usage
+from ..models.prices import Cost, PriceTable, model_cost, money
 from ..session import Session, close_orphans
 from ..tools.plan import plan_event
 from ..tools.shell import stop_running_commands
@@ -44,6 +46,7 @@ INTERRUPTED_RESULT = (
 HELP = [
     ("/help", "this list"),
     ("/context", "tokens in the window by part (system, tools, history, notes) and the trigger"),
+    ("/cost", "what the conversation has cost: input, cache writes, cache reads, output"),
     ("/compact [instructions]", "compact the conversation now, with optional instructions"),
     ("/show [N]", "the whole output of tool call N (default: the last one)"),
     ("/notes", "show the notes file"),
@@ -120,6 +123,7 @@ class ChatSession:
         self._task: asyncio.Future[Any] | None = None
         self._pressed = self._signal_seen = False
         self.outputs = Outputs()
+        self.spent: Cost | None = None  # the finished turns' cost (each turn's agent starts at 0)
         self.saved = self._open(self.session)
         self.agent = self._built(self.model, self.session, self.saved)
         self.agent.messages = self._history(self.saved)
@@ -167,6 +171,7 @@ class ChatSession:
             window=context.context_window,
             step=step,
             outputs=self.outputs,
+            cost=lambda: self.cost().short(),
         )
         self.review.begin_turn()
         self.view.start()
@@ -181,6 +186,8 @@ class ChatSession:
             self.last_was_interrupt = True
             return
         finally:
+            self.spent = self.cost()  # the turn's spending, finished or interrupted
+            self.agent.billed = Usage()
             self.view.finish()
             self.view = None
             self.review.end_turn()
@@ -294,6 +301,7 @@ class ChatSession:
         handler = {
             "/help": self._help,
             "/context": self._context,
+            "/cost": self._cost,
             "/notes": self._notes,
             "/plan": self._plan,
             "/undo": self._undo,
@@ -329,6 +337,34 @@ class ChatSession:
         for command, what in HELP:
             table.add_row(command, what)
         self.console.print(table)
+
+    def cost(self) -> Cost:
+        """The conversation's cost: the finished turns' and the current one's so far."""
+        agent = self.agent
+        now = model_cost(agent.config.prices or PriceTable.builtin(), agent.model, agent.billed)
+        return now if self.spent is None else self.spent + now
+
+    def _cost(self) -> None:
+        cost = self.cost()
+        usage = cost.usage
+        lines = Table(show_header=False, box=None)
+        if cost.status == "priced":
+            lines.add_row("priced as", str(cost.priced_as))
+            for part, amount, tokens in (
+                ("uncached input", cost.uncached_input, usage.uncached_input_tokens),
+                ("cache writes", cost.cache_writes, usage.cache_write_tokens),
+                ("cache reads", cost.cache_reads, usage.cached_tokens),
+                ("output", cost.output, usage.output_tokens),
+            ):
+                lines.add_row(part, money(amount), f"{tokens:,} tokens")
+            lines.add_row("total", money(cost.usd), f"{usage.total:,} tokens")
+        elif cost.status == "local":
+            lines.add_row("total", "$0", f"local model, no charge · {usage.total:,} tokens")
+        else:
+            lines.add_row("total", "price unknown", f"{cost.model} has no price in the table")
+            lines.add_row("tokens", f"{usage.input_tokens:,} in", f"{usage.output_tokens:,} out")
+            lines.add_row("", "", "add it under prices in config.json (see docs/cost.md)")
+        self.console.print(lines)
 
     def _context(self) -> None:
         context = self.agent.context

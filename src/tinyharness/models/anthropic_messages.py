@@ -12,7 +12,17 @@ Thinking blocks round-trip exactly: ``thinking`` with its ``signature``, and
 ``tool_use``; ``max_tokens`` and ``model_context_window_exceeded`` (the output was cut) ->
 ``max_tokens``; ``end_turn``, ``stop_sequence``, ``refusal``, ``pause_turn`` -> ``end_turn``.
 Usage counts cached input too (``cache_read_input_tokens`` + ``cache_creation_input_tokens``),
-so ``input_tokens`` is the whole prompt, as with the other adapters.
+so ``input_tokens`` is the whole prompt, as with the other adapters; the reads and the writes
+are reported apart (``Usage.cached_tokens``, ``Usage.cache_write_tokens``), since a write costs
+1.25x (5 minutes) or 2x (1 hour) the input price and a read 0.1x.
+
+Prompt caching (:class:`CacheConfig`, on by default): the Messages API caches nothing without
+``cache_control`` breakpoints, at most 4 a request. They go where they pay: the last tool (the
+tool list), the system prompt, and two rolling ones on the history: the last block of the
+latest message (this request writes its whole prefix) and the last block of the message that
+ended the previous request (which that request wrote, so this one reads it exactly even when
+the turn added more than the API's 20-block lookback). After a compaction the history is new:
+its prefix is written once by the next request and read by the ones after it.
 
 ``tool_mode="json"`` speaks the :mod:`.json_mode` protocol by prompt alone and parses the reply
 tolerantly: the Messages API has no grammar-enforced schema for it (llama.cpp's ``/v1/messages``
@@ -22,13 +32,15 @@ ignores ``output_config``). A ``response_schema`` goes out as ``output_config.fo
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
 
 import anthropic
 from anthropic.types import Message as WireMessage
 
-from ..errors import ModelError
+from ..errors import ConfigError, ModelError
 from ..messages import Block, Message, TextBlock, ThinkingBlock, ToolUseBlock, block_to_dict
 from . import json_mode
 from .base import ModelRequest, ModelResponse, StopReason, StreamItem, ToolSpec, Usage
@@ -46,11 +58,43 @@ _STOP_REASONS: dict[str, StopReason] = {
 }
 
 
+MAX_BREAKPOINTS = 4  # the Messages API's limit of cache_control blocks per request
+CacheTTL = Literal["5m", "1h"]
+
+
+@dataclass(frozen=True)
+class CacheConfig:
+    """How the adapter asks the Messages API to cache the prompt.
+
+    - ``enabled``: place ``cache_control`` breakpoints (tools, system, the rolling two).
+    - ``ttl``: how long an entry lives unread, ``"5m"`` (a write costs 1.25x input) or ``"1h"``
+      (2x; for runs whose turns are minutes apart, such as a human in a chat).
+    - ``min_tokens``: leave out a breakpoint whose prefix is shorter (estimated at 3 characters
+      a token, so a short prefix is never taken for a long one). The API caches nothing below
+      its per-model minimum (1,024 to 4,096 tokens) anyway; 0 places every breakpoint.
+    """
+
+    enabled: bool = True
+    ttl: CacheTTL = "5m"
+    min_tokens: int = 0
+
+    def __post_init__(self) -> None:
+        if self.ttl not in ("5m", "1h"):
+            raise ConfigError(f"cache ttl must be 5m or 1h, not {self.ttl!r}")
+        if self.min_tokens < 0:
+            raise ConfigError(f"cache min_tokens must be 0 or more, not {self.min_tokens}")
+
+    def control(self) -> dict[str, str]:
+        """The ``cache_control`` value of one breakpoint."""
+        return {"type": "ephemeral", "ttl": "1h"} if self.ttl == "1h" else {"type": "ephemeral"}
+
+
 class AnthropicModel(WireModel[anthropic.AsyncAnthropic, WireMessage]):
     """A ``Model`` over the Messages API (``providers.ANTHROPIC`` unless ``provider`` names
     another). ``thinking`` is passed through as the request's ``thinking`` setting (e.g.
     ``{"type": "enabled", "budget_tokens": 2048}``). ``client`` replaces the SDK client the
-    provider would build; the model closes it in :meth:`aclose`."""
+    provider would build; the model closes it in :meth:`aclose`. ``cache`` says where and how
+    long the prompt is cached (see :class:`CacheConfig`)."""
 
     def __init__(
         self,
@@ -59,10 +103,12 @@ class AnthropicModel(WireModel[anthropic.AsyncAnthropic, WireMessage]):
         thinking: Mapping[str, Any] | None = None,
         client: anthropic.AsyncAnthropic | None = None,
         count_client: anthropic.Anthropic | None = None,
+        cache: CacheConfig | None = None,
         **options: Unpack[WireOptions],
     ) -> None:
         provider = options.get("provider") or ANTHROPIC
         super().__init__(model, ANTHROPIC, client, provider.anthropic_client, **options)
+        self.cache = cache or CacheConfig()
         self.thinking = dict(thinking) if thinking else None
         # Token counting is synchronous (the context accountant calls it between turns), so it
         # has a synchronous client of its own, made on first use with the same settings.
@@ -92,6 +138,7 @@ class AnthropicModel(WireModel[anthropic.AsyncAnthropic, WireMessage]):
         if self.tool_mode == "json":
             plan = json_mode.plan_request(request)
             params = self._params(plan.system, plan.messages, request)
+            place_breakpoints(params, self.cache, rolling=_continues_history(request))
             return params, lambda wire: self._json_mode_response(wire, request, plan.expects_action)
         params = self._params(request.system, request.messages, request)
         if request.tools:
@@ -104,6 +151,7 @@ class AnthropicModel(WireModel[anthropic.AsyncAnthropic, WireMessage]):
                 params["tool_choice"] = {"type": "tool", "name": request.tool_choice}
             elif not request.final_allowed and not self.thinking:
                 params["tool_choice"] = {"type": "any"}
+        place_breakpoints(params, self.cache, rolling=_continues_history(request))
         return params, _native_response
 
     def count_tokens(self, text: str) -> int:
@@ -224,10 +272,89 @@ def stop_reason_from_wire(stop_reason: str | None) -> StopReason:
 
 
 def usage_from_wire(wire: WireMessage) -> Usage:
-    """The API counts cache reads and writes apart from ``input_tokens``; the neutral input is
-    the whole prompt, of which the cache reads are the cached part."""
+    """The reply's usage; ``input_tokens`` is the whole prompt (the API's ``input_tokens`` are
+    only what came after the last breakpoint), reads and writes apart."""
     usage = wire.usage
-    read = (usage.cache_read_input_tokens or 0) if usage else 0
-    written = (usage.cache_creation_input_tokens or 0) if usage else 0
-    uncached = (usage.input_tokens or 0) if usage else 0
-    return Usage(uncached + read + written, (usage.output_tokens or 0) if usage else 0, read)
+    if usage is None:
+        return Usage()
+    read = usage.cache_read_input_tokens or 0
+    written = usage.cache_creation_input_tokens or 0
+    split = getattr(usage, "cache_creation", None)
+    written_1h = (getattr(split, "ephemeral_1h_input_tokens", 0) or 0) if split is not None else 0
+    return Usage(
+        (usage.input_tokens or 0) + read + written, usage.output_tokens or 0, read, written, written_1h
+    )
+
+
+# --- prompt caching (pure functions) ----------------------------------------------------------
+
+
+def _continues_history(request: ModelRequest) -> bool:
+    """Whether the next request will repeat this one's messages: the agent's turns and the notes
+    flush (which shares them) do; a summary or a memory extraction is asked once, so writing its
+    messages to the cache would cost 1.25x for nothing."""
+    return request.purpose in ("agent", "flush")
+
+
+def place_breakpoints(params: dict[str, Any], cache: CacheConfig, *, rolling: bool = True) -> None:
+    """Put ``cache_control`` on the request's blocks (in place): the last tool, the system
+    prompt's last block and, with ``rolling``, the last block of the message that ended the
+    previous request (the last user message before the latest assistant reply) and the last
+    block of the latest message. At most :data:`MAX_BREAKPOINTS`; a breakpoint whose prefix is
+    shorter than ``cache.min_tokens`` is left out. Nothing when caching is off."""
+    if not cache.enabled:
+        return
+    control = cache.control()
+    measure = cache.min_tokens > 0  # sizes cost a pass over the history: only when they decide
+    spots: list[dict[str, Any]] = []  # the blocks, in prompt order (tools, system, messages)
+    sizes: list[int] = []  # characters of the prompt up to and including each spot
+    seen = 0
+    tools = params.get("tools") or []
+    if measure:
+        seen += sum(len(json.dumps(tool, ensure_ascii=False)) for tool in tools)
+    if tools:
+        spots.append(tools[-1])
+        sizes.append(seen)
+    system = params.get("system")
+    if isinstance(system, str) and system:
+        params["system"] = [{"type": "text", "text": system}]
+        seen += len(system)
+        spots.append(params["system"][-1])
+        sizes.append(seen)
+    messages = params.get("messages") or []
+    ends: list[tuple[int, int]] = []  # (message index, characters through it)
+    for index, message in enumerate(messages):
+        if measure:
+            seen += len(json.dumps(message["content"], ensure_ascii=False))
+        ends.append((index, seen))
+    for index, size in _rolling(messages, ends) if rolling else []:
+        block = _cacheable_block(messages[index]["content"])
+        if block is not None:
+            spots.append(block)
+            sizes.append(size)
+    for block, size in list(zip(spots, sizes, strict=True))[-MAX_BREAKPOINTS:]:
+        if size // 3 >= cache.min_tokens:
+            block["cache_control"] = dict(control)
+
+
+def _rolling(messages: Sequence[Mapping[str, Any]], ends: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The messages that get a rolling breakpoint: the one that ended the previous request
+    (the last user message before the latest assistant message), then the latest message."""
+    if not messages:
+        return []
+    latest = ends[-1]
+    previous = None
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index]["role"] == "assistant":
+            user_before = next((i for i in range(index - 1, -1, -1) if messages[i]["role"] == "user"), None)
+            previous = ends[user_before] if user_before is not None else None
+            break
+    return [previous, latest] if previous is not None and previous[0] != latest[0] else [latest]
+
+
+def _cacheable_block(content: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    """The last block of a message that may carry ``cache_control`` (thinking blocks may not)."""
+    for block in reversed(content):
+        if block.get("type") not in ("thinking", "redacted_thinking"):
+            return block
+    return None

@@ -36,14 +36,67 @@ class ToolSpec:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
+    """Tokens of one call (or a run's sum). ``input_tokens`` is the whole prompt, cached or
+    not; of it, ``cached_tokens`` were read from the server's prompt cache and
+    ``cache_write_tokens`` written to it (Anthropic bills those apart; 0 when the server does
+    not say), ``cache_write_1h_tokens`` of them at the one-hour lifetime."""
+
     input_tokens: int = 0
     output_tokens: int = 0
-    # Of input_tokens, those the server read from its prompt cache (0 when it does not say).
     cached_tokens: int = 0
+    cache_write_tokens: int = 0
+    cache_write_1h_tokens: int = 0
 
     @property
     def total(self) -> int:
         return self.input_tokens + self.output_tokens
+
+    @property
+    def uncached_input_tokens(self) -> int:
+        """Prompt tokens billed at the plain input price: neither read from nor written to a cache."""
+        return max(0, self.input_tokens - self.cached_tokens - self.cache_write_tokens)
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cached_tokens + other.cached_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+            self.cache_write_1h_tokens + other.cache_write_1h_tokens,
+        )
+
+    def to_event(self) -> dict[str, int]:
+        """The ``usage`` of a ``model_call`` or ``run_end`` event: input and output always, the
+        cache fields (named as the Anthropic API names them) when there are any."""
+        out = {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens}
+        if self.cached_tokens:
+            out["cached_tokens"] = self.cached_tokens  # the field's older name, kept for readers
+            out["cache_read_input_tokens"] = self.cached_tokens
+        if self.cache_write_tokens:
+            out["cache_creation_input_tokens"] = self.cache_write_tokens
+        if self.cache_write_1h_tokens:
+            out["cache_creation_1h_input_tokens"] = self.cache_write_1h_tokens
+        return out
+
+    @classmethod
+    def from_event(cls, usage: Mapping[str, Any] | None) -> Usage:
+        """The inverse of :meth:`to_event` (missing or malformed fields count 0)."""
+        usage = usage or {}
+
+        def get(*names: str) -> int:
+            for name in names:
+                value = usage.get(name)
+                if isinstance(value, int) and not isinstance(value, bool):
+                    return value
+            return 0
+
+        return cls(
+            get("input_tokens"),
+            get("output_tokens"),
+            get("cache_read_input_tokens", "cached_tokens"),
+            get("cache_creation_input_tokens"),
+            get("cache_creation_1h_input_tokens"),
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,6 +10,7 @@ tinyharness models providers            # the PROVIDER:MODEL names, their URLs a
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import sys
 
 from ..errors import ConfigError
@@ -26,6 +27,7 @@ from .catalog import (
     models_dir,
 )
 from .fetch import FetchError, fetch_embedder, fetch_model
+from .prices import STALE_AFTER_DAYS, PriceTable
 from .providers import provider_rows
 
 # What memory search uses when no fetched embedding model is installed (the memory part's own).
@@ -100,6 +102,7 @@ def models_table() -> str:
         f"when {DEFAULT_MODEL} is not installed. Fetched models live in {models_dir()}."
     )
     lines += ["", *(embedder_line(entry) for entry in EMBEDDERS.values())]
+    lines += ["", prices_line(PriceTable.builtin())]
     return "\n".join(lines)
 
 
@@ -123,6 +126,23 @@ def _columns(rows: list[tuple[str, ...]]) -> list[str]:
     return [
         "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows
     ]
+
+
+def prices_line(table: PriceTable, today: dt.date | None = None) -> str:
+    """What the price table holds and how old it is; flagged when older than 180 days, since
+    the providers change their prices."""
+    age = table.age_days(today)
+    line = (
+        f"Prices of hosted models (dollars per million tokens, for run costs): {len(table.prices)} "
+        f"Anthropic and OpenAI models, taken {table.as_of.isoformat()} ({age} days ago) from the "
+        "providers' price pages; local models cost $0. Add or correct models under prices in config.json."
+    )
+    if table.stale(today):
+        line += (
+            f"\nSTALE: the price table is {age} days old (over {STALE_AFTER_DAYS}); costs may be wrong. "
+            "Check the providers' price pages and set current prices under prices in config.json."
+        )
+    return line
 
 
 def embedder_line(entry: EmbedderModel) -> str:

@@ -20,11 +20,19 @@ raw string (the loop reports the error to the model); ``finish_reason`` ``tool_c
 goes out as ``response_format`` and the reply is parsed back into a ``ToolUseBlock``.
 Retries (429, 5xx, timeouts) are the SDK's own ``max_retries``; what is left after them is
 mapped to typed errors that say what to set for the provider (``Provider.error``).
+
+Prompt caching is the server's own (OpenAI caches prefixes of 1,024 tokens and more by itself):
+the adapter sends a ``prompt_cache_key``, one per model instance unless given, so OpenAI routes
+a run's requests to the same cache, and ``prompt_cache_retention`` when set (``"24h"`` on the
+models that offer it). Both go only to OpenAI's own API unless passed explicitly: other servers
+may reject fields they do not know. Cached tokens come back as ``Usage.cached_tokens``, from
+``usage.prompt_tokens_details.cached_tokens`` or, from llama.cpp's server, ``timings.cache_n``.
 """
 
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
@@ -56,6 +64,8 @@ class OpenAIChatModel(WireModel[openai.AsyncOpenAI, ChatCompletion]):
         frequency_penalty: float | None = None,
         free_text_penalty_only: bool = False,
         client: openai.AsyncOpenAI | None = None,
+        prompt_cache_key: str | None = None,
+        prompt_cache_retention: str | None = None,
         **options: Unpack[WireOptions],
     ) -> None:
         provider = options.get("provider") or OPENAI
@@ -69,6 +79,12 @@ class OpenAIChatModel(WireModel[openai.AsyncOpenAI, ChatCompletion]):
         # older vLLM and Ollama) know only ``max_tokens``.
         official = OPENAI.is_official(self.base_url)
         self._max_tokens_param = "max_completion_tokens" if official else "max_tokens"
+        # Sent to OpenAI's own API by default; other servers may reject fields they do not know.
+        self._cache_params: dict[str, str] = {}
+        if prompt_cache_key is not None or official:
+            self._cache_params["prompt_cache_key"] = prompt_cache_key or f"tinyharness-{uuid.uuid4().hex}"
+        if prompt_cache_retention is not None:
+            self._cache_params["prompt_cache_retention"] = prompt_cache_retention
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
         """Text deltas as the server sends them, then the same ModelResponse as ``complete``.
@@ -145,6 +161,7 @@ class OpenAIChatModel(WireModel[openai.AsyncOpenAI, ChatCompletion]):
             params["temperature"] = self.temperature
         if self.frequency_penalty is not None:
             params["frequency_penalty"] = self.frequency_penalty
+        params.update(self._cache_params)
         return params
 
     async def _create(self, params: dict[str, Any]) -> ChatCompletion:
@@ -294,9 +311,16 @@ def stop_reason_from_wire(finish_reason: str | None, has_tool_calls: bool) -> St
 
 
 def usage_from_wire(response: ChatCompletion) -> Usage:
+    """The reply's usage; cached prompt tokens from ``prompt_tokens_details.cached_tokens``,
+    else from llama.cpp's ``timings.cache_n`` (the prompt tokens its cache held)."""
     usage = response.usage
     if usage is None:
         return Usage()
     details = usage.prompt_tokens_details
     cached = (details.cached_tokens or 0) if details is not None else 0
-    return Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0, cached)
+    if not cached:
+        timings = getattr(response, "timings", None)
+        cache_n = timings.get("cache_n") if isinstance(timings, dict) else None
+        cached = cache_n if isinstance(cache_n, int) and cache_n > 0 else 0
+    prompt = usage.prompt_tokens or 0
+    return Usage(prompt, usage.completion_tokens or 0, min(cached, prompt))

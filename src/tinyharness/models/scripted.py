@@ -64,7 +64,12 @@ def _parse_response(index: int, data: Any) -> tuple[str | None, str | None, Mode
         raise InvalidScript(f"{where}: bad content block ({exc})") from None
     usage = data.get("usage", {})
     try:
-        parsed_usage = Usage(int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0)))
+        parsed_usage = Usage(
+            int(usage.get("input_tokens", 0)),
+            int(usage.get("output_tokens", 0)),
+            int(usage.get("cache_read_input_tokens", 0)),
+            int(usage.get("cache_creation_input_tokens", 0)),
+        )
     except (TypeError, ValueError, AttributeError):
         raise InvalidScript(f"{where}: usage must hold integer input_tokens and output_tokens") from None
     return purpose, agent, ModelResponse(Message("assistant", blocks), stop_reason, parsed_usage)

@@ -39,6 +39,7 @@ class RunSummary:
     depth: int = 0  # 0 for a top-level run, 1 for its sub-agents, ...
     call_id: str | None = None  # the parent's task call that started it
     usage: dict[str, int] | None = None  # billed tokens (a parent's include its sub-agents')
+    cost: dict[str, Any] | None = None  # run_end's cost: usd, its split, status, priced_as
 
 
 class Checkpoint(NamedTuple):

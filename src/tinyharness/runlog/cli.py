@@ -31,6 +31,7 @@ from . import (
     is_postgres_url,
     open_run_log,
 )
+from .costs import cost_cell, cost_line
 from .report import build_report, metrics_table, render_terminal, write_html, write_png
 
 Handler = Callable[[argparse.Namespace], int]
@@ -154,9 +155,17 @@ def _runs(args: argparse.Namespace, log: RunLogStore) -> int:
     if not runs:
         print("no runs logged yet", file=sys.stderr)
         return 0
-    headers = ["id", "started", "model", "stop", "calls", "compactions", "task"]
+    headers = ["id", "started", "model", "stop", "calls", "compactions", "cost", "task"]
     rows = [
-        [_tree_id(r), _when(r.started), r.model or "-", _stop(r), str(r.model_calls), str(r.compactions)]
+        [
+            _tree_id(r),
+            _when(r.started),
+            r.model or "-",
+            _stop(r),
+            str(r.model_calls),
+            str(r.compactions),
+            cost_cell(r.cost),
+        ]
         for r in runs
     ]
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(headers[:-1])]
@@ -227,9 +236,13 @@ def _describe(event: Event, replies: dict[int, str], results: dict[str, str]) ->
         ]
     if kind == "model_call":
         usage = get("usage") or {}
+        cache = ""
+        read = usage.get("cache_read_input_tokens", usage.get("cached_tokens"))
+        if read or usage.get("cache_creation_input_tokens"):
+            cache = f" (cache read {read or 0}, written {usage.get('cache_creation_input_tokens', 0)})"
         line = (
             f"[call {get('call')}] {get('purpose')} · stop {get('stop_reason')} · "
-            f"in {usage.get('input_tokens', '?')} out {usage.get('output_tokens', '?')} · "
+            f"in {usage.get('input_tokens', '?')}{cache} out {usage.get('output_tokens', '?')} · "
             f"tokens {get('tokens')}"
         )
         reply = replies.get(int(get("call", 0)))
@@ -267,6 +280,8 @@ def _describe(event: Event, replies: dict[int, str], results: dict[str, str]) ->
         ]
         if get("detail"):
             lines.append(f"detail: {get('detail')}")
+        if (cost := cost_line(get("cost"), get("usage"))) is not None:
+            lines.append(cost)
         final = str(get("final") or "").splitlines() or ["(none)"]
         return [*lines, "final answer:", *(f"  {line}" for line in final)]
     return []
@@ -367,7 +382,8 @@ def subagent_table(log: RunLogStore, tree: Sequence[RunSummary]) -> str:
     for run in tree:
         peaks = [e.get("tokens") for e in log.events(run.id) if e.get("type") == "model_call"]
         peak = max((t for t in peaks if isinstance(t, int)), default=None)
-        billed = sum(v for v in (run.usage or {}).values() if isinstance(v, int)) if run.usage else None
+        usage = run.usage or {}
+        billed = usage.get("input_tokens", 0) + usage.get("output_tokens", 0) if run.usage else None
         rows.append(
             [
                 _tree_id(run),

@@ -10,7 +10,11 @@ A compaction is marked after the last model call that precedes its event (``afte
 is between that call and the next one. The window and trigger line come from the ``run_start``
 fields ``context_window`` and ``compact_at`` when the run recorded them.
 
-Part of the ``runlog`` package; imports only ``events``.
+The cost line and the cached share come from the events too: each call's ``usage`` (cache reads
+and writes) and the ``cost`` its ``run_end`` carries; the chart draws the tokens each agent call
+read from the provider's prompt cache under its curve.
+
+Part of the ``runlog`` package; imports only ``events`` and ``runlog.costs``.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..events import Event, compaction_tokens
+from .costs import cost_line
 
 LABEL_HEADROOM = 1.12  # the figure's y axis ends this far above its highest value
 
@@ -40,6 +45,8 @@ class CallPoint:
     tool_calls: int  # tool calls the model asked for in this reply
     tool_errors: int
     prefix_share: float | None  # share of this request that repeats the previous one's prefix
+    cached_tokens: int | None = None  # of input_tokens, read from the provider's prompt cache
+    cache_write_tokens: int | None = None  # of input_tokens, written to it
 
 
 @dataclass(frozen=True)
@@ -90,6 +97,16 @@ class RunReport:
     errors: int = 0
     prefix_share: float | None = None  # over calls 2..n, weighted by request size when computed
     prefix_source: str | None = None  # "events" (prefix_share fields) or "requests" (traced)
+    cost: dict[str, Any] | None = None  # run_end's cost
+    usage: dict[str, Any] | None = None  # run_end's usage
+
+    @property
+    def cached_share(self) -> float | None:
+        """Share of all input tokens read from the prompt cache (None when no call said)."""
+        inputs = sum(c.input_tokens or 0 for c in self.calls)
+        if not inputs or all(c.cached_tokens is None for c in self.calls):
+            return None
+        return sum(c.cached_tokens or 0 for c in self.calls) / inputs
 
     @property
     def rounds(self) -> list[Round]:
@@ -204,6 +221,8 @@ def build_report(events: Iterable[Event]) -> RunReport:
                     "tool_calls": 0,
                     "tool_errors": 0,
                     "prefix_share": share,
+                    "cached_tokens": _int(usage.get("cache_read_input_tokens", usage.get("cached_tokens"))),
+                    "cache_write_tokens": _int(usage.get("cache_creation_input_tokens")),
                 }
             )
         elif kind == "tool_call":
@@ -243,6 +262,9 @@ def build_report(events: Iterable[Event]) -> RunReport:
             report.errors += 1
         elif kind == "run_end":
             report.stop = str(event.get("stop"))
+            cost, usage = event.get("cost"), event.get("usage")
+            report.cost = cost if isinstance(cost, dict) else None
+            report.usage = usage if isinstance(usage, dict) else None
     report.calls = [CallPoint(**fields) for fields in pending]
     report.tools = {name: (count, tool_errors[name]) for name, count in tools.items()}
     report.memory_write_ops = dict(write_ops)
@@ -292,6 +314,8 @@ def metrics_sections(report: RunReport) -> list[tuple[str, list[str], list[list[
         ["notes writes", str(report.notes_writes)],
         ["errors", str(report.errors)],
         ["repeated prefix share", share_text],
+        ["input read from prompt cache", _fmt(report.cached_share, ".1%")],
+        ["cost", (cost_line(report.cost, report.usage) or "-").removeprefix("cost: ")],
     ]
     rounds = [
         [str(r.number), str(r.call), _fmt(r.tokens), "-" if r.growth is None else f"{r.growth:+d}"]
@@ -350,6 +374,13 @@ def segments(report: RunReport) -> list[tuple[list[int], list[int]]]:
     return [part for part in parts if part[0]]
 
 
+def cached_points(report: RunReport) -> tuple[list[int], list[int]]:
+    """The agent calls' (call numbers, input tokens read from the prompt cache), for runs whose
+    provider reported any."""
+    points = [(c.call, c.cached_tokens) for c in report.calls if c.purpose == "agent" and c.cached_tokens]
+    return [a for a, _ in points], [t or 0 for _, t in points]
+
+
 def _others(report: RunReport) -> tuple[list[int], list[int]]:
     """Calls for compaction or memory, with their token counters."""
     points = [(c.call, c.tokens) for c in report.calls if c.purpose != "agent" and c.tokens is not None]
@@ -380,6 +411,9 @@ def render_terminal(report: RunReport, width: int = 100, height: int = 24, color
         return "(no model call with a token count in this run)\n"
     for i, (xs, ys) in enumerate(parts):
         plt.plot(xs, ys, marker="braille", label="tokens (agent calls)" if i == 0 else None)
+    cached_xs, cached_ys = cached_points(report)
+    if cached_xs:
+        plt.scatter(cached_xs, cached_ys, marker="dot", label="of which read from the prompt cache")
     if other_calls:
         plt.scatter(other_calls, other_tokens, marker="o", label="compaction/memory calls")
     right = max(calls + other_calls)
@@ -411,6 +445,9 @@ def _figure(report: RunReport) -> Any:
     for i, (xs, ys) in enumerate(segments(report)):
         label = "tokens in window (agent calls)" if i == 0 else None
         axes.plot(xs, ys, marker="o", markersize=3, color="tab:blue", label=label)
+    cached_xs, cached_ys = cached_points(report)
+    if cached_xs:
+        axes.bar(cached_xs, cached_ys, color="tab:green", alpha=0.3, label="read from the prompt cache")
     other_calls, other_tokens = _others(report)
     if other_calls:
         axes.scatter(

@@ -78,6 +78,10 @@ TYPED_ROWS: dict[str, tuple[str, dict[str, Column]]] = {
             "stop_reason": _text("stop_reason"),
             "input_tokens": lambda e: as_int(_usage(e).get("input_tokens")),
             "output_tokens": lambda e: as_int(_usage(e).get("output_tokens")),
+            "cache_read_tokens": lambda e: as_int(
+                _usage(e).get("cache_read_input_tokens", _usage(e).get("cached_tokens"))
+            ),
+            "cache_write_tokens": lambda e: as_int(_usage(e).get("cache_creation_input_tokens")),
             "usage": lambda e: json.dumps(_usage(e)) if _usage(e) else None,
             "tokens": _int("tokens"),
             "messages": _int("messages"),

@@ -83,6 +83,13 @@ MIGRATIONS: list[list[str]] = [
         "ALTER TABLE runs ADD COLUMN call_id TEXT",
         "CREATE INDEX runs_parent ON runs(parent_run_id, started)",
     ],
+    # 5: what a run cost in dollars (run_end's cost), and each call's prompt-cache reads and writes.
+    [
+        "ALTER TABLE runs ADD COLUMN cost_usd REAL",
+        "ALTER TABLE runs ADD COLUMN cost TEXT",
+        "ALTER TABLE model_calls ADD COLUMN cache_read_tokens INTEGER",
+        "ALTER TABLE model_calls ADD COLUMN cache_write_tokens INTEGER",
+    ],
 ]
 
 

@@ -54,15 +54,19 @@ SELECT r.id, r.task, r.model, r.session, r.started, r.ended, r.stop, r.final,
     (SELECT count(*) FROM compactions c WHERE c.run_id = r.id),
     (SELECT count(*) FROM tool_calls t WHERE t.run_id = r.id),
     (SELECT count(*) FROM errors e WHERE e.run_id = r.id),
-    r.parent_run_id, coalesce(r.depth, 0), r.call_id, r.usage
+    r.parent_run_id, coalesce(r.depth, 0), r.call_id, r.usage, r.cost
 FROM runs r
 """
 
 
 def _summary(row: tuple[Any, ...]) -> RunSummary:
-    usage = json.loads(row[-1]) if row[-1] else None
-    summary = RunSummary(*row[:-1])
-    return dataclasses.replace(summary, usage=usage) if isinstance(usage, dict) else summary
+    usage = json.loads(row[-2]) if row[-2] else None
+    cost = json.loads(row[-1]) if row[-1] else None
+    return dataclasses.replace(
+        RunSummary(*row[:-2]),
+        usage=usage if isinstance(usage, dict) else None,
+        cost=cost if isinstance(cost, dict) else None,
+    )
 
 
 LAST = "last"  # the run id that means the newest top-level run
@@ -149,9 +153,10 @@ class SQLRunLog:
                 ),
             )
         elif kind == "run_end":
+            cost = e.get("cost")
             self._db.execute(
                 """UPDATE runs SET ended = ?, stop = ?, final = ?, detail = ?, model_calls = ?,
-                       compactions = ?, usage = ? WHERE id = ?""",
+                       compactions = ?, usage = ?, cost_usd = ?, cost = ? WHERE id = ?""",
                 (
                     as_num(e.get("ts")),
                     as_text(e.get("stop")),
@@ -160,6 +165,8 @@ class SQLRunLog:
                     as_int(e.get("model_calls")),
                     as_int(e.get("compactions")),
                     json.dumps(e["usage"]) if "usage" in e else None,
+                    as_num(cost.get("usd")) if isinstance(cost, dict) else None,
+                    json.dumps(cost) if isinstance(cost, dict) else None,
                     run_id,
                 ),
             )

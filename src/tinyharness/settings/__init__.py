@@ -9,7 +9,8 @@
      "agents": {...},              # sub-agent profiles, by name
      "profiles": {...},            # model profiles, by name (see profiles.py, --profile)
      "memory_rerank": "local:qwen2.5-coder-0.5b",  # model that reorders memory search results
-     "fetch_models": true}         # fetch a missing local model on first use without asking
+     "fetch_models": true,         # fetch a missing local model on first use without asking
+     "prices": {"my-model": {"input": 1.0, "output": 4.0}}}   # dollars per million tokens
 
 Every key is optional; keys this module does not know are kept as they are when a setting is
 written, so other parts (and newer versions) can add their own. ``keys.json`` beside it holds API
@@ -47,6 +48,7 @@ KNOWN_KEYS = (
     "memory_rerank",
     "profiles",
     "fetch_models",
+    "prices",
 )
 PROVIDERS = ("openai", "anthropic")
 KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
@@ -68,6 +70,7 @@ class Settings:
     profiles: Mapping[str, Any] = field(default_factory=dict)
     memory_rerank: str | None = None  # a model string, or "none"
     fetch_models: bool = False  # fetch a missing local model without asking
+    prices: Mapping[str, Any] = field(default_factory=dict)  # checked by models.prices
     path: Path | None = None
 
 
@@ -145,6 +148,7 @@ def load_settings(path: Path | None = None) -> Settings:
         profiles=_mapping(data.get("profiles"), "profiles"),
         memory_rerank=rerank.strip() if isinstance(rerank, str) else None,
         fetch_models=fetch_models,
+        prices=_mapping(data.get("prices"), "prices"),
         path=where,
     )
 
