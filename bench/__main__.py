@@ -276,18 +276,21 @@ def parse_results(text: str) -> tuple[str, dict[str, str]]:
 
 
 DETAILS = HERE / "details"  # bench/details/<part>.md: long tables moved out of RESULTS.md, written here
-LONG_TABLE = 12  # rows: a table longer than this goes to bench/details/<part>.md, linked
+LONG_TABLE = 8  # rows: a table (after a section's first) longer than this goes to details, linked
+LONG_FIRST_TABLE = 25  # rows: the same for a section's first table, its headline
+LONG_LIST = 5  # items: a bullet list longer than this goes to details, linked
 _TRAILER = "<!-- bench:trailer -->"
 
 
 def split_details(part: str, text: str, details_dir: Path | None = None) -> str:
     """``text`` with its long tables (pipe tables, or runs of lines inside a code block, of more
-    than ``LONG_TABLE`` rows) moved to bench/details/<part>.md, each replaced by a link. The
-    chart and the summary tables stay in RESULTS.md; every row stays one click away."""
+    than ``LONG_TABLE`` rows) moved to bench/details/<part>.md, each replaced by a link, except
+    the section's first table, its headline, which the chart draws. Every row stays one click
+    away."""
     kept: list[str] = []
     moved: list[str] = []
     lines = text.splitlines()
-    i, in_code = 0, False
+    i, in_code, seen_table = 0, False, False
     link = f"[bench/details/{part}.md](details/{part}.md)"
     while i < len(lines):
         line = lines[i]
@@ -297,6 +300,17 @@ def split_details(part: str, text: str, details_dir: Path | None = None) -> str:
             i += 1
             continue
         is_row = line.startswith("|") if not in_code else bool(line.strip())
+        if not in_code and line.startswith("- "):
+            j = i
+            while j < len(lines) and lines[j].startswith("- "):
+                j += 1
+            if j - i > LONG_LIST:
+                moved += ["## Notes of the run", "", *lines[i:j], ""]
+                kept.append(f"({j - i} notes of the run: in {link})")
+            else:
+                kept.extend(lines[i:j])
+            i = j
+            continue
         if not is_row:
             kept.append(line)
             i += 1
@@ -310,7 +324,9 @@ def split_details(part: str, text: str, details_dir: Path | None = None) -> str:
             j += 1
         block = lines[i:j]
         title = next((kept[k] for k in range(len(kept) - 1, -1, -1) if kept[k].strip()), "")
-        if len(block) - 2 > LONG_TABLE:
+        first_table = not seen_table
+        seen_table = True
+        if len(block) - 2 > (LONG_FIRST_TABLE if first_table else LONG_TABLE):
             fence = ["```text", *block, "```"] if in_code else block
             moved += [f"## {title.strip('`# ') or part}", "", *fence, ""]
             note = f"({len(block) - 2} rows: in {link})"
