@@ -54,6 +54,7 @@ from .progress import ProgressPrinter
 from .redact import redact
 from .runlog import RunLog, RunLogError, RunLogStore, default_path, is_postgres_url, open_run_log
 from .runlog import cli as runlog_cli
+from .safefs import create_new
 from .session import (
     SavedSession,
     SessionStore,
@@ -760,7 +761,7 @@ class _Structure:
         self.history: DroppedHistory | None = None
         if getattr(args, "search_history", True):
             name = re.sub(r"[^\w.-]", "_", session)[:100] or "run"
-            self.history = DroppedHistory(workspace / ".tinyharness" / "history" / f"{name}.db")
+            self.history = DroppedHistory(workspace / ".tinyharness" / "history" / f"{name}.db", workspace)
         self.plan = _plan_tools_on(args)
 
     def close(self) -> None:
@@ -1280,10 +1281,8 @@ def _crash_line(exc: Exception) -> str:
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     path = folder / f"crash-{stamp}-{os.getpid()}.txt"
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8", errors="replace") as file:
-            file.write(trace)
+        with create_new(path, data_home(), mode=0o600) as file:
+            file.write(trace.encode("utf-8", "replace"))
     except OSError:
         return f"unexpected error ({redact(what)}); run again with {DEBUG_ENV}=1 to see the trace"
     return f"unexpected error ({redact(what)}); the full trace is in {path} (set {DEBUG_ENV}=1 to print it)"

@@ -6,13 +6,14 @@ Lines file of ``--events``, the progress line of the CLI, the run log, a test's 
 Sinks that persist events (``JsonlSink`` here, the run log) write ``redacted_json(event)``: every
 string passes through ``tinyharness.redact`` first, so no secret reaches a log file in clear.
 
-May import: ``redact``, ``errors``. Nothing else of the package.
+May import: ``redact``, ``errors``, ``safefs``. Nothing else of the package.
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
+import io
 import json
 import re
 import time
@@ -23,6 +24,7 @@ from typing import IO, Any, Protocol
 
 from .errors import ConfigError
 from .redact import redact
+from .safefs import open_append
 
 Event = dict[str, Any]
 
@@ -209,7 +211,8 @@ class JsonlSink:
     Secrets are redacted (``redacted_json``): the file is a log, and logs keep no secrets."""
 
     def __init__(self, path: str | Path) -> None:
-        self._file: IO[str] = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
+        # A file the user named (--events FILE): a link in its final place is not followed out.
+        self._file: IO[str] = io.TextIOWrapper(open_append(path), encoding="utf-8")
 
     def emit(self, event: Event) -> None:
         try:

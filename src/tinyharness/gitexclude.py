@@ -9,12 +9,14 @@ so ``git status`` stays clean and nothing is added to a tracked ``.gitignore``. 
 tracked stays tracked (git applies ignore rules to untracked files only). The lines are added
 once; the caller says so when they were.
 
-May import nothing of the package.
+May import ``safefs`` (the file is appended beneath the git folder).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+
+from .safefs import open_append
 
 _HEADER = "# tinyharness run state (notes and offloaded tool outputs)"
 
@@ -71,11 +73,11 @@ def exclude_run_state(workspace: Path, notes_path: Path | None = None) -> list[s
         missing = [p for p in patterns if p not in present]
         if not missing:
             return []
-        exclude.parent.mkdir(parents=True, exist_ok=True)
         lines = ([] if _HEADER in present else [_HEADER]) + missing
         prefix = "" if not current or current.endswith("\n") else "\n"
-        with exclude.open("a", encoding="utf-8") as handle:
-            handle.write(prefix + "\n".join(lines) + "\n")
+        # Beneath the git folder: a workspace shipping ``.git/info -> elsewhere`` writes nothing.
+        with open_append(exclude, git_dir) as handle:
+            handle.write((prefix + "\n".join(lines) + "\n").encode("utf-8"))
     except (OSError, UnicodeDecodeError):
         return []
     return missing

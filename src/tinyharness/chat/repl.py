@@ -31,6 +31,7 @@ from ..agent import Agent, RunResult
 from ..context.manager import ContextManager
 from ..errors import HarnessError, ModelError, StopRun
 from ..messages import Message, ToolResultBlock
+from ..safefs import make_folder
 from ..session import Session, close_orphans
 from ..tools.plan import plan_event
 from ..tools.shell import stop_running_commands
@@ -544,7 +545,7 @@ class ChatSession:
         if path is None:
             return InMemoryHistory()
         with contextlib.suppress(OSError):
-            path.parent.mkdir(parents=True, exist_ok=True)
+            make_folder(path.parent)
             return FileHistory(str(path))
         return InMemoryHistory()
 

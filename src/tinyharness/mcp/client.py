@@ -45,9 +45,10 @@ from ..errors import ConfigError
 from ..events import EventBus
 from ..history import quoted
 from ..redact import redact
+from ..safefs import write_file
 from ..tools.base import DEFAULT_RESULT_CAP, Tool, ToolError
 from .config import McpServerConfig, mcp_tool_name
-from .content import result_text
+from .content import result_text, shown_path
 
 _FAULT_CODES = (types.CONNECTION_CLOSED, types.REQUEST_TIMEOUT)
 _STDERR_TAIL_LINES = 6
@@ -437,10 +438,8 @@ class McpServers:
             digest = hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:16]
             path = self.save_dir / f"result-{digest}.txt"
             try:
-                self.save_dir.mkdir(parents=True, exist_ok=True)
-                path.write_text(text, encoding="utf-8", errors="replace")
-                shown = path.relative_to(self.root) if self.root and path.is_relative_to(self.root) else path
-                saved = f"; the whole result is saved in {shown}"
+                written = write_file(path, text.encode("utf-8", "replace"), self.root)
+                saved = f"; the whole result is saved in {shown_path(written, self.root)}"
             except OSError:
                 saved = ""
         return f"[MCP result of {len(text):,} characters, cut to fit{saved}]\n"

@@ -44,6 +44,7 @@ from ..messages import (
     message_from_dict,
     message_to_dict,
 )
+from ..safefs import open_append
 from ..sqlitedb import Schema, open_database
 from .base import SavedSession, SessionBusy, TurnProgress
 
@@ -221,7 +222,7 @@ class SQLiteSession:
         path = self.store.lock_path(self.name)
         for _ in range(20):  # retried only when a holder removed the file as we opened it
             try:
-                file = open(path, "a+b")  # noqa: SIM115 - held until close()
+                file = open_append(path, self.store.path.parent, read=True)
             except OSError as exc:
                 raise SessionStoreError(f"cannot create the session lock {path}: {exc.strerror}") from None
             if not _try_lock(file):
