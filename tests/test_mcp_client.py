@@ -83,8 +83,13 @@ def test_a_run_lists_and_calls_tools_of_both_reference_servers(tmp_path: Path) -
     config = write_config(
         tmp_path / "servers.json",
         {
-            "fs": {"command": str(FILESYSTEM), "args": [str(workspace)]},
-            "everything": {"command": str(EVERYTHING), "args": ["stdio"]},
+            # The user trusts what reads: a server's own readOnlyHint counts for nothing.
+            "fs": {
+                "command": str(FILESYSTEM),
+                "args": [str(workspace)],
+                "trust": {"readOnlyTools": ["read_text_file"]},
+            },
+            "everything": {"command": str(EVERYTHING), "args": ["stdio"], "trust": {"readOnly": True}},
         },
     )
     target = str(workspace / "new.txt")

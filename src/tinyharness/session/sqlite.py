@@ -251,7 +251,7 @@ class SQLiteSession:
         so no other run can lock a file that is about to disappear."""
         if self._lock_file is not None:
             with suppress(OSError):
-                os.unlink(self._lock_file.name)
+                os.unlink(self.store.lock_path(self.name))
             self._lock_file.close()  # closing the file releases the lock
             self._lock_file = None
         self._in_sync = False
