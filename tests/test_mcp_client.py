@@ -154,7 +154,14 @@ def test_the_everything_server_over_http(tmp_path: Path, mode: str, path: str, k
         wait_for_port(port)
         config = write_config(
             tmp_path / "http.json",
-            {"remote": {"type": kind, "url": f"http://127.0.0.1:{port}{path}", "headers": {"X-Test": "1"}}},
+            {
+                "remote": {
+                    "type": kind,
+                    "url": f"http://127.0.0.1:{port}{path}",
+                    "headers": {"X-Test": "1"},
+                    "trust": {"readOnly": True},
+                }
+            },
         )
         responses = [tool_turn(("s1", "mcp__remote__get-sum", {"a": 2, "b": 40})), answer("42")]
         code, events = run(tmp_path, config, responses)

@@ -33,6 +33,7 @@ from .context.config import problem as context_problem
 from .context.manager import OFFLOAD_SHARE, build_context
 from .context.tokens import HeuristicCounter
 from .durable import cli as durable_cli
+from .durable.policy import WorkerPolicy
 from .durable.queue import new_run_id, was_cancelled
 from .durable.steps import DurableSteps, OnlyNew
 from .errors import ConfigError, HarnessError
@@ -1376,7 +1377,7 @@ def _queued_run(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def _durable_runner(url: str) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
+def _durable_runner(url: str, policy: WorkerPolicy) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
     """What a worker does with a queued run: the run of ``tinyharness run``, logged to the
     shared run log, its calls recorded as steps."""
 
@@ -1389,6 +1390,9 @@ def _durable_runner(url: str) -> Callable[[dict[str, Any]], Awaitable[dict[str, 
         if not Path(args.workspace).is_dir():
             why = f"workspace {args.workspace} is not reachable from this worker"
             return _refused(url, run_id, spec, why)
+        refusal = policy.refusal(args.workspace, args)  # queued work widens no rights
+        if refusal is not None:
+            return _refused(url, run_id, spec, refusal, same_path=False)
         apply_settings(args)
         if not shared:
             shared.append(open_run_log(url))
@@ -1403,9 +1407,13 @@ def _durable_runner(url: str) -> Callable[[dict[str, Any]], Awaitable[dict[str, 
     return run
 
 
-def _refused(url: str, run_id: str, spec: dict[str, Any], why: str) -> dict[str, Any]:
+def _refused(
+    url: str, run_id: str, spec: dict[str, Any], why: str, *, same_path: bool = True
+) -> dict[str, Any]:
     """A run a worker cannot start: said in the run log and in the run's result."""
-    detail = f"{why} ({socket.gethostname()}); every worker must see the workspace at the same path"
+    detail = f"{why} ({socket.gethostname()})"
+    if same_path:
+        detail += "; every worker must see the workspace at the same path"
     with open_run_log(url) as log:
         events = EventBus([log], run_id=run_id, after_seq=log.last_seq(run_id))
         events.emit("run_start", task=spec.get("task"), model=spec.get("model"), workspace=spec["workspace"])

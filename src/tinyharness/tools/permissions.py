@@ -216,7 +216,7 @@ def _refusal(tool: Tool) -> str:
         return (
             f"permission denied: {tool.name} comes from the MCP server {tool.server!r}, which the user's "
             f"MCP config does not trust as read-only; the user must rerun with --allow-write or --allow "
-            f"'{tool.name}', or trust it in the config (\"trust\": {{\"readOnlyTools\": [...]}}). "
+            f'\'{tool.name}\', or trust it in the config ("trust": {{"readOnlyTools": [...]}}). '
             "Do not retry this call"
         )
     if tool.risk == "execute":
