@@ -356,6 +356,7 @@ class Agent:
         self._saved_as: tuple[int, int, int] | None = None  # ``_history_mark`` at the last save
         self.model_calls = 0
         self.iterations = 0
+        self.final_requests = 0  # the no-tools "final answer" requests after a limit stopped the loop
         self.billed = Usage()
         self.repetition = RepetitionGuard()
         self._finished_results: dict[str, ToolResultBlock] = {}  # of the turn being executed
@@ -768,6 +769,7 @@ class Agent:
             self.messages[-1] = Message("user", (*self.messages[-1].content, prompt))
         else:
             self._append(Message("user", (prompt,)))
+        self.final_requests += 1
         try:
             response = await self._agent_turn(_Turn(final_only=True))  # compacted first, like any turn
         except (ModelError, StopRun) as exc:

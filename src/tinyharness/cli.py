@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, cast
 
-from . import __version__
+from . import __version__, procs
 from .agent import Agent, AgentConfig, RunResult
 from .agent import problem as agent_problem
 from .anchors import AnchorError, Anchors
@@ -1248,6 +1248,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _chat_args(words[1:]) if words[:1] == ["chat"] else build_parser().parse_args(words)
     if args.command == "submit":
         args.words = words[1:]  # the run's options as given, for the worker to parse again
+    # Children never outlive the command: orphaned daemons come back to us and are ended.
+    procs.become_subreaper()
+    began = procs.boot_ticks()
     try:
         code = _command(args)
         sys.stdout.flush()
@@ -1271,6 +1274,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get(DEBUG_ENV):
             raise
         return _fail(_crash_line(exc), 1)
+    finally:
+        procs.end_strays(began)
 
 
 def _crash_line(exc: Exception) -> str:

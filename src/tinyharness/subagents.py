@@ -474,7 +474,8 @@ class SubAgents:
                 registry,
                 AgentConfig(
                     system=profile.system or SUBAGENT_PROMPT,
-                    max_iterations=carve.iterations,
+                    # Its last request, the final answer after a limit, is carved out too.
+                    max_iterations=carve.iterations - 1,
                     token_budget=carve.tokens,
                     max_output_tokens=parent.config.max_output_tokens,
                     trace=parent.config.trace,
@@ -502,7 +503,7 @@ class SubAgents:
             except TimeoutError:
                 stopped = f"the sub-agent (run {events.run_id}) did not stop within its time limit"
                 raise ToolError(f"{stopped} and was cancelled") from None
-            self._settle(parent, result, child.iterations)
+            self._settle(parent, result, child.iterations + child.final_requests)
             return result, events.run_id
         finally:
             if session is not None:
