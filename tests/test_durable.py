@@ -40,6 +40,7 @@ class Worker:
         self.log = tmp / f"{name}.err"
         with self.log.open("w") as err:
             command = ["worker", "--log", url, "--concurrency", str(concurrency)]
+            command += ["--workspace-root", str(tmp), "--allow-shell"]
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "tinyharness", *command],
                 stdout=subprocess.DEVNULL,

@@ -95,6 +95,8 @@ class AgentConfig:
     - ``limit_hints``: what a person changes to raise a limit, by field (``max_iterations``,
       ``token_budget``, ``time_limit``), said when the run stops on it; empty for a run's own
       options. A sub-agent's limits come from its parent's and its profile, not from them.
+    - ``final_in_limit``: the final-answer request after a stop is one of ``max_iterations``
+      (a sub-agent's turns are carved from its parent's, so every request it makes counts).
     """
 
     system: str = DEFAULT_SYSTEM_PROMPT
@@ -104,6 +106,7 @@ class AgentConfig:
     trace: bool = False
     time_limit: float | None = None
     limit_hints: Mapping[str, str] = field(default_factory=dict)
+    final_in_limit: bool = False
 
     def __post_init__(self) -> None:
         for name in _COUNTS:
@@ -472,7 +475,11 @@ class Agent:
         if self.messages and self.messages[-1].role == "assistant" and self.messages[-1].tool_uses:
             await self._run_tools(self.messages[-1].tool_uses)  # a turn interrupted by a kill
         while True:
-            if self.iterations >= self.config.max_iterations:
+            limit = self.config.max_iterations
+            if self.config.final_in_limit and self.iterations >= limit - 1:
+                hint = self.config.limit_hints.get("max_iterations", "--max-iterations")
+                raise IterationLimit(f"stopped at {limit} iterations, the last one its final answer ({hint})")
+            if self.iterations >= limit:
                 hint = self.config.limit_hints.get("max_iterations", "--max-iterations")
                 raise IterationLimit(f"stopped after {self.iterations} iterations ({hint})")
             if self.deadline is not None and time.monotonic() >= self.deadline:

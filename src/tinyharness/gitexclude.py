@@ -75,8 +75,11 @@ def exclude_run_state(workspace: Path, notes_path: Path | None = None) -> list[s
             return []
         lines = ([] if _HEADER in present else [_HEADER]) + missing
         prefix = "" if not current or current.endswith("\n") else "\n"
-        # Beneath the git folder: a workspace shipping ``.git/info -> elsewhere`` writes nothing.
-        with open_append(exclude, git_dir) as handle:
+        # Beneath the work tree when the git folder is spelled inside it (a ``.git`` or
+        # ``.git/info`` link that leads out writes nothing), else beneath the git folder a
+        # ``.git`` file names (a linked worktree's).
+        owner = top if git_dir.is_relative_to(top) else git_dir
+        with open_append(exclude, owner) as handle:
             handle.write((prefix + "\n".join(lines) + "\n").encode("utf-8"))
     except (OSError, UnicodeDecodeError):
         return []

@@ -474,8 +474,8 @@ class SubAgents:
                 registry,
                 AgentConfig(
                     system=profile.system or SUBAGENT_PROMPT,
-                    # Its last request, the final answer after a limit, is carved out too.
-                    max_iterations=carve.iterations - 1,
+                    max_iterations=carve.iterations,
+                    final_in_limit=True,  # its final answer after a limit is carved out too
                     token_budget=carve.tokens,
                     max_output_tokens=parent.config.max_output_tokens,
                     trace=parent.config.trace,
