@@ -19,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tinyharness.agent import Agent, AgentConfig
 from tinyharness.cli import main
 from tinyharness.durable.policy import WorkerPolicy
 from tinyharness.gitexclude import exclude_run_state
@@ -26,7 +27,11 @@ from tinyharness.mcp.client import MAX_DESCRIPTION, _input_schema, _StderrTail
 from tinyharness.mcp.config import load_config
 from tinyharness.mcp.content import result_text
 from tinyharness.messages import Message
+from tinyharness.models.scripted import ScriptedModel
+from tinyharness.subagents import SubAgentConfig, SubAgentHost, SubAgents
+from tinyharness.tools.builtin import builtin_tools
 from tinyharness.tools.history_search import DroppedHistory
+from tinyharness.tools.notes import NotesFile
 
 HERE = Path(__file__).parent
 FORKING = HERE / "data" / "forking_server.py"
@@ -197,23 +202,29 @@ def test_an_mcp_servers_leftover_processes_end_with_the_run(tmp_path: Path) -> N
 def test_a_shell_commands_setsid_daemon_ends_with_the_command(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
-    pid_file = ws / "daemon.pid"
-    command = f"setsid sh -c 'trap \"\" TERM; echo $$ > {pid_file}; exec sleep 300' </dev/null >/dev/null 2>&1 & sleep 1"
+    (ws / "spawn.py").write_text(
+        "import os, signal, sys, time\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    if os.fork() == 0:\n"
+        "        signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+        "        fd = os.open(os.devnull, os.O_RDWR)\n"
+        "        for n in (0, 1, 2): os.dup2(fd, n)\n"
+        "        open('daemon.pid', 'w').write(str(os.getpid()))\n"
+        "        time.sleep(300)\n"
+        "    os._exit(0)\n"
+        "time.sleep(1)\n",
+        encoding="utf-8",
+    )
+    command = f"{sys.executable} spawn.py"
     script = _script(tmp_path / "s.json", [_tool("s", "shell", {"command": command}), _answer("done")])
     done = _tinyharness(
         tmp_path,
-        "--model",
-        f"scripted:{script}",
-        "--workspace",
-        str(ws),
-        "--shell",
-        "--yes",
-        "--allow",
-        "shell:*",
-        "go",
+        *("--model", f"scripted:{script}", "--workspace", str(ws)),
+        *("--shell", "--yes", "--allow", "shell:*", "go"),
     )
     assert done.returncode == 0, done.stderr
-    pid = int(pid_file.read_text().split()[0])
+    pid = int((ws / "daemon.pid").read_text())
     assert _gone([pid]) == []
 
 
@@ -343,6 +354,12 @@ def test_a_worker_needs_a_workspace_root_that_is_apart_from_its_data(
 # --- class 9: limits are limits --------------------------------------------------------------
 
 
+def _turn(uses: list[tuple[str, str, dict[str, Any]]], agent: str | None = None) -> dict[str, Any]:
+    response = _tool("x", "x", {})
+    response["content"] = [{"type": "tool_use", "id": i, "name": n, "input": a} for i, n, a in uses]
+    return {**response, **({"agent": agent} if agent else {})}
+
+
 @given(
     limit=st.integers(2, 30),
     children=st.integers(1, 8),
@@ -353,28 +370,28 @@ def test_a_worker_needs_a_workspace_root_that_is_apart_from_its_data(
 def test_sub_agents_never_take_the_run_past_its_iteration_limit(
     tmp_path_factory: pytest.TempPathFactory, limit: int, children: int, child_turns: int, concurrency: int
 ) -> None:
-    sys.path.insert(0, str(HERE))
-    from test_subagents import answer, call, make, task, turn
-    from tinyharness.agent import AgentConfig
-    from tinyharness.models.scripted import ScriptedModel
-    from tinyharness.subagents import SubAgentConfig
-
     ws = tmp_path_factory.mktemp("ws")
     (ws / "f.py").write_text("x = 1\n")
     responses: list[dict[str, Any]] = []
     for round_ in range(limit + 1):  # more than any run can use: the limit decides
         labels = [f"r{round_}c{i}" for i in range(children)]
-        responses.append(turn([task(label, f"job {label}") for label in labels]))
+        responses.append(_turn([(label, "task", {"prompt": f"job {label}"}) for label in labels]))
         for label in labels:
-            responses += [
-                call(f"{label}-{k}", "read_file", {"path": "f.py"}, agent=label) for k in range(child_turns)
+            reads = [
+                _turn([(f"{label}-{k}", "read_file", {"path": "f.py"})], label) for k in range(child_turns)
             ]
-            responses += [answer("ok", agent=label), answer("ok", agent=label)]
+            responses += [*reads, {**_answer("ok"), "agent": label}, {**_answer("ok"), "agent": label}]
     model = ScriptedModel({"responses": responses})
-    agent, _sink, _ = make(
-        ws, model, SubAgentConfig(concurrency=concurrency), AgentConfig(max_iterations=limit)
+    runner = SubAgents(
+        SubAgentConfig(concurrency=concurrency),
+        SubAgentHost(
+            tools=lambda notes, events: builtin_tools(ws, notes=NotesFile(notes, root=ws)),
+            state_dir=ws / ".tinyharness" / "subagents",
+        ),
     )
-    agent.run("go")
+    registry = builtin_tools(ws)
+    registry.add(runner.tool())
+    Agent(model, registry, AgentConfig(max_iterations=limit)).run("go")
     # Every request but the parent's own final answer (which a run without sub-agents makes
     # too, after its last turn) counts against --max-iterations.
     assert len(model.requests) <= limit + 1
@@ -451,40 +468,45 @@ def test_a_huge_description_is_cut_and_an_event_says_so(tmp_path: Path) -> None:
     assert any(e.get("state") == "trimmed" for e in sink.of_type("mcp_server"))
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="walks /proc")
-def test_bytes_that_are_not_utf8_fail_the_call_with_that_reason(tmp_path: Path) -> None:
-    config = tmp_path / "servers.json"
-    config.write_text(
-        json.dumps(
-            {
-                "mcpServers": {
-                    "bad": {
-                        "command": sys.executable,
-                        "args": [str(FORKING), str(tmp_path / "p"), "--bad-utf8"],
-                        "timeout": 120,
-                        "trust": {"readOnly": True},
-                    }
-                }
-            }
-        )
-    )
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    events = tmp_path / "ev.jsonl"
-    script = _script(tmp_path / "s.json", [_tool("e", "mcp__bad__echo", {"text": "hi"}), _answer("done")])
-    done = _tinyharness(
-        tmp_path,
-        "--model",
-        f"scripted:{script}",
-        "--workspace",
-        str(ws),
-        "--mcp",
-        str(config),
-        "--events",
-        str(events),
-        "go",
-    )
-    results = [json.loads(line) for line in events.read_text().splitlines() if '"tool_result"' in line]
-    assert done.returncode == 0, done.stderr
-    text = json.dumps(results)
-    assert "not UTF-8" in text and "no answer within" not in text
+RAW = HERE / "data" / "raw_server.py"
+
+
+def _raw_config(tmp_path: Path, *args: str) -> Path:
+    path = tmp_path / "raw.json"
+    server = {"command": sys.executable, "args": [str(RAW), *args], "timeout": 120, "startTimeout": 120}
+    path.write_text(json.dumps({"mcpServers": {"raw": {**server, "trust": {"readOnly": True}}}}))
+    return path
+
+
+def test_bytes_that_are_not_utf8_are_said_not_waited_for(tmp_path: Path) -> None:
+    """The call answers with a note (the call's timeout is 120 s: a wait would fail the
+    assertion on the text, not on a clock)."""
+    import asyncio
+
+    from tinyharness.mcp.client import McpServers
+
+    async def call() -> str:
+        async with McpServers(
+            load_config([_raw_config(tmp_path, "bad-utf8")], include_home=False)
+        ) as servers:
+            (tool,) = servers.tools
+            return str(await tool.function(text="hi"))
+
+    text = asyncio.run(call())
+    assert "not UTF-8" in text and "\ufffd" in text
+
+
+@pytest.mark.parametrize("depth", [300, 5000])
+def test_a_schema_nested_too_deep_to_read_is_reported_as_such(tmp_path: Path, depth: int) -> None:
+    import asyncio
+
+    from tinyharness.errors import ConfigError
+    from tinyharness.mcp.client import McpServers
+
+    async def start() -> None:
+        async with McpServers(load_config([_raw_config(tmp_path, "deep", str(depth))], include_home=False)):
+            pass
+
+    with pytest.raises(ConfigError) as raised:
+        asyncio.run(start())
+    assert "nested too deeply" in str(raised.value) and "no answer within" not in str(raised.value)

@@ -8,11 +8,13 @@ A tool gets the risk "read" only when the user's config trusts it (``"trust"``, 
 what the server's annotations say (``readOnlyHint``) is untrusted and changes nothing.
 
 Limits. A server's stderr goes through a pipe of which only the last ``STDERR_KEEP`` bytes are
-kept. A line on stdout that is not UTF-8, or JSON that cannot be read (nested too deep, say),
-ends the connection at once with that reason, so calls fail fast instead of waiting out their
-timeout. Tool descriptions longer than ``MAX_DESCRIPTION`` characters and input schemas over
-``MAX_SCHEMA_CHARS`` (or nested deeper than ``MAX_SCHEMA_DEPTH``) are cut or replaced, and an
-``mcp_server`` event (state ``trimmed``) says so.
+kept. Bytes on stdout that are not UTF-8 are replaced (U+FFFD) and the result says so, instead
+of stopping the SDK's reader and leaving every call to wait out its timeout. A JSON-RPC line
+that cannot be read (nested too deep, say) ends the connection at once with that reason, so a
+start or a call fails fast instead of waiting out its timeout. Tool descriptions longer than
+``MAX_DESCRIPTION`` characters and input schemas over ``MAX_SCHEMA_CHARS`` (or nested deeper
+than ``MAX_SCHEMA_DEPTH``) are cut or replaced, and an ``mcp_server`` event (state ``trimmed``)
+says so.
 
 Faults. A server that does not start is a ``ConfigError`` naming it, with the end of its
 stderr. A server that crashes or hangs during a call gives that call an error result (the call
@@ -57,7 +59,7 @@ from mcp.client.streamable_http import streamable_http_client
 from ..errors import ConfigError
 from ..events import EventBus
 from ..history import quoted
-from ..procs import TAG_ENV, end_tagged, new_tag
+from ..procs import TAG_ENV, end_tagged, new_tag, tagged
 from ..redact import redact
 from ..safefs import write_file
 from ..tools.base import DEFAULT_RESULT_CAP, Tool, ToolError
@@ -74,6 +76,7 @@ STDERR_KEEP = 64 * 1024  # bytes of a server's stderr kept (the tail); the rest 
 MAX_DESCRIPTION = 2_000  # characters of a tool's description the model sees
 MAX_SCHEMA_CHARS = 20_000  # characters of a tool's input schema (as JSON) the model sees
 MAX_SCHEMA_DEPTH = 32  # nesting of a tool's input schema
+_NOT_UTF8 = "[the server sent bytes that are not UTF-8 (or U+FFFD itself); each is shown as \ufffd]\n"
 
 
 class ServerFault(Exception):
@@ -189,12 +192,11 @@ async def _watched(transport: Any, unreadable: Any) -> Any:
         async def pump() -> None:
             async with send:
                 async for item in read:
-                    if isinstance(item, UnicodeDecodeError) or (
-                        isinstance(item, Exception) and _looks_like_message(item)
-                    ):
+                    if isinstance(item, Exception) and _looks_like_message(item):
                         unreadable(_unreadable_reason(item))
-                        raise ConnectionError(_unreadable_reason(item))
+                        return
                     await send.send(item)
+                unreadable("")  # the SDK stopped reading: the server exited, or its stdout broke
 
         async with anyio.create_task_group() as group:
             group.start_soon(pump)
@@ -235,6 +237,7 @@ class Connection:
         self._stderr: _StderrTail | None = None
         self._tag = ""  # the processes of the current start carry it (procs)
         self._broken = ""  # why the transport ended under a running session
+        self._dead: asyncio.Event | None = None  # set when it did
         self._lock = asyncio.Lock()
         self._last_fault = ""
         self._recovery: asyncio.Future[str] | None = None
@@ -255,6 +258,7 @@ class Connection:
         if self._stderr is None and self.config.transport == "stdio":
             self._stderr = _StderrTail()  # closed in stop(); the server writes to it while it runs
         self._broken = ""
+        self._dead = asyncio.Event()
         self._task = asyncio.create_task(self._own(ready, self._stop), name=f"mcp-{self.name}")
         try:
             self.tools = await asyncio.wait_for(asyncio.shield(ready), timeout=self.config.start_timeout)
@@ -308,7 +312,13 @@ class Connection:
             command, args = _dying_with_us(_find_command(config), list(config.args))
             self._tag = new_tag()
             parameters = StdioServerParameters(
-                command=command, args=args, env={**config.env, TAG_ENV: self._tag}, cwd=config.cwd
+                command=command,
+                args=args,
+                env={**config.env, TAG_ENV: self._tag},
+                cwd=config.cwd,
+                # "strict" would stop the SDK's reader on the first bad byte and leave every
+                # call waiting out its timeout; replaced bytes show as U+FFFD and are said.
+                encoding_error_handler="replace",
             )
             return _watched(stdio_client(parameters, errlog=self._stderr.writer), self._unreadable)
         assert config.url is not None
@@ -327,7 +337,19 @@ class Connection:
             self._stderr = None
 
     def _unreadable(self, reason: str) -> None:
-        self._broken = reason
+        """The connection cannot go on: calls waiting on it fail now, with ``reason``."""
+        if self._stop is not None and self._stop.is_set():
+            return  # our own shutdown
+        if not reason:
+            running = bool(self._tag and tagged(self._tag))
+            reason = (
+                "its stdout could not be read (bytes that are not UTF-8?) while it still runs"
+                if running
+                else "the server exited"
+            )
+        self._broken = self._broken or reason
+        if self._dead is not None:
+            self._dead.set()
 
     async def _close_task(self, *, patient: bool = True) -> None:
         """End the connection's task: let it close the session (``patient``), or cancel it at
@@ -404,9 +426,14 @@ class Connection:
         """The answer to ``request``; ServerFault as soon as the connection ends under it (a
         line it could not read), not after the call's whole timeout."""
         call = asyncio.ensure_future(request)
-        watch = {call} if self._task is None else {call, self._task}
+        dead = asyncio.ensure_future(self._dead.wait()) if self._dead is not None else None
+        watch = {call} | ({self._task} if self._task is not None else set()) | ({dead} if dead else set())
         limit = self.config.timeout + 1.0
-        done, _ = await asyncio.wait(watch, timeout=limit, return_when=asyncio.FIRST_COMPLETED)
+        try:
+            done, _ = await asyncio.wait(watch, timeout=limit, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if dead is not None:
+                dead.cancel()
         if call in done:
             return call.result()
         call.cancel()
@@ -549,6 +576,8 @@ class McpServers:
         async def call(**args: Any) -> str:
             result = await connection.call(tool_name, args)
             text = result_text(result, save_dir=self.save_dir, root=self.root)
+            if "\ufffd" in text:
+                text = _NOT_UTF8 + text
             if result.is_error:
                 raise ToolError(quoted("tool_output", text or "(no details)", server=server, tool=tool_name))
             return self._capped_note(text) + quoted("tool_output", text, server=server, tool=tool_name)
