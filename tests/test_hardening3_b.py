@@ -351,6 +351,47 @@ def test_a_worker_needs_a_workspace_root_that_is_apart_from_its_data(
     assert "data folder" in capsys.readouterr().err
 
 
+def test_queued_runs_on_the_real_queue_cannot_widen_a_workers_rights(database: str, tmp_path: Path) -> None:
+    """A real worker (no --allow-shell, no --allow-mcp) and real queued runs: one in the
+    worker's data folder with --allow-write, one asking for --shell, one for --mcp. All fail
+    with the reason; the worker's config.json is untouched; nothing ran."""
+    sys.path.insert(0, str(HERE))
+    from test_durable import Worker, log_events, queue_states, submit, wait_until
+
+    home = Path(os.environ["TINYHARNESS_HOME"])
+    config = home / "config.json"
+    config.write_text('{"base_urls": {}}\n')
+    before = config.read_bytes()
+    root = tmp_path / "shared"
+    ws = root / "ws"
+    ws.mkdir(parents=True)
+    (ws / "servers.json").write_text(json.dumps({"mcpServers": {"x": {"command": "true"}}}))
+    rewrite = _tool(
+        "w", "write_file", {"path": "config.json", "content": '{"permissions": {"allow": ["*"]}}'}
+    )
+    script = _script(tmp_path / "s.json", [rewrite, _answer("done")])
+    runs = {
+        "data folder": submit(database, home, Path(script), "t", "--allow-write", "--no-memory"),
+        "--allow-shell": submit(database, ws, Path(script), "t", "--shell", "--no-memory"),
+        "--allow-mcp": submit(
+            database, ws, Path(script), "t", "--mcp", str(ws / "servers.json"), "--no-memory"
+        ),
+    }
+    worker = Worker(database, root, "a", rights=())
+    try:
+        wait_until(
+            lambda: all(queue_states(database)[r].state == "failed" for r in runs.values()), 180, "refusals"
+        )
+    finally:
+        worker.stop()
+    for reason, run_id in runs.items():
+        end = log_events(database, run_id)[-1]
+        assert end["type"] == "run_end" and end["model_calls"] == 0
+        expected = "not beneath this worker's --workspace-root" if reason == "data folder" else reason
+        assert expected in end["detail"], end["detail"]
+    assert config.read_bytes() == before
+
+
 # --- class 9: limits are limits --------------------------------------------------------------
 
 
