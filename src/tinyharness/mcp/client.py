@@ -431,6 +431,10 @@ class Connection:
         limit = self.config.timeout + 1.0
         try:
             done, _ = await asyncio.wait(watch, timeout=limit, return_when=asyncio.FIRST_COMPLETED)
+        except BaseException:  # cancelled (Ctrl-C, the registry's timeout): the call goes too
+            call.cancel()
+            call.add_done_callback(lambda f: f.cancelled() or f.exception())  # retrieved, never lost
+            raise
         finally:
             if dead is not None:
                 dead.cancel()
