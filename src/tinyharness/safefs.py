@@ -40,7 +40,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Literal
+from typing import BinaryIO, Literal, cast
 from urllib.parse import quote
 
 MAX_LINK_HOPS = 40  # as the kernel's own limit on links followed in one lookup
@@ -478,8 +478,9 @@ def _replace_in(
 # workspace for ``.tinyharness/...``, the data home for the run log): ``path`` spelled inside it
 # is walked from it, so a link at any level (the ``.tinyharness`` folder itself, a subfolder,
 # the final name, dangling or not) that leads out of it is refused with ``PathEscape``. Without
-# an owner (a file the user named on the command line), the path's own real folder is the
-# owner: a link in the final name is still not followed out of that folder.
+# an owner (a file the user named on the command line), the file is the user's choice: it is
+# written where they said (``open_append``, ``create_new``: as named, links and devices
+# included; ``write_file``: replaced atomically in its real folder).
 
 _SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
 
@@ -564,6 +565,11 @@ def _replace_private(spot: Spot, data: bytes, mode: int) -> None:
 def _open_at(
     path: str | os.PathLike[str], owner: str | os.PathLike[str] | None, flags: int, mode: int
 ) -> BinaryIO:
+    kind = "r+b" if flags & os.O_RDWR else "ab" if flags & os.O_APPEND else "wb"
+    if owner is None:
+        # A file the user named (--events FILE): opened as named, links and devices included
+        # (``--events /dev/stderr``); its folder must exist.
+        return cast(BinaryIO, os.fdopen(os.open(path, flags | os.O_CLOEXEC | os.O_NOCTTY, mode), kind))
     folder, rel = _place(path, owner)
     with folder.at(rel, create_dirs=True) as spot:
         if spot.name is None:
@@ -577,7 +583,7 @@ def _open_at(
         try:
             _check_kind(os.fstat(fd), spot.relative)
             os.set_blocking(fd, True)
-            return os.fdopen(fd, "r+b" if flags & os.O_RDWR else "ab" if flags & os.O_APPEND else "wb")
+            return cast(BinaryIO, os.fdopen(fd, kind))
         except BaseException:
             os.close(fd)
             raise
