@@ -95,7 +95,10 @@ def _start_worker(url: str, log: Path) -> subprocess.Popen[bytes]:
     env = {**os.environ, "TINYHARNESS_MEMORY": "off"}
     with log.open("w") as err:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "tinyharness", "worker", "--log", url, "--concurrency", str(CONCURRENCY)],
+            [
+                *(sys.executable, "-m", "tinyharness", "worker", "--log", url),
+                *("--concurrency", str(CONCURRENCY), "--workspace-root", str(log.parent)),
+            ],
             stdout=subprocess.DEVNULL,
             stderr=err,
             env=env,

@@ -26,8 +26,16 @@ needs_node_servers = pytest.mark.skipif(
 )
 
 
+# The tools the user trusts as read-only (the server's own readOnlyHint counts for nothing).
+SMALL_READ_ONLY = ["echo", "big", "hang", "crash", "fail", "image"]
+
+
 def small_server(*args: str) -> dict[str, Any]:
-    return {"command": sys.executable, "args": [str(SMALL), *args]}
+    return {
+        "command": sys.executable,
+        "args": [str(SMALL), *args],
+        "trust": {"readOnlyTools": SMALL_READ_ONLY},
+    }
 
 
 def write_config(path: Path, servers: dict[str, dict[str, Any]]) -> str:

@@ -36,10 +36,18 @@ SHELL = ["--shell", "--yes", "--allow", "shell:*", "--no-memory", "--max-output-
 class Worker:
     """A ``tinyharness worker`` process."""
 
-    def __init__(self, url: str, tmp: Path, name: str, concurrency: int = 4) -> None:
+    def __init__(
+        self,
+        url: str,
+        tmp: Path,
+        name: str,
+        concurrency: int = 4,
+        rights: tuple[str, ...] = ("--allow-shell",),
+    ) -> None:
         self.log = tmp / f"{name}.err"
         with self.log.open("w") as err:
             command = ["worker", "--log", url, "--concurrency", str(concurrency)]
+            command += ["--workspace-root", str(tmp), *rights]
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "tinyharness", *command],
                 stdout=subprocess.DEVNULL,

@@ -83,8 +83,13 @@ def test_a_run_lists_and_calls_tools_of_both_reference_servers(tmp_path: Path) -
     config = write_config(
         tmp_path / "servers.json",
         {
-            "fs": {"command": str(FILESYSTEM), "args": [str(workspace)]},
-            "everything": {"command": str(EVERYTHING), "args": ["stdio"]},
+            # The user trusts what reads: a server's own readOnlyHint counts for nothing.
+            "fs": {
+                "command": str(FILESYSTEM),
+                "args": [str(workspace)],
+                "trust": {"readOnlyTools": ["read_text_file"]},
+            },
+            "everything": {"command": str(EVERYTHING), "args": ["stdio"], "trust": {"readOnly": True}},
         },
     )
     target = str(workspace / "new.txt")
@@ -149,7 +154,14 @@ def test_the_everything_server_over_http(tmp_path: Path, mode: str, path: str, k
         wait_for_port(port)
         config = write_config(
             tmp_path / "http.json",
-            {"remote": {"type": kind, "url": f"http://127.0.0.1:{port}{path}", "headers": {"X-Test": "1"}}},
+            {
+                "remote": {
+                    "type": kind,
+                    "url": f"http://127.0.0.1:{port}{path}",
+                    "headers": {"X-Test": "1"},
+                    "trust": {"readOnly": True},
+                }
+            },
         )
         responses = [tool_turn(("s1", "mcp__remote__get-sum", {"a": 2, "b": 40})), answer("42")]
         code, events = run(tmp_path, config, responses)

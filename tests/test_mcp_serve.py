@@ -179,7 +179,14 @@ def test_serve_refuses_a_store_that_is_off_and_a_port_in_use(tmp_path: Path, cap
 def test_a_second_tinyharness_agent_shares_the_memory_through_mcp(tmp_path: Path) -> None:
     db, workspace, _, _ = prepare(tmp_path)
     config = write_config(
-        tmp_path / "mcp.json", {"memory": {"command": sys.executable, "args": serve_args(db, workspace)}}
+        tmp_path / "mcp.json",
+        {
+            "memory": {
+                "command": sys.executable,
+                "args": serve_args(db, workspace),
+                "trust": {"readOnlyTools": ["memory_search"]},
+            }
+        },
     )
     fact = "The staging database is rebuilt every Monday"
     script = write_script(

@@ -279,7 +279,7 @@ def test_a_childs_turns_count_against_the_parents_iterations(workspace: Path) ->
                 turn([task("t1", "read")]),
                 *[
                     call(f"r{i}", "read_file", {"path": "f0.py", "start_line": i + 1}, agent="t1")
-                    for i in range(3)
+                    for i in range(2)
                 ],
                 answer("partial", agent="t1"),  # final answer after its iteration stop
                 answer("final"),  # the parent's own final answer after its limit
@@ -289,9 +289,10 @@ def test_a_childs_turns_count_against_the_parents_iterations(workspace: Path) ->
     agent, sink, _ = make(workspace, model, SubAgentConfig(max_iterations=20), AgentConfig(max_iterations=4))
     result = agent.run("go")
     child_end = next(e for e in sink.of_type("run_end") if e.get("depth") == 1)
-    assert child_end["stop"] == "max_iterations"  # 4 - 1 turns left for the child
-    assert "3 iterations" in child_end["detail"]
+    assert child_end["stop"] == "max_iterations"  # 4 - 1 requests left for the child
+    assert "3 iterations" in child_end["detail"]  # two turns, and its final answer the third
     assert result.stop == "max_iterations"  # the parent's turns were all spent by then
+    assert len(model.requests) == 4 + 1  # only the parent's own final answer is past the limit
 
 
 def child_stop(workspace: Path, config: SubAgentConfig, agent_config: AgentConfig, **args: Any) -> str:

@@ -106,6 +106,8 @@ class AgentConfig:
       options. A sub-agent's limits come from its parent's and its profile, not from them.
     - ``prices``: the price table the run's cost is reckoned with (``run_end``'s ``cost``);
       None for the built-in one (``models/prices.json``).
+    - ``final_in_limit``: the final-answer request after a stop is one of ``max_iterations``
+      (a sub-agent's turns are carved from its parent's, so every request it makes counts).
     """
 
     system: str = DEFAULT_SYSTEM_PROMPT
@@ -116,6 +118,7 @@ class AgentConfig:
     time_limit: float | None = None
     limit_hints: Mapping[str, str] = field(default_factory=dict)
     prices: PriceTable | None = field(default=None, compare=False)
+    final_in_limit: bool = False
 
     def __post_init__(self) -> None:
         for name in _COUNTS:
@@ -337,6 +340,7 @@ class Agent:
         self._saved_as: tuple[int, int, int] | None = None  # ``_history_mark`` at the last save
         self.model_calls = 0
         self.iterations = 0
+        self.final_requests = 0  # the no-tools "final answer" requests after a limit stopped the loop
         self.billed = Usage()
         self.repetition = RepetitionGuard()
         self._finished_results: dict[str, ToolResultBlock] = {}  # of the turn being executed
@@ -466,7 +470,11 @@ class Agent:
         if self.messages and self.messages[-1].role == "assistant" and self.messages[-1].tool_uses:
             await self._run_tools(self.messages[-1].tool_uses)  # a turn interrupted by a kill
         while True:
-            if self.iterations >= self.config.max_iterations:
+            limit = self.config.max_iterations
+            if self.config.final_in_limit and self.iterations >= limit - 1:
+                hint = self.config.limit_hints.get("max_iterations", "--max-iterations")
+                raise IterationLimit(f"stopped at {limit} iterations, the last one its final answer ({hint})")
+            if self.iterations >= limit:
                 hint = self.config.limit_hints.get("max_iterations", "--max-iterations")
                 raise IterationLimit(f"stopped after {self.iterations} iterations ({hint})")
             if self.deadline is not None and time.monotonic() >= self.deadline:
@@ -778,6 +786,7 @@ class Agent:
             self.messages[-1] = Message("user", (*self.messages[-1].content, prompt))
         else:
             self._append(Message("user", (prompt,)))
+        self.final_requests += 1
         try:
             response = await self._agent_turn(_Turn(final_only=True))  # compacted first, like any turn
         except (ModelError, StopRun) as exc:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, cast
 
-from . import __version__
+from . import __version__, procs
 from .agent import Agent, AgentConfig, RunResult
 from .agent import problem as agent_problem
 from .anchors import AnchorError, Anchors
@@ -35,6 +35,7 @@ from .context.manager import OFFLOAD_SHARE, build_context
 from .context.tokens import HeuristicCounter
 from .conventions import ProjectConventions
 from .durable import cli as durable_cli
+from .durable.policy import WorkerPolicy
 from .durable.queue import new_run_id, was_cancelled
 from .durable.steps import DurableSteps, OnlyNew
 from .errors import ConfigError, HarnessError
@@ -62,6 +63,7 @@ from .progress import ProgressPrinter
 from .redact import redact
 from .runlog import RunLog, RunLogError, RunLogStore, default_path, is_postgres_url, open_run_log
 from .runlog import cli as runlog_cli
+from .safefs import create_new
 from .session import (
     SavedSession,
     SessionStore,
@@ -847,7 +849,7 @@ class _Structure:
         self.history: DroppedHistory | None = None
         if getattr(args, "search_history", True):
             name = re.sub(r"[^\w.-]", "_", session)[:100] or "run"
-            self.history = DroppedHistory(workspace / ".tinyharness" / "history" / f"{name}.db")
+            self.history = DroppedHistory(workspace / ".tinyharness" / "history" / f"{name}.db", workspace)
         self.plan = _plan_tools_on(args)
 
     def close(self) -> None:
@@ -1481,6 +1483,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _chat_args(words[1:]) if words[:1] == ["chat"] else build_parser().parse_args(words)
     if args.command == "submit":
         args.words = words[1:]  # the run's options as given, for the worker to parse again
+    # Children never outlive the command: orphaned daemons come back to us and are ended.
+    procs.become_subreaper()
+    began = procs.boot_ticks()
     try:
         code = _command(args)
         sys.stdout.flush()
@@ -1504,6 +1509,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get(DEBUG_ENV):
             raise
         return _fail(_crash_line(exc), 1)
+    finally:
+        procs.end_strays(began)
 
 
 def _crash_line(exc: Exception) -> str:
@@ -1515,10 +1522,8 @@ def _crash_line(exc: Exception) -> str:
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     path = folder / f"crash-{stamp}-{os.getpid()}.txt"
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8", errors="replace") as file:
-            file.write(trace)
+        with create_new(path, data_home(), mode=0o600) as file:
+            file.write(trace.encode("utf-8", "replace"))
     except OSError:
         return f"unexpected error ({redact(what)}); run again with {DEBUG_ENV}=1 to see the trace"
     return f"unexpected error ({redact(what)}); the full trace is in {path} (set {DEBUG_ENV}=1 to print it)"
@@ -1614,7 +1619,7 @@ def _queued_run(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def _durable_runner(url: str) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
+def _durable_runner(url: str, policy: WorkerPolicy) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
     """What a worker does with a queued run: the run of ``tinyharness run``, logged to the
     shared run log, its calls recorded as steps."""
 
@@ -1627,6 +1632,9 @@ def _durable_runner(url: str) -> Callable[[dict[str, Any]], Awaitable[dict[str, 
         if not Path(args.workspace).is_dir():
             why = f"workspace {args.workspace} is not reachable from this worker"
             return _refused(url, run_id, spec, why)
+        refusal = policy.refusal(args.workspace, args)  # queued work widens no rights
+        if refusal is not None:
+            return _refused(url, run_id, spec, refusal, same_path=False)
         apply_settings(args)
         if not shared:
             shared.append(open_run_log(url))
@@ -1641,9 +1649,13 @@ def _durable_runner(url: str) -> Callable[[dict[str, Any]], Awaitable[dict[str, 
     return run
 
 
-def _refused(url: str, run_id: str, spec: dict[str, Any], why: str) -> dict[str, Any]:
+def _refused(
+    url: str, run_id: str, spec: dict[str, Any], why: str, *, same_path: bool = True
+) -> dict[str, Any]:
     """A run a worker cannot start: said in the run log and in the run's result."""
-    detail = f"{why} ({socket.gethostname()}); every worker must see the workspace at the same path"
+    detail = f"{why} ({socket.gethostname()})"
+    if same_path:
+        detail += "; every worker must see the workspace at the same path"
     with open_run_log(url) as log:
         events = EventBus([log], run_id=run_id, after_seq=log.last_seq(run_id))
         events.emit("run_start", task=spec.get("task"), model=spec.get("model"), workspace=spec["workspace"])

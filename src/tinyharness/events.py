@@ -6,13 +6,14 @@ Lines file of ``--events``, the progress line of the CLI, the run log, a test's 
 Sinks that persist events (``JsonlSink`` here, the run log) write ``redacted_json(event)``: every
 string passes through ``tinyharness.redact`` first, so no secret reaches a log file in clear.
 
-May import: ``redact``, ``errors``. Nothing else of the package.
+May import: ``redact``, ``errors``, ``safefs``. Nothing else of the package.
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
+import io
 import json
 import re
 import time
@@ -23,6 +24,7 @@ from typing import IO, Any, Protocol
 
 from .errors import ConfigError
 from .redact import redact
+from .safefs import open_append
 
 Event = dict[str, Any]
 
@@ -224,10 +226,10 @@ class JsonlSink:
 
     def __init__(self, path: str | Path | IO[str]) -> None:
         self._owned = isinstance(path, str | Path)
+        # A file the user named (--events FILE): a link in its final place is not followed out;
+        # or a stream already open (stdout, for --output-format stream-json), left open.
         self._file: IO[str] = (
-            open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
-            if isinstance(path, str | Path)
-            else path
+            io.TextIOWrapper(open_append(path), encoding="utf-8") if isinstance(path, str | Path) else path
         )
 
     def emit(self, event: Event) -> None:

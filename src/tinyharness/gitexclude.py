@@ -9,12 +9,14 @@ so ``git status`` stays clean and nothing is added to a tracked ``.gitignore``. 
 tracked stays tracked (git applies ignore rules to untracked files only). The lines are added
 once; the caller says so when they were.
 
-May import nothing of the package.
+May import ``safefs`` (the file is appended beneath the git folder).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+
+from .safefs import open_append
 
 _HEADER = "# tinyharness run state (notes and offloaded tool outputs)"
 
@@ -71,11 +73,14 @@ def exclude_run_state(workspace: Path, notes_path: Path | None = None) -> list[s
         missing = [p for p in patterns if p not in present]
         if not missing:
             return []
-        exclude.parent.mkdir(parents=True, exist_ok=True)
         lines = ([] if _HEADER in present else [_HEADER]) + missing
         prefix = "" if not current or current.endswith("\n") else "\n"
-        with exclude.open("a", encoding="utf-8") as handle:
-            handle.write(prefix + "\n".join(lines) + "\n")
+        # Beneath the work tree when the git folder is spelled inside it (a ``.git`` or
+        # ``.git/info`` link that leads out writes nothing), else beneath the git folder a
+        # ``.git`` file names (a linked worktree's).
+        owner = top if git_dir.is_relative_to(top) else git_dir
+        with open_append(exclude, owner) as handle:
+            handle.write((prefix + "\n".join(lines) + "\n").encode("utf-8"))
     except (OSError, UnicodeDecodeError):
         return []
     return missing

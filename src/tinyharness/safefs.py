@@ -15,6 +15,14 @@ open can make the open fail, never land it outside.
 - ``Folder.locked`` takes an OS-level lock (``flock`` on the target's directory) around a
   read-modify-write, so processes, not only threads, do not lose each other's updates.
 
+The harness's own files (results saved under ``.tinyharness/``, the search-history database,
+the run log, settings, fetched models, crash reports, ``--events`` files) are written only
+through the functions at the end of this module (``make_folder``, ``write_file``,
+``open_append``, ``create_new``, ``temp_folder``, ``connect_sqlite``), each given the folder that
+owns the path (the workspace, the data home): a link on the way that leads out of it is refused,
+at any level. ``tests/test_confined_writes.py`` fails when any other module of the package opens
+a file for writing, creates a folder or opens a SQLite database itself.
+
 POSIX only (``dir_fd``, ``O_NOFOLLOW``, ``flock``). May import nothing of the package.
 """
 
@@ -26,12 +34,14 @@ import fcntl
 import os
 import secrets
 import shutil
+import sqlite3
 import stat
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Literal, cast
+from urllib.parse import quote
 
 MAX_LINK_HOPS = 40  # as the kernel's own limit on links followed in one lookup
 LOCK_TIMEOUT = 30.0  # seconds a read-modify-write waits for another process's edit
@@ -460,3 +470,214 @@ def _replace_in(
         raise
     with contextlib.suppress(OSError):  # makes the rename durable; not possible everywhere
         os.fsync(dir_fd)
+
+
+# --- the harness's own files ----------------------------------------------------------------
+#
+# Every write of the package goes through these. ``owner`` is the folder that owns ``path`` (the
+# workspace for ``.tinyharness/...``, the data home for the run log): ``path`` spelled inside it
+# is walked from it, so a link at any level (the ``.tinyharness`` folder itself, a subfolder,
+# the final name, dangling or not) that leads out of it is refused with ``PathEscape``. Without
+# an owner (a file the user named on the command line), the file is the user's choice: it is
+# written where they said (``open_append``, ``create_new``: as named, links and devices
+# included; ``write_file``: replaced atomically in its real folder).
+
+_SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
+
+
+def _place(path: str | os.PathLike[str], owner: str | os.PathLike[str] | None) -> tuple[Folder, str]:
+    """The folder to walk from and the path relative to it; the owner (or, without one, the
+    path's parent) is created when missing: it is the harness's or the user's own choice."""
+    given = Path(os.path.abspath(path))
+    root = Path(owner) if owner is not None else None
+    if root is not None and not (
+        given.is_relative_to(os.path.abspath(root)) or given.is_relative_to(os.path.realpath(root))
+    ):
+        root = None  # spelled outside its owner (an absolute --notes, say): the user's own place
+    os.makedirs(root if root is not None else given.parent, exist_ok=True)
+    base, rel = beneath(given, root)
+    return Folder(base), rel
+
+
+def make_folder(path: str | os.PathLike[str], owner: str | os.PathLike[str] | None = None) -> Path:
+    """Create the folder ``path`` (and its parents) beneath ``owner``; its real path."""
+    folder, rel = _place(path, owner)
+    with folder.at(rel, create_dirs=True) as spot:
+        if spot.name is not None:
+            info = spot.lstat()
+            if info is None:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(spot.name, 0o777, dir_fd=spot.dir_fd)
+                info = spot.lstat()
+            if info is None or not stat.S_ISDIR(info.st_mode):
+                raise NotADirectoryError(errno.ENOTDIR, "is a file, not a folder", spot.relative)
+        return folder.root.joinpath(*spot.parts)
+
+
+def write_file(
+    path: str | os.PathLike[str],
+    data: bytes,
+    owner: str | os.PathLike[str] | None = None,
+    *,
+    mode: int | None = None,
+    keep: bool = False,
+) -> Path:
+    """Replace (or create) the file ``path`` atomically beneath ``owner``, creating missing
+    folders; ``mode`` sets the new file's permission bits (the temp file has them from its
+    creation); ``keep`` leaves an existing file as it is. The real path written."""
+    folder, rel = _place(path, owner)
+    with folder.at(rel, create_dirs=True) as spot:
+        if spot.name is None:
+            raise IsADirectoryError(errno.EISDIR, "is a folder", spot.relative)
+        info = spot.lstat()
+        if not (keep and info is not None and stat.S_ISREG(info.st_mode)):
+            if mode is None:
+                spot.write(data)
+            else:
+                _replace_private(spot, data, mode)
+        return folder.root.joinpath(*spot.parts)
+
+
+def _replace_private(spot: Spot, data: bytes, mode: int) -> None:
+    assert spot.name is not None
+    info = spot.lstat()
+    if info is not None and not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
+        raise NotRegularFile(errno.EINVAL, "not a regular file", spot.relative)
+    temp = f".{spot.name[:80]}.{secrets.token_hex(6)}.tmp"
+    fd = os.open(temp, _TEMP_FLAGS, mode, dir_fd=spot.dir_fd)
+    try:
+        try:
+            os.fchmod(fd, mode)  # the umask may have taken bits away; never added any
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        spot.verify()
+        os.replace(temp, spot.name, src_dir_fd=spot.dir_fd, dst_dir_fd=spot.dir_fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp, dir_fd=spot.dir_fd)
+        raise
+
+
+def _open_at(
+    path: str | os.PathLike[str], owner: str | os.PathLike[str] | None, flags: int, mode: int
+) -> BinaryIO:
+    kind = "r+b" if flags & os.O_RDWR else "ab" if flags & os.O_APPEND else "wb"
+    if owner is None:
+        # A file the user named (--events FILE): opened as named, links and devices included
+        # (``--events /dev/stderr``); its folder must exist.
+        return cast(BinaryIO, os.fdopen(os.open(path, flags | os.O_CLOEXEC | os.O_NOCTTY, mode), kind))
+    folder, rel = _place(path, owner)
+    with folder.at(rel, create_dirs=True) as spot:
+        if spot.name is None:
+            raise IsADirectoryError(errno.EISDIR, "is a folder", spot.relative)
+        fd = os.open(
+            spot.name,
+            flags | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY,
+            mode,
+            dir_fd=spot.dir_fd,
+        )
+        try:
+            _check_kind(os.fstat(fd), spot.relative)
+            os.set_blocking(fd, True)
+            return cast(BinaryIO, os.fdopen(fd, kind))
+        except BaseException:
+            os.close(fd)
+            raise
+
+
+def open_append(
+    path: str | os.PathLike[str],
+    owner: str | os.PathLike[str] | None = None,
+    *,
+    mode: int = 0o666,
+    read: bool = False,
+) -> BinaryIO:
+    """The regular file ``path`` beneath ``owner`` opened for appending (created when missing,
+    a link in its place refused); ``read`` opens it for reading too (a lock file)."""
+    flags = os.O_CREAT | os.O_APPEND | (os.O_RDWR if read else os.O_WRONLY)
+    return _open_at(path, owner, flags, mode)
+
+
+def create_new(
+    path: str | os.PathLike[str], owner: str | os.PathLike[str] | None = None, *, mode: int = 0o666
+) -> BinaryIO:
+    """A new file ``path`` beneath ``owner``, opened for writing; ``FileExistsError`` when
+    anything (a link included) is already there."""
+    return _open_at(path, owner, os.O_CREAT | os.O_EXCL | os.O_WRONLY, mode)
+
+
+@contextlib.contextmanager
+def temp_folder(
+    parent: str | os.PathLike[str],
+    prefix: str,
+    owner: str | os.PathLike[str] | None = None,
+    *,
+    keep: bool = False,
+) -> Iterator[Path]:
+    """A new folder in ``parent`` (beneath ``owner``), removed at the end unless ``keep``."""
+    where = make_folder(parent, owner)
+    for _attempt in range(100):
+        candidate = where / f"{prefix}{secrets.token_hex(6)}"
+        try:
+            os.mkdir(candidate, 0o700)
+            break
+        except FileExistsError:
+            continue
+    else:
+        raise FileExistsError(errno.EEXIST, "no free temporary name", str(where))
+    try:
+        yield candidate
+    finally:
+        if not keep:
+            shutil.rmtree(candidate, ignore_errors=True)
+
+
+def connect_sqlite(
+    path: str | os.PathLike[str],
+    owner: str | os.PathLike[str] | None = None,
+    *,
+    create: bool = True,
+    private: bool = False,
+    timeout: float = 5.0,
+    isolation_level: Literal["DEFERRED", "EXCLUSIVE", "IMMEDIATE"] | None = "DEFERRED",
+    check_same_thread: bool = True,
+) -> tuple[sqlite3.Connection, Path]:
+    """A SQLite connection to ``path`` beneath ``owner`` and the real path it opened. The
+    folders on the way are walked as for any write; the database and its ``-wal``, ``-shm``
+    and ``-journal`` files must not be links (SQLite would follow them to write their target);
+    the database is opened with ``nofollow``. ``private`` creates a new file with mode 0600."""
+    folder, rel = _place(path, owner)
+    with folder.at(rel, create_dirs=create) as spot:
+        if spot.name is None:
+            raise IsADirectoryError(errno.EISDIR, "is a folder, not a file", spot.relative)
+        for suffix in _SQLITE_SIDE_FILES:
+            try:
+                side = os.stat(spot.name + suffix, dir_fd=spot.dir_fd, follow_symlinks=False)
+            except FileNotFoundError:
+                continue
+            if not stat.S_ISREG(side.st_mode):
+                raise PathEscape(errno.EACCES, "is a link or not a regular file", spot.relative + suffix)
+        info = spot.lstat()
+        if info is None:
+            if not create:
+                raise FileNotFoundError(errno.ENOENT, "no such file", spot.relative)
+            with contextlib.suppress(FileExistsError):
+                os.close(
+                    os.open(
+                        spot.name,
+                        os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                        0o600 if private else 0o666,
+                        dir_fd=spot.dir_fd,
+                    )
+                )
+        real = folder.root.joinpath(*spot.parts)
+        _check_kind(spot.lstat(), spot.relative)
+    uri = "file:" + quote(str(real)) + "?nofollow=1"
+    db = sqlite3.connect(
+        uri, uri=True, timeout=timeout, isolation_level=isolation_level, check_same_thread=check_same_thread
+    )
+    return db, real

@@ -7,7 +7,10 @@ another program or has a schema newer than this code knows raises the caller's e
 is left exactly as it was (no table added, no switch to WAL). Only then is the file migrated up.
 Every write that must see and change the file as one step goes through ``write_transaction``.
 
-May import: ``errors``. Nothing else of the package.
+The file is opened through ``safefs.connect_sqlite`` beneath the folder that owns it (a link
+that leads out of it is refused), as every file the harness writes.
+
+May import: ``errors``, ``safefs``. Nothing else of the package.
 """
 
 from __future__ import annotations
@@ -17,11 +20,12 @@ import sqlite3
 import struct
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import HarnessError
+from .safefs import connect_sqlite
 
 _HEADER = b"SQLite format 3\x00"
 
@@ -113,12 +117,6 @@ def write_transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     db.execute("COMMIT")
 
 
-def _create_private(path: Path) -> None:
-    """An empty file only the user can read (SQLite gives its -wal and -shm files the same mode)."""
-    with suppress(FileExistsError):
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-
-
 def _why(path: Path, exc: OSError) -> str:
     """Why a file cannot be created, in words: mkdir says "File exists" for a parent that is a file."""
     for parent in path.parents:
@@ -135,18 +133,18 @@ def open_database(
     create: bool = True,
     private: bool = False,
     timeout: float = 10.0,
+    owner: Path | None = None,
 ) -> sqlite3.Connection:
     """A connection (autocommit, usable from several threads) to ``path``, checked and migrated.
 
     ``create=False`` refuses a missing file; ``private`` creates a new file readable by its
-    owner only (mode 0600). Every refusal is ``error`` with a one-line message."""
+    owner only (mode 0600); ``owner`` is the folder the file belongs to (the workspace, the
+    data home): a link on the way out of it is refused. Every refusal is ``error`` with a
+    one-line message."""
     try:
         if not path.exists():
             if not create:
                 raise _fail(error, f"no {schema.kind} at {path}")
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if private:
-                _create_private(path)
         elif path.is_dir():
             raise _fail(error, f"{schema.kind} {path} is a folder, not a file")
         else:
@@ -154,7 +152,17 @@ def open_database(
     except OSError as exc:
         raise _fail(error, f"cannot create {schema.kind} {path}: {_why(path, exc)}") from None
     try:
-        db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=timeout)
+        db, _real = connect_sqlite(
+            path,
+            owner,
+            create=create,
+            private=private,
+            isolation_level=None,
+            check_same_thread=False,
+            timeout=timeout,
+        )
+    except OSError as exc:
+        raise _fail(error, f"cannot create {schema.kind} {path}: {_why(path, exc)}") from None
     except sqlite3.Error as exc:
         raise _fail(error, f"cannot open {schema.kind} {path}: {exc}") from None
     try:

@@ -481,6 +481,7 @@ class SubAgents:
                 AgentConfig(
                     system=profile.system or SUBAGENT_PROMPT,
                     max_iterations=carve.iterations,
+                    final_in_limit=True,  # its final answer after a limit is carved out too
                     token_budget=carve.tokens,
                     max_output_tokens=parent.config.max_output_tokens,
                     trace=parent.config.trace,
@@ -509,7 +510,7 @@ class SubAgents:
             except TimeoutError:
                 stopped = f"the sub-agent (run {events.run_id}) did not stop within its time limit"
                 raise ToolError(f"{stopped} and was cancelled") from None
-            self._settle(parent, result, child.iterations)
+            self._settle(parent, result, child.iterations + child.final_requests)
             return result, events.run_id
         finally:
             if session is not None:

@@ -7,7 +7,7 @@ file changes.
 runs) and ``repl`` (the prompt, the turns and the slash commands). The command line builds the
 agents (model, tools, context, memory) and hands the REPL a function that makes one.
 
-May import ``agent``, ``messages``, ``history``, ``events``, ``errors``, ``paths``, ``models``,
+May import ``agent``, ``safefs``, ``messages``, ``history``, ``events``, ``errors``, ``paths``, ``models``,
 ``tools``, ``context``, ``session`` and ``anchors``.
 """
 

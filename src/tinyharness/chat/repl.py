@@ -33,6 +33,7 @@ from ..errors import HarnessError, ModelError, StopRun
 from ..messages import Message, ToolResultBlock
 from ..models.base import Usage
 from ..models.prices import Cost, PriceTable, model_cost, money
+from ..safefs import make_folder
 from ..session import Session, close_orphans
 from ..tools.plan import plan_event
 from ..tools.shell import stop_running_commands
@@ -586,7 +587,7 @@ class ChatSession:
         if path is None:
             return InMemoryHistory()
         with contextlib.suppress(OSError):
-            path.parent.mkdir(parents=True, exist_ok=True)
+            make_folder(path.parent)
             return FileHistory(str(path))
         return InMemoryHistory()
 

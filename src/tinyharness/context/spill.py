@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from ..safefs import Folder
+from ..safefs import Folder, make_folder
 
 
 class SpillWriter(Protocol):
@@ -44,7 +44,7 @@ class SpillFolder:
                 base, inner, relative = root, path.relative_to(root).as_posix(), True
                 break
         try:
-            base.mkdir(parents=True, exist_ok=True)
+            make_folder(base)
             folder = Folder(base)
             if folder.stat(inner) is None:
                 folder.write(inner, text.encode("utf-8"))  # atomic: a reader never sees half a file

@@ -4,7 +4,7 @@ PostgreSQL run log (queued, running, finished and failed runs of every worker).
 ``register`` adds the parsers; the top-level CLI calls the handlers and hands them what only it
 can do (parse and carry out a run's options).
 
-May import ``errors``, ``redact``.
+May import ``errors``, ``redact``, ``paths``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,9 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import ConfigError
+from ..paths import data_home
 from ..redact import redact
+from .policy import WorkerPolicy
 from .queue import Client, Runner, Spec, Worker
 
 LOG_HELP = "the PostgreSQL database the workers share: queue and run log (postgresql://...)"
@@ -59,6 +61,23 @@ def register(
         "started last sets it for all)",
     )
 
+    worker.add_argument(
+        "--workspace-root",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="queued runs may use workspaces beneath DIR only (repeatable; at least one). The "
+        "worker's own data folder ($TINYHARNESS_HOME) is never a workspace, nor inside one",
+    )
+    worker.add_argument(
+        "--allow-shell", action="store_true", help="run queued runs that ask for --shell (off by default)"
+    )
+    worker.add_argument(
+        "--allow-mcp",
+        action="store_true",
+        help="run queued runs that ask for --mcp FILE, which names commands to start (off by default)",
+    )
+
     cancel = commands.add_parser("cancel", help="cancel a queued or running run")
     cancel.add_argument("run", metavar="RUN", help="run id (or a unique prefix of it)")
     cancel.add_argument("--log", metavar="URL", required=True, help=LOG_HELP)
@@ -92,9 +111,12 @@ def submit(args: argparse.Namespace, spec: Spec) -> int:
     return 0
 
 
-def worker(args: argparse.Namespace, runner: Callable[[str], Runner]) -> int:
+def worker(args: argparse.Namespace, runner: Callable[[str, WorkerPolicy], Runner]) -> int:
     url = _need_url(args)
-    process = Worker(url, args.concurrency, runner(url))
+    policy = WorkerPolicy.build(
+        args.workspace_root, data_home(), allow_shell=args.allow_shell, allow_mcp=args.allow_mcp
+    )
+    process = Worker(url, args.concurrency, runner(url, policy))
     process.start()
     stop = lambda *_: process.stop()  # noqa: E731
     signal.signal(signal.SIGTERM, stop)

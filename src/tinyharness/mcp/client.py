@@ -4,14 +4,26 @@
 SSE endpoints) through the official ``mcp`` SDK, lists their tools, and offers each one as
 ``mcp__<server>__<tool>`` with the server's own JSON schema. The tools are ordinary registry
 tools: permission rules, result caps, timeouts, events and the run log apply as to any other.
-A tool whose annotations do not say read-only gets the risk "write", so it needs permission.
+A tool gets the risk "read" only when the user's config trusts it (``"trust"``, see ``config``);
+what the server's annotations say (``readOnlyHint``) is untrusted and changes nothing.
+
+Limits. A server's stderr goes through a pipe of which only the last ``STDERR_KEEP`` bytes are
+kept. Bytes on stdout that are not UTF-8 are replaced (U+FFFD) and the result says so, instead
+of stopping the SDK's reader and leaving every call to wait out its timeout. A JSON-RPC line
+that cannot be read (nested too deep, say) ends the connection at once with that reason, so a
+start or a call fails fast instead of waiting out its timeout. Tool descriptions longer than
+``MAX_DESCRIPTION`` characters and input schemas over ``MAX_SCHEMA_CHARS`` (or nested deeper
+than ``MAX_SCHEMA_DEPTH``) are cut or replaced, and an ``mcp_server`` event (state ``trimmed``)
+says so.
 
 Faults. A server that does not start is a ``ConfigError`` naming it, with the end of its
 stderr. A server that crashes or hangs during a call gives that call an error result (the call
 is not retried: its effect is unknown), is restarted once, and the run goes on; after a second
 fault its tools answer that it is down. Every server is stopped when the ``async with`` block
 ends, however it ends (an exception, Ctrl-C, cancellation): stdio servers run in their own
-process group and the SDK kills the group if closing their stdin does not end them.
+process group; after the SDK closes the connection, every process that carries the server's
+tag (``procs``: its group, and daemons that left it with ``setsid``) is sent SIGTERM, then
+SIGKILL, whatever the SDK did.
 
 Each connection lives in one asyncio task that owns the SDK's context managers (they must be
 entered and left in the same task); calls from the loop's tasks share the session.
@@ -23,17 +35,20 @@ import asyncio
 import contextlib
 import hashlib
 import importlib.metadata
+import json
 import logging
 import os
 import shutil
 import sys
-import tempfile
+import threading
 import time
+from collections import deque
 from collections.abc import Sequence
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
-from typing import Any, TextIO, cast
+from typing import Any, TextIO
 
+import anyio
 import httpx2
 import mcp_types as types
 from mcp import Client, MCPError, StdioServerParameters
@@ -44,10 +59,12 @@ from mcp.client.streamable_http import streamable_http_client
 from ..errors import ConfigError
 from ..events import EventBus
 from ..history import quoted
+from ..procs import TAG_ENV, end_tagged, new_tag, tagged
 from ..redact import redact
+from ..safefs import write_file
 from ..tools.base import DEFAULT_RESULT_CAP, Tool, ToolError
 from .config import McpServerConfig, mcp_tool_name
-from .content import result_text
+from .content import result_text, shown_path
 
 _FAULT_CODES = (types.CONNECTION_CLOSED, types.REQUEST_TIMEOUT)
 _STDERR_TAIL_LINES = 6
@@ -55,6 +72,11 @@ _STDERR_TAIL_CHARS = 600
 _STOP_WAIT = 10.0  # seconds to let a connection close before its task is cancelled
 _TIMEOUT_GRACE = 10.0  # the registry's own timeout, past the server's, as a backstop
 _MAX_PAGES = 100  # tools/list pages read from one server
+STDERR_KEEP = 64 * 1024  # bytes of a server's stderr kept (the tail); the rest is counted, not kept
+MAX_DESCRIPTION = 2_000  # characters of a tool's description the model sees
+MAX_SCHEMA_CHARS = 20_000  # characters of a tool's input schema (as JSON) the model sees
+MAX_SCHEMA_DEPTH = 32  # nesting of a tool's input schema
+_NOT_UTF8 = "[the server sent bytes that are not UTF-8 (or U+FFFD itself); each is shown as \ufffd]\n"
 
 
 class ServerFault(Exception):
@@ -119,6 +141,86 @@ def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
+class _StderrTail:
+    """A pipe for a server's stderr; a thread keeps its last ``keep`` bytes and counts the rest,
+    so a server that writes without end fills neither the disk nor the memory."""
+
+    def __init__(self, keep: int = STDERR_KEEP) -> None:
+        read_fd, write_fd = os.pipe()
+        os.set_inheritable(write_fd, True)
+        self.writer: TextIO = os.fdopen(write_fd, "w", encoding="utf-8", errors="replace")
+        self._keep = keep
+        self._chunks: deque[bytes] = deque()
+        self._size = 0
+        self.total = 0
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._read, args=(read_fd,), daemon=True, name="mcp-stderr")
+        self._thread.start()
+
+    def _read(self, fd: int) -> None:
+        with contextlib.suppress(OSError):
+            while chunk := os.read(fd, 65536):
+                with self._lock:
+                    self._chunks.append(chunk)
+                    self._size += len(chunk)
+                    self.total += len(chunk)
+                    while self._size - len(self._chunks[0]) >= self._keep:
+                        self._size -= len(self._chunks.popleft())
+        os.close(fd)
+
+    def kept(self) -> bytes:
+        with self._lock:
+            return b"".join(self._chunks)[-self._keep :]
+
+    def tail(self, chars: int) -> str:
+        return self.kept()[-chars:].decode("utf-8", "replace")
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.writer.close()  # the reader sees the end once the server's copies close too
+
+
+@asynccontextmanager
+async def _watched(transport: Any, unreadable: Any) -> Any:
+    """``transport``'s streams, with a pump between the server's read stream and the session:
+    a line the SDK could not read that looks like a JSON-RPC message (an answer someone is
+    waiting for) ends the connection at once, with the reason given to ``unreadable``. Other
+    lines that are not JSON (a server's log on stdout) pass as before."""
+    async with transport as (read, write):
+        send, receive = anyio.create_memory_object_stream[Any](0)
+
+        async def pump() -> None:
+            async with send:
+                async for item in read:
+                    if isinstance(item, Exception) and _looks_like_message(item):
+                        unreadable(_unreadable_reason(item))
+                        return
+                    await send.send(item)
+                unreadable("")  # the SDK stopped reading: the server exited, or its stdout broke
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(pump)
+            try:
+                yield receive, write
+            finally:
+                group.cancel_scope.cancel()
+
+
+def _looks_like_message(exc: Exception) -> bool:
+    text = str(exc)
+    return "input_value='{" in text or "recursion limit" in text
+
+
+def _unreadable_reason(exc: BaseException) -> str:
+    text = str(exc)
+    if isinstance(exc, UnicodeDecodeError):
+        return "the server wrote bytes on stdout that are not UTF-8"
+    if "recursion limit" in text:
+        return "the server sent a message nested too deeply to read (a too-deep schema?)"
+    first = text.splitlines()[1].strip() if len(text.splitlines()) > 1 else text[:200]
+    return f"the server sent a message that cannot be read ({first[:200]})"
+
+
 class Connection:
     """One server. ``start`` connects and lists its tools; ``call`` runs one of them."""
 
@@ -132,7 +234,10 @@ class Connection:
         self._client: Client | None = None
         self._task: asyncio.Task[None] | None = None
         self._stop: asyncio.Event | None = None
-        self._stderr: TextIO | None = None
+        self._stderr: _StderrTail | None = None
+        self._tag = ""  # the processes of the current start carry it (procs)
+        self._broken = ""  # why the transport ended under a running session
+        self._dead: asyncio.Event | None = None  # set when it did
         self._lock = asyncio.Lock()
         self._last_fault = ""
         self._recovery: asyncio.Future[str] | None = None
@@ -151,11 +256,9 @@ class Connection:
         ready.add_done_callback(lambda f: f.cancelled() or f.exception())  # retrieved, never lost
         self._stop = asyncio.Event()
         if self._stderr is None and self.config.transport == "stdio":
-            # Closed in stop(); the server writes to it for as long as it runs.
-            self._stderr = cast(
-                TextIO,
-                tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace"),  # noqa: SIM115
-            )
+            self._stderr = _StderrTail()  # closed in stop(); the server writes to it while it runs
+        self._broken = ""
+        self._dead = asyncio.Event()
         self._task = asyncio.create_task(self._own(ready, self._stop), name=f"mcp-{self.name}")
         try:
             self.tools = await asyncio.wait_for(asyncio.shield(ready), timeout=self.config.start_timeout)
@@ -195,8 +298,9 @@ class Connection:
                     ready.set_result(tools)
                 await stop.wait()
         except (Exception, BaseExceptionGroup) as exc:
+            self._broken = self._broken or _reason(exc)
             if not ready.done():
-                ready.set_exception(exc)
+                ready.set_exception(ConnectionError(self._broken))
             # else: the connection broke under a running session; calls see it and report it
         finally:
             self._client = None
@@ -206,10 +310,17 @@ class Connection:
         if config.transport == "stdio":
             assert config.command is not None and self._stderr is not None
             command, args = _dying_with_us(_find_command(config), list(config.args))
+            self._tag = new_tag()
             parameters = StdioServerParameters(
-                command=command, args=args, env=dict(config.env) or None, cwd=config.cwd
+                command=command,
+                args=args,
+                env={**config.env, TAG_ENV: self._tag},
+                cwd=config.cwd,
+                # "strict" would stop the SDK's reader on the first bad byte and leave every
+                # call waiting out its timeout; replaced bytes show as U+FFFD and are said.
+                encoding_error_handler="replace",
             )
-            return stdio_client(parameters, errlog=self._stderr)
+            return _watched(stdio_client(parameters, errlog=self._stderr.writer), self._unreadable)
         assert config.url is not None
         if config.transport == "sse":
             return sse_client(config.url, headers=dict(config.headers), timeout=30.0)
@@ -225,6 +336,21 @@ class Connection:
             self._stderr.close()
             self._stderr = None
 
+    def _unreadable(self, reason: str) -> None:
+        """The connection cannot go on: calls waiting on it fail now, with ``reason``."""
+        if self._stop is not None and self._stop.is_set():
+            return  # our own shutdown
+        if not reason:
+            running = bool(self._tag and tagged(self._tag))
+            reason = (
+                "its stdout could not be read (bytes that are not UTF-8?) while it still runs"
+                if running
+                else "the server exited"
+            )
+        self._broken = self._broken or reason
+        if self._dead is not None:
+            self._dead.set()
+
     async def _close_task(self, *, patient: bool = True) -> None:
         """End the connection's task: let it close the session (``patient``), or cancel it at
         once (a start that failed or was interrupted); the SDK kills the server either way."""
@@ -238,19 +364,15 @@ class Connection:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+        if self._tag:  # whatever the SDK did: the server's group and its setsid daemons end too
+            tag, self._tag = self._tag, ""
+            await asyncio.to_thread(end_tagged, tag)
 
     def stderr_tail(self) -> str:
         """The last lines the server wrote on stderr, on one line, redacted."""
         if self._stderr is None:
             return ""
-        try:
-            self._stderr.flush()
-            self._stderr.seek(0, 2)
-            size = self._stderr.tell()
-            self._stderr.seek(max(0, size - 4 * _STDERR_TAIL_CHARS))
-            text = self._stderr.read()
-        except (OSError, ValueError):
-            return ""
+        text = self._stderr.tail(4 * _STDERR_TAIL_CHARS)
         lines = [line.strip() for line in text.splitlines() if line.strip()][-_STDERR_TAIL_LINES:]
         tail = " | ".join(lines)
         if len(tail) > _STDERR_TAIL_CHARS:
@@ -278,10 +400,8 @@ class Connection:
             if client is None:
                 raise ServerFault("the connection is closed")
             try:
-                return await asyncio.wait_for(
-                    client.call_tool(tool, args, read_timeout_seconds=self.config.timeout),
-                    timeout=self.config.timeout + 1.0,
-                )
+                request = client.call_tool(tool, args, read_timeout_seconds=self.config.timeout)
+                return await self._answer(request)
             except TimeoutError:
                 raise ServerFault(f"no answer within {self.config.timeout:g} s") from None
             except MCPError as exc:
@@ -301,6 +421,31 @@ class Connection:
                 f"MCP server {self.name!r} failed during this call ({fault}); the call was not "
                 f"retried and its effect is unknown; {outcome}"
             ) from None
+
+    async def _answer(self, request: Any) -> types.CallToolResult:
+        """The answer to ``request``; ServerFault as soon as the connection ends under it (a
+        line it could not read), not after the call's whole timeout."""
+        call = asyncio.ensure_future(request)
+        dead = asyncio.ensure_future(self._dead.wait()) if self._dead is not None else None
+        watch = {call} | ({self._task} if self._task is not None else set()) | ({dead} if dead else set())
+        limit = self.config.timeout + 1.0
+        try:
+            done, _ = await asyncio.wait(watch, timeout=limit, return_when=asyncio.FIRST_COMPLETED)
+        except BaseException:  # cancelled (Ctrl-C, the registry's timeout): the call goes too
+            call.cancel()
+            call.add_done_callback(lambda f: f.cancelled() or f.exception())  # retrieved, never lost
+            raise
+        finally:
+            if dead is not None:
+                dead.cancel()
+        if call in done:
+            return call.result()
+        call.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await call
+        if done:
+            raise ServerFault(self._broken or "the connection closed")
+        raise TimeoutError
 
     async def _recover(self, generation: int, reason: str) -> str:
         """Restart the server once per run; what happened, in words for the model."""
@@ -343,9 +488,34 @@ async def _list_tools(client: Client) -> list[types.Tool]:
     return tools
 
 
-def _input_schema(tool: types.Tool) -> dict[str, Any]:
-    """The server's schema, minus what tool-calling APIs refuse or ignore at the top."""
-    schema = dict(tool.input_schema or {})
+def _depth(value: Any, limit: int) -> int:
+    """How deep ``value`` nests, counted up to ``limit + 1`` (no recursion)."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if level > limit:
+            return level
+        deepest = max(deepest, level)
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        stack.extend((child, level + 1) for child in children if isinstance(child, dict | list))
+    return deepest
+
+
+def _input_schema(tool: types.Tool) -> tuple[dict[str, Any], str]:
+    """The server's schema, minus what tool-calling APIs refuse or ignore at the top, and what
+    was done to fit it ("" when nothing): a schema too large or too deep is replaced by an open
+    object (the arguments are still checked by the server)."""
+    raw = tool.input_schema or {}
+    size = len(json.dumps(raw, default=str)) if _depth(raw, MAX_SCHEMA_DEPTH) <= MAX_SCHEMA_DEPTH else None
+    if size is None or size > MAX_SCHEMA_CHARS:
+        why = f"nested deeper than {MAX_SCHEMA_DEPTH}" if size is None else f"{size:,} characters"
+        return {"type": "object", "properties": {}}, f"input schema ({why}) replaced by an open object"
+    return _top_level(raw), ""
+
+
+def _top_level(raw: dict[str, Any]) -> dict[str, Any]:
+    schema = dict(raw)
     schema.pop("$schema", None)
     schema.setdefault("type", "object")
     if schema["type"] == "object":
@@ -403,23 +573,35 @@ class McpServers:
         await asyncio.gather(*(c.stop() for c in self.connections), return_exceptions=True)
 
     def _tool(self, connection: Connection, spec: types.Tool) -> Tool:
-        annotations = spec.annotations
-        read_only = bool(annotations is not None and annotations.read_only_hint)
+        # The server's own annotations (readOnlyHint) are untrusted: only the user's config counts.
+        read_only = connection.config.trusts_read_only(spec.name)
         server, tool_name = connection.name, spec.name
 
         async def call(**args: Any) -> str:
             result = await connection.call(tool_name, args)
             text = result_text(result, save_dir=self.save_dir, root=self.root)
+            if "\ufffd" in text:
+                text = _NOT_UTF8 + text
             if result.is_error:
                 raise ToolError(quoted("tool_output", text or "(no details)", server=server, tool=tool_name))
             return self._capped_note(text) + quoted("tool_output", text, server=server, tool=tool_name)
 
         call.__name__ = mcp_tool_name(server, tool_name)
-        description = spec.description or spec.title or f"The {tool_name} tool"
+        description = (spec.description or spec.title or f"The {tool_name} tool").strip()
+        schema, schema_note = _input_schema(spec)
+        trimmed = []
+        if len(description) > MAX_DESCRIPTION:
+            trimmed.append(f"description cut from {len(description):,} to {MAX_DESCRIPTION:,} characters")
+            description = description[:MAX_DESCRIPTION] + " [...]"
+        if schema_note:
+            trimmed.append(schema_note)
+        if trimmed:
+            message = f"tool {tool_name!r}: " + "; ".join(trimmed)
+            self.events.emit("mcp_server", server=server, state="trimmed", message=message)
         return Tool(
             name=mcp_tool_name(server, tool_name),
-            description=f"{description.strip()} (from the MCP server {server!r})",
-            input_schema=_input_schema(spec),
+            description=f"{description} (from the MCP server {server!r})",
+            input_schema=schema,
             function=call,
             risk="read" if read_only else "write",
             server=server,
@@ -437,10 +619,8 @@ class McpServers:
             digest = hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:16]
             path = self.save_dir / f"result-{digest}.txt"
             try:
-                self.save_dir.mkdir(parents=True, exist_ok=True)
-                path.write_text(text, encoding="utf-8", errors="replace")
-                shown = path.relative_to(self.root) if self.root and path.is_relative_to(self.root) else path
-                saved = f"; the whole result is saved in {shown}"
+                written = write_file(path, text.encode("utf-8", "replace"), self.root)
+                saved = f"; the whole result is saved in {shown_path(written, self.root)}"
             except OSError:
                 saved = ""
         return f"[MCP result of {len(text):,} characters, cut to fit{saved}]\n"

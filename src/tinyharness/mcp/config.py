@@ -11,8 +11,12 @@ A server with ``command`` runs as a subprocess over stdio; one with ``url`` is r
 Streamable HTTP, or SSE with ``"type": "sse"``. ``${VAR}`` and ``${VAR:-default}`` in a command,
 its arguments, env values, a URL or header values are read from the environment, so a token need
 not sit in the file. ``"timeout"`` (seconds per tool call) and ``"disabled": true`` are
-optional. Files are read in order (``$TINYHARNESS_HOME/mcp.json`` first, then each ``--mcp
-FILE``); a later server of the same name replaces an earlier one.
+optional. A server's tools count as read-only (no write permission needed, handed to
+sub-agents) only when this file says so: ``"trust": {"readOnly": true}`` for every tool of the
+server, or ``"trust": {"readOnlyTools": ["search", ...]}`` for some; what a server says of its
+own tools (``readOnlyHint``) is never trusted. Files are read in order
+(``$TINYHARNESS_HOME/mcp.json`` first, then each ``--mcp FILE``); a later server of the same
+name replaces an earlier one.
 """
 
 from __future__ import annotations
@@ -63,6 +67,12 @@ class McpServerConfig:
     timeout: float = DEFAULT_CALL_TIMEOUT
     start_timeout: float = DEFAULT_START_TIMEOUT
     source: str = ""  # the file it came from, for error messages
+    read_only: bool = False  # the user trusts every tool of this server to only read
+    read_only_tools: frozenset[str] = frozenset()  # ... or these tools of it
+
+    def trusts_read_only(self, tool: str) -> bool:
+        """Whether the user's config says ``tool`` only reads (never the server's own word)."""
+        return self.read_only or tool in self.read_only_tools
 
     def describe(self) -> str:
         if self.transport == "stdio":
@@ -179,6 +189,7 @@ def _server(
         raise ConfigError(f"{where}: a {transport} server needs a 'url'")
     if url and not url.startswith(("http://", "https://")):
         raise ConfigError(f"{where}: 'url' must start with http:// or https://")
+    read_only, read_only_tools = _trust(entry.get("trust"), where)
     args = entry.get("args") or []
     if not isinstance(args, list) or not all(isinstance(a, str | int | float) for a in args):
         raise ConfigError(f"{where}: 'args' must be a list of strings")
@@ -194,7 +205,26 @@ def _server(
         timeout=seconds("timeout", timeout),
         start_timeout=seconds("startTimeout", DEFAULT_START_TIMEOUT),
         source=source,
+        read_only=read_only,
+        read_only_tools=read_only_tools,
     )
+
+
+def _trust(value: object, where: str) -> tuple[bool, frozenset[str]]:
+    """``"trust": {"readOnly": bool, "readOnlyTools": [names]}``, both optional."""
+    if value is None:
+        return False, frozenset()
+    if not isinstance(value, dict) or set(value) - {"readOnly", "readOnlyTools"}:
+        raise ConfigError(
+            f"{where}: 'trust' must be an object with 'readOnly' (true/false) and/or 'readOnlyTools'"
+        )
+    whole = value.get("readOnly", False)
+    if not isinstance(whole, bool):
+        raise ConfigError(f"{where}: 'trust.readOnly' must be true or false")
+    tools = value.get("readOnlyTools", [])
+    if not isinstance(tools, list) or not all(isinstance(t, str) and t for t in tools):
+        raise ConfigError(f"{where}: 'trust.readOnlyTools' must be a list of tool names")
+    return whole, frozenset(tools)
 
 
 def _expand(value: str, where: str, env: Mapping[str, str]) -> str:

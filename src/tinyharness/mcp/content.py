@@ -15,11 +15,14 @@ import base64
 import binascii
 import hashlib
 import json
+import os
 import struct
 from pathlib import Path
 from typing import Any
 
 import mcp_types as types
+
+from ..safefs import write_file
 
 _EXTENSIONS = {
     "image/png": ".png",
@@ -72,13 +75,20 @@ class _Saver:
             return ""
         path = self.folder / (hashlib.sha256(raw).hexdigest()[:16] + _EXTENSIONS.get(mime, ".bin"))
         try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(raw)
+            # Beneath the workspace: a planted link (the folder, a predictable name) cannot lead out.
+            path = write_file(path, raw, self.root)
         except OSError:
             return ""
-        if self.root is not None and path.is_relative_to(self.root):
-            return str(path.relative_to(self.root))
-        return str(path)
+        return shown_path(path, self.root)
+
+
+def shown_path(path: Path, root: Path | None) -> str:
+    """``path`` relative to the workspace when it is inside it, else as it is."""
+    if root is not None:
+        for spelling in (root, Path(os.path.realpath(root))):
+            if path.is_relative_to(spelling):
+                return str(path.relative_to(spelling))
+    return str(path)
 
 
 def _describe_binary(kind: str, mime: str, data: str, save: _Saver, *, uri: str = "") -> str:

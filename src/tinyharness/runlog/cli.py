@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..events import Event, compaction_tokens
+from ..safefs import write_file
 from . import (
     RunLogError,
     RunLogStore,
@@ -339,7 +340,7 @@ def _export(args: argparse.Namespace, log: RunLogStore) -> int:
             lines += log.event_lines(child.id)
     text = "".join(line + "\n" for line in lines)
     if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
+        write_file(Path(args.output), text.encode("utf-8"))
     else:
         sys.stdout.write(text)
     return 0

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..events import Event, compaction_tokens
+from ..safefs import write_file
 from .costs import cost_line
 
 LABEL_HEADROOM = 1.12  # the figure's y axis ends this far above its highest value
@@ -529,6 +530,5 @@ def write_html(report: RunReport, path: str | Path) -> Path:
             parts.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>")
         parts.append("</table>")
     parts.append("</body></html>\n")
-    target = Path(path)
-    target.write_text("\n".join(parts), encoding="utf-8")
+    target = write_file(Path(path), "\n".join(parts).encode("utf-8"))
     return target

@@ -4,7 +4,7 @@
   and what resume guarantees.
 - ``sqlite``: ``SQLiteSession``, the default, beside the run log, unredacted and private.
 
-May import ``errors``, ``messages``, ``sqlitedb``, ``paths``, ``context.prefix``.
+May import ``errors``, ``messages``, ``sqlitedb``, ``safefs``, ``paths``, ``context.prefix``.
 """
 
 from __future__ import annotations

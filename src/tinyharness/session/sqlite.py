@@ -44,6 +44,7 @@ from ..messages import (
     message_from_dict,
     message_to_dict,
 )
+from ..safefs import open_append
 from ..sqlitedb import Schema, open_database, write_transaction
 from .base import SavedSession, SessionBusy, TurnProgress
 
@@ -216,7 +217,7 @@ class SQLiteSession:
         path = self.store.lock_path(self.name)
         for _ in range(20):  # retried only when a holder removed the file as we opened it
             try:
-                file = open(path, "a+b")  # noqa: SIM115 - held until close()
+                file = open_append(path, self.store.path.parent, read=True)
             except OSError as exc:
                 raise SessionStoreError(f"cannot create the session lock {path}: {exc.strerror}") from None
             if not _try_lock(file):
@@ -245,7 +246,7 @@ class SQLiteSession:
         so no other run can lock a file that is about to disappear."""
         if self._lock_file is not None:
             with suppress(OSError):
-                os.unlink(self._lock_file.name)
+                os.unlink(self.store.lock_path(self.name))
             self._lock_file.close()  # closing the file releases the lock
             self._lock_file = None
         self._in_sync = False

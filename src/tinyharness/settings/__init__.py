@@ -17,15 +17,13 @@ written, so other parts (and newer versions) can add their own. ``keys.json`` be
 keys, written with mode 0600 and never printed. Precedence, for every setting: the command-line
 option, then the environment variable, then the config file, then the built-in default.
 
-May import ``paths`` and ``errors``.
+May import ``paths``, ``safefs`` (the file is written through it) and ``errors``.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +31,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..paths import data_home
+from ..safefs import write_file
 
 CONFIG_NAME = "config.json"
 KEYS_NAME = "keys.json"
@@ -156,21 +155,8 @@ def load_settings(path: Path | None = None) -> Settings:
 def _write_private(path: Path, data: Mapping[str, Any], *, mode: int) -> None:
     """Replace ``path`` atomically with ``data`` as JSON; the file is created with ``mode``
     (the temp file too, so a key is never readable by others, not even for a moment)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2, ensure_ascii=False)
-            handle.write("\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp, mode)  # the umask may have taken bits away; never added any
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            temp.unlink()
-        raise
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    write_file(path, text.encode("utf-8"), mode=mode)
 
 
 def set_config_value(key: str, value: Any, path: Path | None = None) -> Path:

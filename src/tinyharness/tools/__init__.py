@@ -1,7 +1,8 @@
 """Tools: plain typed functions, the registry that runs them, workspace confinement and
 permissions.
 
-May import ``messages``, ``history`` (which files were read, for read_file's path choices),
+May import ``messages``, ``procs`` (ending what a command leaves behind), ``history`` (which
+files were read, for read_file's path choices),
 ``models.base`` (for ToolSpec), ``events``, ``errors``, ``redact``, ``safefs`` (files
 opened beneath the workspace), ``anchors`` (the plan and pins the todo and pin tools write) and
 ``sqlitedb`` (the index search_history reads); never context, memory or

@@ -55,14 +55,15 @@ class DroppedHistory:
     """The run's dropped messages, in a full-text index at ``path`` (created on the first
     record, readable by the user only). Implements the context manager's ``DroppedLog``."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, owner: Path | None = None) -> None:
         self.path = Path(path)
+        self.owner = owner  # the workspace: a link on the way out of it is refused
         self._db: sqlite3.Connection | None = None
         self._lock = threading.Lock()
 
     def _open(self, *, create: bool) -> sqlite3.Connection | None:
         if self._db is None and (create or self.path.exists()):
-            self._db = open_database(self.path, SCHEMA, ConfigError, private=True)
+            self._db = open_database(self.path, SCHEMA, ConfigError, private=True, owner=self.owner)
         return self._db
 
     def record(

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..redact import find_secrets, redact
-from ..safefs import Folder, LockTimeout, NotRegularFile, PathEscape, Spot, beneath
+from ..safefs import Folder, LockTimeout, NotRegularFile, PathEscape, Spot, beneath, make_folder
 from .base import Tool, ToolError, function_tool
 
 DEFAULT_NOTES_NAME = "NOTES.md"
@@ -52,7 +52,7 @@ class NotesFile:
 
     def _folder(self) -> Folder:
         try:
-            self.root.mkdir(parents=True, exist_ok=True)
+            make_folder(self.root)
             return Folder(self.root)
         except OSError as exc:
             raise ToolError(f"cannot open the folder of {self.path.name}: {exc.strerror or exc}") from None

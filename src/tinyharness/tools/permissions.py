@@ -214,8 +214,9 @@ def _describe(tool_name: str, args: Mapping[str, Any]) -> str:
 def _refusal(tool: Tool) -> str:
     if tool.server is not None:
         return (
-            f"permission denied: {tool.name} comes from the MCP server {tool.server!r}, which does not "
-            f"mark it read-only; the user must rerun with --allow-write or --allow '{tool.name}'. "
+            f"permission denied: {tool.name} comes from the MCP server {tool.server!r}, which the user's "
+            f"MCP config does not trust as read-only; the user must rerun with --allow-write or --allow "
+            f'\'{tool.name}\', or trust it in the config ("trust": {{"readOnlyTools": [...]}}). '
             "Do not retry this call"
         )
     if tool.risk == "execute":

@@ -25,6 +25,7 @@ from fnmatch import fnmatchcase
 from typing import IO
 
 from ..errors import ConfigError
+from ..procs import end_tagged, new_tag, tagged_env
 from .base import DEFAULT_RESULT_CAP, Tool, ToolError, function_tool
 from .workspace import Workspace
 
@@ -121,13 +122,14 @@ def run_command(
     """Run ``command`` in ``cwd``; the exit code (None after a timeout) and the bounded output."""
     budget = max(200, output_cap - 300)  # room for the status line and the omission marker
     output = _BoundedOutput(budget * 3 // 4, budget // 4)
+    tag = new_tag()  # daemons that leave the group with setsid keep it: found and ended below
     process = subprocess.Popen(
         ["/bin/sh", "-c", command],
         cwd=cwd,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
-        env=dict(env) if env is not None else scrubbed_environment(),
+        env=tagged_env(env if env is not None else scrubbed_environment(), tag),
         start_new_session=True,  # its own process group, killed as a whole
     )
     assert process.stdout is not None
@@ -143,6 +145,7 @@ def run_command(
     finally:
         _kill_group(process)  # also ends children left behind by a command that finished
         process.wait()
+        end_tagged(tag)
         with _RUNNING_LOCK:
             _RUNNING.discard(process)
     # A grandchild that escaped the group may still hold the pipe open: stop reading after a

@@ -27,7 +27,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from ..errors import ConfigError
-from ..safefs import Folder, FolderMoved, LockTimeout, NotRegularFile, PathEscape
+from ..safefs import Folder, FolderMoved, LockTimeout, NotRegularFile, PathEscape, write_file
 from .base import ToolError
 
 MAX_PATH_CHARS = 1024
@@ -191,6 +191,4 @@ def atomic_write_text(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` (UTF-8) via a temp file in the same folder, fsync and
     ``os.replace``: readers see the old file or the new one, never a half-written one. A link at
     ``path`` is followed only while it stays in ``path``'s folder."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    Folder(path.parent).write(path.name, text.encode("utf-8"))
+    write_file(Path(path), text.encode("utf-8"))
