@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,7 +28,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..paths import data_home
-from ..safefs import Folder
+from ..safefs import Folder, write_file
 from ..settings import config_path
 
 EVENTS = ("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "PreCompact", "SessionStart")
@@ -182,13 +181,8 @@ def trust(workspace: Path, digest: str) -> Path:
     where = _trust_path()
     data = _read_json(where, "the trusted hooks file")
     data[str(workspace.resolve())] = digest
-    where.parent.mkdir(parents=True, exist_ok=True)
-    temp = where.with_name(f".{where.name}.{os.getpid()}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, indent=2)
-        handle.write("\n")
-    os.replace(temp, where)  # readers see the old list or the new one
+    # Atomic (readers see the old list or the new one), private, beneath the data folder.
+    write_file(where, (json.dumps(data, indent=2) + "\n").encode("utf-8"), data_home(), mode=0o600)
     return where
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ from ..agent import Agent, current_call
 from ..errors import PromptBlocked
 from ..events import EventBus, redact_value
 from ..messages import Message, ToolResultBlock, ToolUseBlock, messages_to_dicts
+from ..safefs import write_file
 from .config import HookCommand
 from .runner import HookOutcome, run_hook
 
@@ -174,12 +174,12 @@ class Hooks:
         mark = (id(messages), len(messages), id(messages[-1]) if messages else 0)
         if mark == self._written:
             return
-        self.transcript_path.parent.mkdir(parents=True, exist_ok=True)
-        temp = self.transcript_path.with_name(f".{self.transcript_path.name}.tmp")
-        with open(temp, "w", encoding="utf-8") as handle:
-            for entry in messages_to_dicts(messages):
-                handle.write(json.dumps(redact_value(entry), ensure_ascii=False) + "\n")
-        os.replace(temp, self.transcript_path)
+        lines = [
+            json.dumps(redact_value(entry), ensure_ascii=False) + "\n"
+            for entry in messages_to_dicts(messages)
+        ]
+        # Atomic, beneath the workspace: a planted link in .tinyharness/ cannot send it elsewhere.
+        write_file(self.transcript_path, "".join(lines).encode("utf-8"), self.workspace)
         self._written = mark
 
 
