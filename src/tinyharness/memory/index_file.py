@@ -1,0 +1,147 @@
+"""The SQLite store's vector index kept in a file beside the database, never trusted blindly.
+
+Building the index means reading every vector from the database and quantizing it (seconds at
+100k memories); a snapshot file lets the next process start from where the last one stopped and
+read only the rows written since (the store's rising ``seq``). The file is a cache of the
+database, which stays the only source of truth:
+
+- it is written whole through the confined writer (``safefs``: a temp file in the same folder,
+  fsync, rename), so a reader sees an old snapshot or a new one, never half of one;
+- it opens with a fixed header (magic, format version, dimension, row count, the ``seq`` it
+  reflects, the embedding model, the body's length and its CRC-32); a file that is short, long,
+  of another format, model or dimension, or whose body does not match its checksum, is refused
+  (``SnapshotRefused``, saying why) and the store builds the index from the rows again;
+- what the file says is compared with the database after loading: a snapshot newer than the
+  database (another database was put in its place), or one whose row count, once the rows
+  written since are applied, differs from the database's count of current vectors, is refused too.
+
+May import what ``memory`` may (here: ``safefs`` and the vector index).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import struct
+import zlib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..safefs import Folder
+from .vector_index import VectorIndex
+
+MAGIC = b"THVECIX\x00"
+FORMAT = 1
+_PREFIX = struct.Struct("<8sII")  # magic, format, length of the JSON header
+_MAX_HEADER = 1 << 20
+
+
+class SnapshotRefused(ValueError):
+    """The snapshot file cannot be used (the message says why); the index is built from the rows."""
+
+
+def snapshot_name(database: Path, model: str) -> str:
+    """The snapshot's file name beside ``database``: one per embedding model (a store opened with
+    another model keeps its own)."""
+    tag = hashlib.sha1(model.encode()).hexdigest()[:12]
+    return f"{database.name}.vectors-{tag}.idx"
+
+
+def encode(index: VectorIndex, seq: int, model: str) -> bytes:
+    """The snapshot of ``index`` as it stands at ``seq``."""
+    named, tables = index.arrays()
+    count = len(named["keys"])
+    body = b"".join(
+        np.ascontiguousarray(named[name], dtype=dtype).tobytes() for name, dtype, _ in VectorIndex.LAYOUT
+    )
+    header = json.dumps(
+        {
+            "dim": index.dim,
+            "rows": count,
+            "seq": seq,
+            "model": model,
+            "tables": tables,
+            "body_bytes": len(body),
+            "crc32": zlib.crc32(body),
+        },
+        ensure_ascii=False,
+    ).encode()
+    return _PREFIX.pack(MAGIC, FORMAT, len(header)) + header + body
+
+
+def decode(data: bytes, model: str, *, exact_below: int) -> tuple[VectorIndex, int]:
+    """The index a snapshot holds and the ``seq`` it reflects; ``SnapshotRefused`` if the bytes
+    are not a whole, intact snapshot of ``model``'s vectors."""
+    if len(data) < _PREFIX.size:
+        raise SnapshotRefused("shorter than its header")
+    magic, version, header_bytes = _PREFIX.unpack_from(data)
+    if magic != MAGIC:
+        raise SnapshotRefused("not a vector index snapshot")
+    if version != FORMAT:
+        raise SnapshotRefused(f"format {version}, this version reads {FORMAT}")
+    if header_bytes > _MAX_HEADER or _PREFIX.size + header_bytes > len(data):
+        raise SnapshotRefused("header cut short")
+    try:
+        header: dict[str, Any] = json.loads(data[_PREFIX.size : _PREFIX.size + header_bytes])
+        dim, rows, seq = int(header["dim"]), int(header["rows"]), int(header["seq"])
+        tables = [[str(text) for text in table] for table in header["tables"]]
+        body_bytes, crc = int(header["body_bytes"]), int(header["crc32"])
+        saved_model = str(header["model"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise SnapshotRefused(f"header unreadable ({exc})") from None
+    if saved_model != model:
+        raise SnapshotRefused(f"vectors of model {saved_model!r}, not {model!r}")
+    if dim <= 0 or rows < 0 or len(tables) != 3:
+        raise SnapshotRefused("header out of range")
+    widths = [1 if columns == 0 else dim if columns < 0 else columns for _, _, columns in VectorIndex.LAYOUT]
+    layout = zip(VectorIndex.LAYOUT, widths, strict=True)
+    sizes = [rows * width * np.dtype(dtype).itemsize for (_, dtype, _), width in layout]
+    body = memoryview(data)[_PREFIX.size + header_bytes :]
+    if len(body) != body_bytes or body_bytes != sum(sizes):
+        raise SnapshotRefused(f"body of {len(body)} bytes where the header says {body_bytes} (torn?)")
+    if zlib.crc32(body) != crc:
+        raise SnapshotRefused("checksum mismatch (damaged)")
+    named: dict[str, npt.NDArray[Any]] = {}
+    offset = 0
+    for (name, dtype, columns), width, size in zip(VectorIndex.LAYOUT, widths, sizes, strict=True):
+        array = np.frombuffer(body[offset : offset + size], dtype=dtype)
+        named[name] = array.reshape(rows, width) if columns != 0 else array
+        offset += size
+    scope = named["scope"]
+    if rows and (scope.min() < 0 or any(int(scope[:, f].max()) >= len(tables[f]) for f in range(3))):
+        raise SnapshotRefused("scope codes out of range")
+    if len(np.unique(named["keys"])) != rows:
+        raise SnapshotRefused("a row listed twice")
+    return VectorIndex.from_arrays(dim, named, tables, exact_below=exact_below), seq
+
+
+def read(folder: Path, name: str, model: str, *, exact_below: int) -> tuple[VectorIndex, int] | None:
+    """The snapshot ``name`` in ``folder``, or None when there is none; ``SnapshotRefused`` when
+    it cannot be used (also when it cannot be read as a plain file beneath the folder)."""
+    root = Folder(folder)
+    try:
+        if root.stat(name) is None:
+            return None
+        handle, _ = root.open_read(name)
+        with handle:
+            data = handle.read()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise SnapshotRefused(f"cannot be read ({exc})") from None
+    return decode(data, model, exact_below=exact_below)
+
+
+def write(folder: Path, name: str, index: VectorIndex, seq: int, model: str) -> None:
+    """Replace the snapshot ``name`` in ``folder`` atomically (through ``safefs``)."""
+    Folder(folder).write(name, encode(index, seq, model))
+
+
+def remove(folder: Path, name: str) -> None:
+    """Delete a refused snapshot (so that a later process does not try it again)."""
+    with contextlib.suppress(FileNotFoundError):
+        Folder(folder).remove(name)
