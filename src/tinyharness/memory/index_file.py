@@ -12,8 +12,9 @@ database, which stays the only source of truth:
   of another format, model or dimension, or whose body does not match its checksum, is refused
   (``SnapshotRefused``, saying why) and the store builds the index from the rows again;
 - what the file says is compared with the database after loading: a snapshot newer than the
-  database (another database was put in its place), or one whose row count, once the rows
-  written since are applied, differs from the database's count of current vectors, is refused too.
+  database, one whose highest row holds another memory in the database (another database was
+  put in its place, or a backup restored and written on), or one whose row count, once the rows
+  written since are applied, differs from the database's count of current vectors, is refused.
 
 May import what ``memory`` may (here: ``safefs`` and the vector index).
 """
@@ -25,6 +26,7 @@ import hashlib
 import json
 import struct
 import zlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -51,8 +53,21 @@ def snapshot_name(database: Path, model: str) -> str:
     return f"{database.name}.vectors-{tag}.idx"
 
 
-def encode(index: VectorIndex, seq: int, model: str) -> bytes:
-    """The snapshot of ``index`` as it stands at ``seq``."""
+@dataclass(frozen=True)
+class Snapshot:
+    """What a snapshot file holds: the index as it stood at ``seq``, and the id of the memory
+    at its highest row (``last_rowid``; 0 and "" when empty), to tell whether it describes this
+    database: row ids only grow and a row's id (a random uuid) never changes."""
+
+    index: VectorIndex
+    seq: int
+    last_rowid: int
+    last_id: str
+
+
+def encode(index: VectorIndex, seq: int, model: str, last: tuple[int, str]) -> bytes:
+    """The snapshot of ``index`` as it stands at ``seq``; ``last``: its highest row and that
+    row's memory id."""
     named, tables = index.arrays()
     count = len(named["keys"])
     body = b"".join(
@@ -64,6 +79,8 @@ def encode(index: VectorIndex, seq: int, model: str) -> bytes:
             "rows": count,
             "seq": seq,
             "model": model,
+            "last_rowid": last[0],
+            "last_id": last[1],
             "tables": tables,
             "body_bytes": len(body),
             "crc32": zlib.crc32(body),
@@ -73,9 +90,9 @@ def encode(index: VectorIndex, seq: int, model: str) -> bytes:
     return _PREFIX.pack(MAGIC, FORMAT, len(header)) + header + body
 
 
-def decode(data: bytes, model: str, *, exact_below: int) -> tuple[VectorIndex, int]:
-    """The index a snapshot holds and the ``seq`` it reflects; ``SnapshotRefused`` if the bytes
-    are not a whole, intact snapshot of ``model``'s vectors."""
+def decode(data: bytes, model: str, *, exact_below: int) -> Snapshot:
+    """The snapshot in ``data``; ``SnapshotRefused`` if the bytes are not a whole, intact
+    snapshot of ``model``'s vectors."""
     if len(data) < _PREFIX.size:
         raise SnapshotRefused("shorter than its header")
     magic, version, header_bytes = _PREFIX.unpack_from(data)
@@ -91,6 +108,7 @@ def decode(data: bytes, model: str, *, exact_below: int) -> tuple[VectorIndex, i
         tables = [[str(text) for text in table] for table in header["tables"]]
         body_bytes, crc = int(header["body_bytes"]), int(header["crc32"])
         saved_model = str(header["model"])
+        last_rowid, last_id = int(header["last_rowid"]), str(header["last_id"])
     except (ValueError, KeyError, TypeError) as exc:
         raise SnapshotRefused(f"header unreadable ({exc})") from None
     if saved_model != model:
@@ -116,10 +134,13 @@ def decode(data: bytes, model: str, *, exact_below: int) -> tuple[VectorIndex, i
         raise SnapshotRefused("scope codes out of range")
     if len(np.unique(named["keys"])) != rows:
         raise SnapshotRefused("a row listed twice")
-    return VectorIndex.from_arrays(dim, named, tables, exact_below=exact_below), seq
+    if rows and int(named["keys"].max()) != last_rowid:
+        raise SnapshotRefused("its highest row is not the one its header names")
+    index = VectorIndex.from_arrays(dim, named, tables, exact_below=exact_below)
+    return Snapshot(index, seq, last_rowid, last_id)
 
 
-def read(folder: Path, name: str, model: str, *, exact_below: int) -> tuple[VectorIndex, int] | None:
+def read(folder: Path, name: str, model: str, *, exact_below: int) -> Snapshot | None:
     """The snapshot ``name`` in ``folder``, or None when there is none; ``SnapshotRefused`` when
     it cannot be used (also when it cannot be read as a plain file beneath the folder)."""
     root = Folder(folder)
@@ -136,9 +157,9 @@ def read(folder: Path, name: str, model: str, *, exact_below: int) -> tuple[Vect
     return decode(data, model, exact_below=exact_below)
 
 
-def write(folder: Path, name: str, index: VectorIndex, seq: int, model: str) -> None:
+def write(folder: Path, name: str, index: VectorIndex, seq: int, model: str, last: tuple[int, str]) -> None:
     """Replace the snapshot ``name`` in ``folder`` atomically (through ``safefs``)."""
-    Folder(folder).write(name, encode(index, seq, model))
+    Folder(folder).write(name, encode(index, seq, model, last))
 
 
 def remove(folder: Path, name: str) -> None:

@@ -310,12 +310,14 @@ class SQLiteStore(SQLStoreBase):
     def _open_index(self, latest: int) -> None:
         """The index from its snapshot plus the rows written since, when the snapshot holds up
         against the database; else built from the rows (and the snapshot written anew)."""
-        loaded = self._read_snapshot()
-        if loaded is not None:
-            index, seq = loaded
+        snapshot = self._read_snapshot()
+        if snapshot is not None:
+            index, seq = snapshot.index, snapshot.seq
             self._changes = 0
             if seq > latest:
                 self._refuse(f"it reflects seq {seq}, the database is at {latest}")
+            elif snapshot.last_rowid and self._memory_id(snapshot.last_rowid) != snapshot.last_id:
+                self._refuse(f"row {snapshot.last_rowid} holds another memory in the database")
             else:
                 self._apply_since(index, seq)
                 count = self._current_vectors(index.dim)
@@ -332,7 +334,11 @@ class SQLiteStore(SQLStoreBase):
     def _snapshot_name(self) -> str:
         return index_file.snapshot_name(self.path, self.vector_model)
 
-    def _read_snapshot(self) -> tuple[VectorIndex, int] | None:
+    def _memory_id(self, rowid: int) -> str | None:
+        row = self._db.execute("SELECT id FROM memories WHERE rowid = ?", (rowid,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def _read_snapshot(self) -> index_file.Snapshot | None:
         try:
             return index_file.read(
                 self.path.parent, self._snapshot_name(), self.vector_model, exact_below=EXACT_BELOW
@@ -354,9 +360,17 @@ class SQLiteStore(SQLStoreBase):
         process's build from the rows, so it never fails a search or a close."""
         if self._index is None or self._seen_seq < 0:
             return
+        index = self._index
+        last = index.last_key()
+        last_id = (self._memory_id(last) or "") if last else ""
         try:
             index_file.write(
-                self.path.parent, self._snapshot_name(), self._index, self._seen_seq, self.vector_model
+                self.path.parent,
+                self._snapshot_name(),
+                index,
+                self._seen_seq,
+                self.vector_model,
+                (last, last_id),
             )
         except OSError:
             return

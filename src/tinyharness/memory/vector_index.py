@@ -251,12 +251,16 @@ class VectorIndex:
 
     # --- snapshots (see ``index_file``) ---------------------------------------------------------
 
+    def last_key(self) -> int:
+        """The highest key of a live row (0 when there is none)."""
+        return max(self._position, default=0)
+
     def arrays(self) -> tuple[dict[str, npt.NDArray[Any]], list[list[str]]]:
         """The live rows as named arrays (compacted, in row order) and the scope code tables:
         everything a search reads, so ``from_arrays`` gives an index that answers the same."""
         self._compact()
         rows = slice(0, self._size)
-        named = {
+        named: dict[str, npt.NDArray[Any]] = {
             "keys": self._keys[rows],
             "matrix": self._matrix[rows],
             "int8": self._int8[rows],
