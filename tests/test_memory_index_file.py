@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from tinyharness.memory import index_file
 from tinyharness.memory.base import Scope
 from tinyharness.memory.sqlite_store import SQLiteStore
+from tinyharness.safefs import Folder
 
 DIM = 16
 SCOPES = (Scope(user="ana"), Scope(user="bo"))
@@ -211,6 +212,14 @@ def test_a_process_killed_while_updating_the_index_leaves_the_same_answers(tmp_p
     assert_exact(reader, path, unit_rows(6, 100 + seed))
     assert reader.snapshot_refusals == []  # the file is always a whole snapshot (atomic rename)
     reader.close()
+    # A temp file the killed writer may have left is swept by the next write once it is old.
+    name = index_file.snapshot_name(path, "test-vectors")
+    leftover = tmp_path / f".{name}.0123456789ab.tmp"
+    leftover.write_bytes(b"half a snapshot")
+    index_file.sweep(Folder(tmp_path), name)
+    assert leftover.exists()  # maybe a writer at work
+    index_file.sweep(Folder(tmp_path), name, older_than=-1)
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])

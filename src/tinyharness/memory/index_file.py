@@ -16,7 +16,7 @@ database, which stays the only source of truth:
   put in its place, or a backup restored and written on), or one whose row count, once the rows
   written since are applied, differs from the database's count of current vectors, is refused.
 
-May import what ``memory`` may (here: ``safefs`` and the vector index).
+Files are opened and replaced through ``safefs`` (the package's rule allows it).
 """
 
 from __future__ import annotations
@@ -24,7 +24,10 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
+import re
 import struct
+import time
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +43,7 @@ MAGIC = b"THVECIX\x00"
 FORMAT = 1
 _PREFIX = struct.Struct("<8sII")  # magic, format, length of the JSON header
 _MAX_HEADER = 1 << 20
+LEFTOVER_AGE = 600.0  # seconds after which a snapshot's temp file is a killed writer's leftover
 
 
 class SnapshotRefused(ValueError):
@@ -158,8 +162,25 @@ def read(folder: Path, name: str, model: str, *, exact_below: int) -> Snapshot |
 
 
 def write(folder: Path, name: str, index: VectorIndex, seq: int, model: str, last: tuple[int, str]) -> None:
-    """Replace the snapshot ``name`` in ``folder`` atomically (through ``safefs``)."""
-    Folder(folder).write(name, encode(index, seq, model, last))
+    """Replace the snapshot ``name`` in ``folder`` atomically (through ``safefs``), first
+    deleting what writers killed mid-write left (see ``sweep``)."""
+    root = Folder(folder)
+    sweep(root, name)
+    root.write(name, encode(index, seq, model, last))
+
+
+def sweep(root: Folder, name: str, *, older_than: float = LEFTOVER_AGE) -> None:
+    """Delete the temp files of ``name`` (``safefs`` writes ``.<name>.<random>.tmp`` and renames
+    it) that no writer touched for ``older_than`` seconds: those of a process killed mid-write.
+    A writer at work now keeps its own (a write takes seconds, not minutes)."""
+    pattern = re.compile(rf"\.{re.escape(name[:80])}\.[0-9a-f]{{12}}\.tmp")
+    now = time.time()
+    with contextlib.suppress(OSError), os.scandir(root.root) as entries:
+        for entry in entries:
+            leftover = pattern.fullmatch(entry.name) and entry.is_file(follow_symlinks=False)
+            if leftover and now - entry.stat(follow_symlinks=False).st_mtime > older_than:
+                with contextlib.suppress(OSError):
+                    root.remove(entry.name)
 
 
 def remove(folder: Path, name: str) -> None:
