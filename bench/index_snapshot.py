@@ -6,8 +6,9 @@ does), and searched once; the runs take turns:
 
 - ``rows``: no snapshot (as before there were snapshots): the index is built from every
   vector row (read, quantized);
-- ``rows+write``: the same, and the snapshot written after the build (what the first open of a
-  large store now does once);
+- ``rows+write``: the same, and the snapshot's bytes taken after the build and handed to a
+  thread that writes them (what the first open of a large store now does once; the time
+  stops at the search's end, before ``close`` waits for that thread);
 - ``snapshot``: the snapshot written by the previous open is read, checked (CRC-32, header,
   the database's highest row and vector count) and brought up to date;
 - ``snapshot+changes``: as ``snapshot``, after another writer added 1% more memories since.

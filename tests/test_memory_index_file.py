@@ -79,8 +79,8 @@ def test_a_snapshot_is_written_reused_and_brought_up_to_date(tmp_path: Path) -> 
     fill(store, unit_rows(60, 1))
     queries = unit_rows(6, 2)
     assert_exact(store, path, queries)  # the first search builds the index and writes the snapshot
+    store.close()  # (waits for the snapshot's writer)
     assert snapshot_file(path).exists()
-    store.close()
 
     # Another process writes after the snapshot: adds, an update and a delete.
     writer = open_store(path)

@@ -161,12 +161,12 @@ def read(folder: Path, name: str, model: str, *, exact_below: int) -> Snapshot |
     return decode(data, model, exact_below=exact_below)
 
 
-def write(folder: Path, name: str, index: VectorIndex, seq: int, model: str, last: tuple[int, str]) -> None:
-    """Replace the snapshot ``name`` in ``folder`` atomically (through ``safefs``), first
-    deleting what writers killed mid-write left (see ``sweep``)."""
+def write_bytes(folder: Path, name: str, data: bytes) -> None:
+    """Replace the snapshot ``name`` in ``folder`` with ``data`` (from ``encode``) atomically,
+    through ``safefs``, first deleting what writers killed mid-write left (see ``sweep``)."""
     root = Folder(folder)
     sweep(root, name)
-    root.write(name, encode(index, seq, model, last))
+    root.write(name, data)
 
 
 def sweep(root: Folder, name: str, *, older_than: float = LEFTOVER_AGE) -> None:
