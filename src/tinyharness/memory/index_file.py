@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
 import json
 import os
 import re
@@ -31,7 +32,7 @@ import time
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -91,10 +92,11 @@ def encode(index: VectorIndex, seq: int, model: str, last: tuple[int, str]) -> b
         },
         ensure_ascii=False,
     ).encode()
+    header += b" " * (-(_PREFIX.size + len(header)) % 64)  # the arrays start 64-byte aligned
     return _PREFIX.pack(MAGIC, FORMAT, len(header)) + header + body
 
 
-def decode(data: bytes, model: str, *, exact_below: int) -> Snapshot:
+def decode(data: bytes | bytearray, model: str, *, exact_below: int) -> Snapshot:
     """The snapshot in ``data``; ``SnapshotRefused`` if the bytes are not a whole, intact
     snapshot of ``model``'s vectors."""
     if len(data) < _PREFIX.size:
@@ -131,6 +133,8 @@ def decode(data: bytes, model: str, *, exact_below: int) -> Snapshot:
     offset = 0
     for (name, dtype, columns), width, size in zip(VectorIndex.LAYOUT, widths, sizes, strict=True):
         array = np.frombuffer(body[offset : offset + size], dtype=dtype)
+        if body.readonly:  # the index writes to its arrays
+            array = array.copy()
         named[name] = array.reshape(rows, width) if columns != 0 else array
         offset += size
     scope = named["scope"]
@@ -153,7 +157,11 @@ def read(folder: Path, name: str, model: str, *, exact_below: int) -> Snapshot |
             return None
         handle, _ = root.open_read(name)
         with handle:
-            data = handle.read()
+            # Into one writable buffer, which the index adopts (``VectorIndex.from_arrays``).
+            data = bytearray(os.fstat(handle.fileno()).st_size)
+            raw = cast(io.BufferedIOBase, handle)  # an open file: BinaryIO's stub lacks readinto
+            if raw.readinto(data) != len(data) or raw.read(1):
+                raise SnapshotRefused("changed size while being read")
     except FileNotFoundError:
         return None
     except OSError as exc:

@@ -276,18 +276,20 @@ class VectorIndex:
     def from_arrays(
         cls, dim: int, named: dict[str, npt.NDArray[Any]], tables: list[list[str]], *, exact_below: int
     ) -> VectorIndex:
+        """An index over ``named`` (from ``arrays``), which it adopts as they are: writable arrays
+        of one row each per key, no copy (a snapshot read into one buffer stays in it until the
+        index grows)."""
         count = len(named["keys"])
-        index = cls(dim, capacity=max(1024, count * 5 // 4), exact_below=exact_below)
-        rows = slice(0, count)
-        index._keys[rows] = named["keys"]
-        index._matrix[rows] = named["matrix"]
-        index._int8[rows] = named["int8"]
-        index._scale[rows] = named["scale"]
-        index._scale32[rows] = named["scale"]
-        index._int8_norm[rows] = named["int8_norm"]
-        index._error[rows] = named["error"]
-        index._scope[rows] = named["scope"]
-        index._live[rows] = True
+        index = cls(dim, capacity=1, exact_below=exact_below)
+        index._keys = named["keys"]
+        index._matrix = named["matrix"]
+        index._int8 = named["int8"]
+        index._scale = named["scale"]
+        index._scale32 = named["scale"].astype(np.float32)
+        index._int8_norm = named["int8_norm"]
+        index._error = named["error"]
+        index._scope = named["scope"]
+        index._live = np.ones(count, dtype=bool)
         index._size = count
         index._position = {int(k): i for i, k in enumerate(named["keys"].tolist())}
         index._codes = [{text: code for code, text in enumerate(table)} for table in tables]
