@@ -248,3 +248,35 @@ def test_search_equals_exact_search_before_and_after_a_snapshot(
         reader._load_index = _must_not_build  # type: ignore[method-assign]
         assert_exact(reader, path, queries, limit)
         reader.close()
+
+
+def _small_index_snapshot() -> tuple[bytes, list[list[list[tuple[int, float]]]]]:
+    from tinyharness.memory.vector_index import VectorIndex
+
+    index = VectorIndex(DIM)
+    vectors = unit_rows(12, 21)
+    for key, vector in enumerate(vectors, start=1):
+        index.upsert(key, vector, SCOPES[key % 2])
+    queries = unit_rows(3, 22)
+    answers = [[index.search(q, scope, 5) for q in queries] for scope in SCOPES]
+    return index_file.encode(index, 7, "test-vectors", (12, "last")), answers
+
+
+_SNAPSHOT, _ANSWERS = _small_index_snapshot()
+
+
+@settings(max_examples=300, deadline=None)
+@given(position=st.integers(0, len(_SNAPSHOT) - 1), bit=st.integers(0, 7))
+def test_any_flipped_bit_is_refused_or_changes_nothing(position: int, bit: int) -> None:
+    """A flipped bit anywhere in a snapshot (header, padding or body) is refused, or it leaves
+    the index answering exactly as before (a flip in the header's padding that JSON still reads
+    as whitespace)."""
+    data = bytearray(_SNAPSHOT)
+    data[position] ^= 1 << bit
+    try:
+        snapshot = index_file.decode(bytes(data), "test-vectors", exact_below=4096)
+    except index_file.SnapshotRefused:
+        return
+    queries = unit_rows(3, 22)
+    assert [[snapshot.index.search(q, scope, 5) for q in queries] for scope in SCOPES] == _ANSWERS
+    assert (snapshot.seq, snapshot.last_rowid, snapshot.last_id) == (7, 12, "last")

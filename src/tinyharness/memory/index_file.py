@@ -78,22 +78,27 @@ def encode(index: VectorIndex, seq: int, model: str, last: tuple[int, str]) -> b
     body = b"".join(
         np.ascontiguousarray(named[name], dtype=dtype).tobytes() for name, dtype, _ in VectorIndex.LAYOUT
     )
-    header = json.dumps(
-        {
-            "dim": index.dim,
-            "rows": count,
-            "seq": seq,
-            "model": model,
-            "last_rowid": last[0],
-            "last_id": last[1],
-            "tables": tables,
-            "body_bytes": len(body),
-            "crc32": zlib.crc32(body),
-        },
-        ensure_ascii=False,
-    ).encode()
+    fields: dict[str, Any] = {
+        "dim": index.dim,
+        "rows": count,
+        "seq": seq,
+        "model": model,
+        "last_rowid": last[0],
+        "last_id": last[1],
+        "tables": tables,
+        "body_bytes": len(body),
+    }
+    fields["crc32"] = _checksum(fields, body)
+    header = json.dumps(fields, ensure_ascii=False).encode()
     header += b" " * (-(_PREFIX.size + len(header)) % 64)  # the arrays start 64-byte aligned
     return _PREFIX.pack(MAGIC, FORMAT, len(header)) + header + body
+
+
+def _checksum(fields: dict[str, Any], body: bytes | memoryview) -> int:
+    """CRC-32 of the header's fields (all but the checksum, as JSON) and then the body: a damaged
+    scope name or count is caught as surely as a damaged vector."""
+    core = {key: value for key, value in fields.items() if key != "crc32"}
+    return zlib.crc32(body, zlib.crc32(json.dumps(core, ensure_ascii=False).encode()))
 
 
 def decode(data: bytes | bytearray, model: str, *, exact_below: int) -> Snapshot:
@@ -127,7 +132,7 @@ def decode(data: bytes | bytearray, model: str, *, exact_below: int) -> Snapshot
     body = memoryview(data)[_PREFIX.size + header_bytes :]
     if len(body) != body_bytes or body_bytes != sum(sizes):
         raise SnapshotRefused(f"body of {len(body)} bytes where the header says {body_bytes} (torn?)")
-    if zlib.crc32(body) != crc:
+    if _checksum(header, body) != crc:
         raise SnapshotRefused("checksum mismatch (damaged)")
     named: dict[str, npt.NDArray[Any]] = {}
     offset = 0

@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import re
 import sqlite3
-import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -175,14 +174,13 @@ class SQLiteStore(SQLStoreBase):
         self._seq: int | None = None
         self._index: VectorIndex | None = None
         self._seen_seq = -1
-        # The index's snapshot file beside the database (``index_file``): written when the index
-        # was built from the rows, and again on close once many rows changed since.
+        # The index's snapshot file beside the database (``index_file``): written on close when
+        # there is none (or it was refused), or once many rows changed since it was written.
         self.snapshot_min_rows = snapshot_min_rows
         self.snapshot_every = snapshot_every
         self.snapshot_refusals: list[str] = []  # why a snapshot was not used, oldest first
         self._snapshot_seq: int | None = None  # the seq of the snapshot on disk, if any
         self._changes = 0  # rows upserted or removed since that snapshot
-        self._writer: threading.Thread | None = None  # writing a snapshot (see ``_save_snapshot``)
         self._term_counts: dict[str, int] = {}  # see ``_useful_terms``
         self._counted_at = -1
         self._count_cap = 0
@@ -272,13 +270,11 @@ class SQLiteStore(SQLStoreBase):
     def close(self) -> None:
         with self._lock:
             index = self._index
-            if (
-                index is not None
-                and len(index) >= self.snapshot_min_rows
-                and self._changes >= max(self.snapshot_every, len(index) // 10)
-            ):
+            due = self._snapshot_seq is None or self._changes >= max(
+                self.snapshot_every, len(index or ()) // 10
+            )
+            if index is not None and len(index) >= self.snapshot_min_rows and self._changes and due:
                 self._save_snapshot()
-            self._wait_for_writer()
             self._db.close()
 
     # --- search -----------------------------------------------------------------------------
@@ -329,10 +325,10 @@ class SQLiteStore(SQLStoreBase):
                     return
                 self._refuse(f"{len(index)} vectors once brought up to date, the database has {count}")
         self._load_index(latest)
-        self._changes = 0
-        if self._index is not None and len(self._index) >= self.snapshot_min_rows:
-            self._seen_seq = latest
-            self._save_snapshot(background=True)
+        # Every row is new to the snapshot on disk (none, or refused): ``close`` writes one. Not
+        # here: the search that built the index would wait for the disk (measured: a fifth to
+        # twice the build again on the loaded machine, bench/notes/memory-speed.md).
+        self._changes = len(self._index) if self._index is not None else 0
 
     def _snapshot_name(self) -> str:
         return index_file.snapshot_name(self.path, self.vector_model)
@@ -358,32 +354,18 @@ class SQLiteStore(SQLStoreBase):
         with contextlib.suppress(OSError):
             index_file.remove(self.path.parent, self._snapshot_name())
 
-    def _save_snapshot(self, *, background: bool = False) -> None:
+    def _save_snapshot(self) -> None:
         """Write the index as it stands at ``_seen_seq``; a failure to write costs only the next
-        process's build from the rows, so it never fails a search or a close. The bytes are
-        taken here (the index may change right after); with ``background`` a thread writes
-        them, so the search that built the index does not wait for the disk (``close`` does)."""
+        process's build from the rows, so it never fails a search or a close."""
         if self._index is None or self._seen_seq < 0:
             return
         index = self._index
         last = index.last_key()
         last_id = (self._memory_id(last) or "") if last else ""
         data = index_file.encode(index, self._seen_seq, self.vector_model, (last, last_id))
-        folder, name = self.path.parent, self._snapshot_name()
-        self._snapshot_seq, self._changes = self._seen_seq, 0
-        self._wait_for_writer()
-        if background:
-            self._writer = threading.Thread(
-                target=_write_quietly, args=(folder, name, data), name="memory-index-snapshot", daemon=True
-            )
-            self._writer.start()
-        else:
-            _write_quietly(folder, name, data)
-
-    def _wait_for_writer(self) -> None:
-        if self._writer is not None:
-            self._writer.join()
-            self._writer = None
+        with contextlib.suppress(OSError):
+            index_file.write_bytes(self.path.parent, self._snapshot_name(), data)
+            self._snapshot_seq, self._changes = self._seen_seq, 0
 
     def _current_vectors(self, dim: int) -> int:
         """How many current memories have a vector of this store's model and ``dim``."""
@@ -520,12 +502,6 @@ class SQLiteStore(SQLStoreBase):
         marks = ",".join("?" * len(rowids))
         rows = db.execute(f"SELECT {COLUMNS}, rowid FROM memories WHERE rowid IN ({marks})", rowids)
         return {str(r[-1]): r for r in rows}
-
-
-def _write_quietly(folder: Path, name: str, data: bytes) -> None:
-    """Write a snapshot; a folder that cannot take it leaves the next process to build from rows."""
-    with contextlib.suppress(OSError):
-        index_file.write_bytes(folder, name, data)
 
 
 _MARKED = re.compile("\x01(.*?)\x02", re.S)
