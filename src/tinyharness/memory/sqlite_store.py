@@ -18,6 +18,7 @@ with ``MemoryStoreError`` before anything is written to it.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sqlite3
 import time
@@ -30,6 +31,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..sqlitedb import Schema, open_database, write_transaction
+from . import index_file
 from .base import COLUMNS, MemoryItem, Scope, Status
 from .embed import Embedder, Vectors
 from .sqlbase import EXTERNAL_MODEL as EXTERNAL_MODEL  # re-exported
@@ -45,7 +47,12 @@ from .text import (
     query_phrases,
     query_terms,
 )
-from .vector_index import VectorIndex
+from .vector_index import EXACT_BELOW, VectorIndex
+
+SNAPSHOT_MIN_ROWS = EXACT_BELOW  # an index of fewer vectors is built from the rows (it is quick)
+# Rows changed since the snapshot (and at least a tenth of the index) before close writes it
+# again; until then a process reads the snapshot and those rows.
+SNAPSHOT_EVERY = 1024
 
 _SCHEMA = """
 CREATE TABLE memories (
@@ -158,6 +165,8 @@ class SQLiteStore(SQLStoreBase):
         vector_model: str | None = None,
         candidates: int = 40,
         vector_weight: float = VECTOR_WEIGHT,
+        snapshot_min_rows: int = SNAPSHOT_MIN_ROWS,
+        snapshot_every: int = SNAPSHOT_EVERY,
     ) -> None:
         self.path = sqlite_path(str(path))
         self.url = f"sqlite:///{self.path.resolve()}"
@@ -166,6 +175,13 @@ class SQLiteStore(SQLStoreBase):
         self._seq: int | None = None
         self._index: VectorIndex | None = None
         self._seen_seq = -1
+        # The index's snapshot file beside the database (``index_file``): written on close when
+        # there is none (or it was refused), or once many rows changed since it was written.
+        self.snapshot_min_rows = snapshot_min_rows
+        self.snapshot_every = snapshot_every
+        self.snapshot_refusals: list[str] = []  # why a snapshot was not used, oldest first
+        self._snapshot_seq: int | None = None  # the seq of the snapshot on disk, if any
+        self._changes = 0  # rows upserted or removed since that snapshot
         self._term_counts: dict[str, int] = {}  # see ``_useful_terms``
         self._counted_at = -1
         self._count_cap = 0
@@ -247,32 +263,113 @@ class SQLiteStore(SQLStoreBase):
 
     def close(self) -> None:
         with self._lock:
+            index = self._index
+            due = self._snapshot_seq is None or self._changes >= max(
+                self.snapshot_every, len(index or ()) // 10
+            )
+            if index is not None and len(index) >= self.snapshot_min_rows and self._changes and due:
+                self._save_snapshot()
             self._db.close()
 
     # --- search -----------------------------------------------------------------------------
 
     def _refresh_index(self) -> VectorIndex | None:
         """Bring the vector index up to date with rows written since it last looked."""
-        db = self._db
-        latest = int(db.execute("SELECT COALESCE(MAX(seq), 0) FROM memories").fetchone()[0])
+        latest = int(self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM memories").fetchone()[0])
         if self._index is not None and latest == self._seen_seq:
             return self._index
         if self._index is None:
-            self._load_index(latest)
+            self._open_index(latest)
         else:
-            rows = db.execute(
-                "SELECT m.rowid, m.status, m.user_id, m.agent_id, m.session_id, v.data FROM memories m "
-                "LEFT JOIN memory_vectors v ON v.memory_rowid = m.rowid AND v.model = ? WHERE m.seq > ?",
-                (self.vector_model, self._seen_seq),
-            ).fetchall()
-            for rowid, status, user, agent, session, data in rows:
-                if status == "current" and data is not None and len(data) == 4 * self._index.dim:
-                    vector = np.frombuffer(data, dtype=np.float32)
-                    self._index.upsert(rowid, vector, Scope(user or None, agent or None, session or None))
-                else:
-                    self._index.remove(rowid)
+            self._apply_since(self._index, self._seen_seq)
         self._seen_seq = latest
         return self._index
+
+    def _apply_since(self, index: VectorIndex, seq: int) -> None:
+        """Apply to ``index`` the rows stamped after ``seq``: their vectors if current, else out."""
+        rows = self._db.execute(
+            "SELECT m.rowid, m.status, m.user_id, m.agent_id, m.session_id, v.data FROM memories m "
+            "LEFT JOIN memory_vectors v ON v.memory_rowid = m.rowid AND v.model = ? WHERE m.seq > ?",
+            (self.vector_model, seq),
+        ).fetchall()
+        for rowid, status, user, agent, session, data in rows:
+            if status == "current" and data is not None and len(data) == 4 * index.dim:
+                vector = np.frombuffer(data, dtype=np.float32)
+                index.upsert(rowid, vector, Scope(user or None, agent or None, session or None))
+            else:
+                index.remove(rowid)
+        self._changes += len(rows)
+
+    def _open_index(self, latest: int) -> None:
+        """The index from its snapshot plus the rows written since, when the snapshot holds up
+        against the database; else built from the rows (and the snapshot written anew)."""
+        snapshot = self._read_snapshot()
+        if snapshot is not None:
+            index, seq = snapshot.index, snapshot.seq
+            self._changes = 0
+            if seq > latest:
+                self._refuse(f"it reflects seq {seq}, the database is at {latest}")
+            elif snapshot.last_rowid and self._memory_id(snapshot.last_rowid) != snapshot.last_id:
+                self._refuse(f"row {snapshot.last_rowid} holds another memory in the database")
+            else:
+                self._apply_since(index, seq)
+                count = self._current_vectors(index.dim)
+                if len(index) == count:
+                    self._index, self._snapshot_seq = index, seq
+                    return
+                self._refuse(f"{len(index)} vectors once brought up to date, the database has {count}")
+        self._load_index(latest)
+        # Every row is new to the snapshot on disk (none, or refused): ``close`` writes one. Not
+        # here: the search that built the index would wait for the disk (measured: a fifth to
+        # twice the build again on the loaded machine, bench/notes/memory-speed.md).
+        self._changes = len(self._index) if self._index is not None else 0
+
+    def _snapshot_name(self) -> str:
+        return index_file.snapshot_name(self.path, self.vector_model)
+
+    def _memory_id(self, rowid: int) -> str | None:
+        row = self._db.execute("SELECT id FROM memories WHERE rowid = ?", (rowid,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def _read_snapshot(self) -> index_file.Snapshot | None:
+        try:
+            return index_file.read(
+                self.path.parent, self._snapshot_name(), self.vector_model, exact_below=EXACT_BELOW
+            )
+        except index_file.SnapshotRefused as exc:
+            self._refuse(str(exc))
+            return None
+
+    def _refuse(self, why: str) -> None:
+        """Note why the snapshot was not used and delete it (the index is built from the rows)."""
+        self.snapshot_refusals.append(why)
+        self._snapshot_seq = None
+        # (if it cannot be removed, it is written anew after the build, or refused again)
+        with contextlib.suppress(OSError):
+            index_file.remove(self.path.parent, self._snapshot_name())
+
+    def _save_snapshot(self) -> None:
+        """Write the index as it stands at ``_seen_seq``; a failure to write costs only the next
+        process's build from the rows, so it never fails a search or a close."""
+        if self._index is None or self._seen_seq < 0:
+            return
+        index = self._index
+        last = index.last_key()
+        last_id = (self._memory_id(last) or "") if last else ""
+        data = index_file.encode(index, self._seen_seq, self.vector_model, (last, last_id))
+        with contextlib.suppress(OSError):
+            index_file.write_bytes(self.path.parent, self._snapshot_name(), data)
+            self._snapshot_seq, self._changes = self._seen_seq, 0
+
+    def _current_vectors(self, dim: int) -> int:
+        """How many current memories have a vector of this store's model and ``dim``."""
+        return int(
+            self._db.execute(
+                "SELECT count(*) FROM memories m JOIN memory_vectors v ON v.memory_rowid = m.rowid "
+                "AND v.model = ? WHERE m.status = 'current' AND v.dim = ?",
+                (self.vector_model, dim),
+            ).fetchone()[0]
+        )
 
     def _load_index(self, latest: int) -> None:
         rows = self._db.execute(

@@ -15,6 +15,8 @@ scored again from the float32 rows. The result is the top k of the float32 scan.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 import simsimd
@@ -246,3 +248,60 @@ class VectorIndex:
                 float(self._error[:size].max(initial=0.0)),
             )
         return self._maxima
+
+    # --- snapshots (see ``index_file``) ---------------------------------------------------------
+
+    def last_key(self) -> int:
+        """The highest key of a live row (0 when there is none)."""
+        return max(self._position, default=0)
+
+    def arrays(self) -> tuple[dict[str, npt.NDArray[Any]], list[list[str]]]:
+        """The live rows as named arrays (compacted, in row order) and the scope code tables:
+        everything a search reads, so ``from_arrays`` gives an index that answers the same."""
+        self._compact()
+        rows = slice(0, self._size)
+        named: dict[str, npt.NDArray[Any]] = {
+            "keys": self._keys[rows],
+            "matrix": self._matrix[rows],
+            "int8": self._int8[rows],
+            "scale": self._scale[rows],
+            "int8_norm": self._int8_norm[rows],
+            "error": self._error[rows],
+            "scope": self._scope[rows],
+        }
+        tables = [sorted(table, key=table.__getitem__) for table in self._codes]
+        return named, tables
+
+    @classmethod
+    def from_arrays(
+        cls, dim: int, named: dict[str, npt.NDArray[Any]], tables: list[list[str]], *, exact_below: int
+    ) -> VectorIndex:
+        """An index over ``named`` (from ``arrays``), which it adopts as they are: writable arrays
+        of one row each per key, no copy (a snapshot read into one buffer stays in it until the
+        index grows)."""
+        count = len(named["keys"])
+        index = cls(dim, capacity=1, exact_below=exact_below)
+        index._keys = named["keys"]
+        index._matrix = named["matrix"]
+        index._int8 = named["int8"]
+        index._scale = named["scale"]
+        index._scale32 = named["scale"].astype(np.float32)
+        index._int8_norm = named["int8_norm"]
+        index._error = named["error"]
+        index._scope = named["scope"]
+        index._live = np.ones(count, dtype=bool)
+        index._size = count
+        index._position = {int(k): i for i, k in enumerate(named["keys"].tolist())}
+        index._codes = [{text: code for code, text in enumerate(table)} for table in tables]
+        return index
+
+    # The arrays of a snapshot, in file order: name, dtype, columns (0: one value per row, -1: dim).
+    LAYOUT: tuple[tuple[str, str, int], ...] = (
+        ("keys", "<i8", 0),
+        ("matrix", "<f4", -1),
+        ("int8", "i1", -1),
+        ("scale", "<f8", 0),
+        ("int8_norm", "<f8", 0),
+        ("error", "<f8", 0),
+        ("scope", "<i4", 3),
+    )
