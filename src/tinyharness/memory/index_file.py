@@ -174,7 +174,7 @@ def read(folder: Path, name: str, model: str, *, exact_below: int) -> Snapshot |
     return decode(data, model, exact_below=exact_below)
 
 
-def write_bytes(folder: Path, name: str, data: bytes) -> None:
+def save(folder: Path, name: str, data: bytes) -> None:
     """Replace the snapshot ``name`` in ``folder`` with ``data`` (from ``encode``) atomically,
     through ``safefs``, first deleting what writers killed mid-write left (see ``sweep``)."""
     root = Folder(folder)

@@ -358,7 +358,7 @@ class SQLiteStore(SQLStoreBase):
         last_id = (self._memory_id(last) or "") if last else ""
         data = index_file.encode(index, self._seen_seq, self.vector_model, (last, last_id))
         with contextlib.suppress(OSError):
-            index_file.write_bytes(self.path.parent, self._snapshot_name(), data)
+            index_file.save(self.path.parent, self._snapshot_name(), data)
             self._snapshot_seq, self._changes = self._seen_seq, 0
 
     def _current_vectors(self, dim: int) -> int:
