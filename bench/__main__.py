@@ -356,17 +356,17 @@ def render_results(
         if part not in generated:
             continue
         text = split_details(part, generated[part], details_dir)
+        text = re.sub(r"^(## [^\n]+)\n\n(Command: )", r"\1\n\2", text, count=1, flags=re.M)
         generated[part] = text
-        out += ["", _PART.format(part), text.strip(), "", _TRAILER]
+        out += [_PART.format(part), text.strip(), "", _TRAILER]
         chart = charts.draw(part, text, charts_dir or charts.CHARTS)
-        if chart is not None:
-            out += [f"![{SECTIONS[part][0]}](charts/{chart.name})"]
         rerun = f"Re-run: `python -m bench --only {part}` (alone: `{SECTIONS[part][1]}`)."
         notes = notes_text(part, notes_dir)
         if notes:
             rerun += f" Reading, earlier rounds and what was tried: [bench/notes/{part}.md](notes/{part}.md)."
-        out.append(rerun)
-    return "\n".join(out) + "\n"
+        image = f"![{SECTIONS[part][0]}](charts/{chart.name}) " if chart is not None else ""
+        out += [image + rerun, ""]
+    return "\n".join(out).rstrip("\n") + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -428,7 +428,6 @@ def main(argv: list[str] | None = None) -> int:
         generated[part] = "\n".join(
             [
                 f"## {title}",
-                "",
                 f"Command: `{command}` (alone: `{alone}{flag}`); run on {when}, took {took:.0f} s. "
                 f"Load at the start: {load_before}; at the end: {load_line()}.",
                 "",
@@ -478,11 +477,10 @@ def _header(run_line: str, old_header: str, *, whole: bool, keep_runs: bool = Fa
         "Written by `python -m bench` (`make bench`); edit nothing here by hand. Each section's "
         "tables and chart come from the run its Command line names; the reading of the numbers "
         "and earlier rounds are in bench/notes/<part>.md, linked from each section. "
-        "`python -m bench --only PART` rewrites only that part's section.",
-        "",
+        "`python -m bench --only PART` rewrites only that part's section. "
         f"Machine: {machine_line()}.",
         "",
-        *[line for pair in zip(full + later, [""] * len(full + later), strict=True) for line in pair],
+        *(full + later),
     ]
     return "\n".join(lines)
 
