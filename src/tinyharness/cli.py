@@ -67,6 +67,7 @@ from .session import (
 from .settings import MODEL_ENV, load_settings, resolve_base_url, resolve_model
 from .settings import cli as settings_cli
 from .subagents import SubAgentConfig, SubAgentHost, SubAgents, load_profiles
+from .terminal import say
 from .tools.base import DEFAULT_RESULT_CAP, ToolRegistry
 from .tools.builtin import builtin_tools, notes_since
 from .tools.coverage import FileSetPlan
@@ -944,7 +945,7 @@ async def _run(
         from .models.local import LocalModel  # here: the module loads the SDK, not every command needs it
 
         if isinstance(model, LocalModel) and model.notice:  # another local model stands in
-            print(f"tinyharness: {model.notice}", file=sys.stderr)
+            say(f"tinyharness: {model.notice}", err=True)
         if _subagents_on(args):
             subagents = _subagents(args, workspace)
             tools.add(subagents.tool())
@@ -1290,7 +1291,7 @@ def _crash_line(exc: Exception) -> str:
 
 
 def _fail(message: str, code: int) -> int:
-    print(f"tinyharness: {message}", file=sys.stderr)
+    say(f"tinyharness: {message}", err=True)
     return code
 
 
@@ -1309,7 +1310,7 @@ def _command(args: argparse.Namespace) -> int:
             raise ConfigError(f"workspace {args.workspace} is not a folder")
         notes_path = _notes_path(args, workspace)
         text = NotesFile(notes_path, root=workspace).read()
-        print(text if text else f"(no notes yet in {notes_path})")
+        say(text if text else f"(no notes yet in {notes_path})")
         return 0
     if args.command == "memory":
         rerank = load_settings().memory_rerank if args.memory_command == "search" else None
@@ -1340,9 +1341,9 @@ def _command(args: argparse.Namespace) -> int:
     apply_settings(args)
     result = asyncio.run(_run(args))
     if result.final:
-        print(result.final)
+        say(result.final)
     if not result.ok:
-        print(f"tinyharness: stopped early ({result.stop}): {result.detail}", file=sys.stderr)
+        say(f"tinyharness: stopped early ({result.stop}): {result.detail}", err=True)
         return 1
     return 0
 

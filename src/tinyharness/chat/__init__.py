@@ -8,7 +8,7 @@ runs) and ``repl`` (the prompt, the turns and the slash commands). The command l
 agents (model, tools, context, memory) and hands the REPL a function that makes one.
 
 May import ``agent``, ``messages``, ``history``, ``events``, ``errors``, ``paths``, ``models``,
-``tools``, ``context``, ``session`` and ``anchors``.
+``tools``, ``context``, ``session``, ``terminal`` and ``anchors``.
 """
 
 from .repl import ChatSetup, run_chat

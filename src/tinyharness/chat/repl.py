@@ -32,9 +32,10 @@ from ..context.manager import ContextManager
 from ..errors import HarnessError, ModelError, StopRun
 from ..messages import Message, ToolResultBlock
 from ..session import Session, close_orphans
+from ..terminal import shown
 from ..tools.plan import plan_event
 from ..tools.shell import stop_running_commands
-from .render import Outputs, TurnView, plan_step, show_diff
+from .render import Outputs, TurnView, defusing, plan_step, show_diff
 from .review import WriteReview
 
 INTERRUPTED_RESULT = (
@@ -185,7 +186,7 @@ class ChatSession:
             self.view = None
             self.review.end_turn()
         if not result.ok:
-            self.console.print(Text(f"[stopped: {result.stop}] {result.detail}", style="red"))
+            self.console.print(Text(shown(f"[stopped: {result.stop}] {result.detail}"), style="red"))
 
     async def _consume(self, text: str, view: TurnView) -> RunResult:
         result: RunResult | None = None
@@ -321,7 +322,7 @@ class ChatSession:
         except Interrupted:
             self.console.print(Text("⏹ interrupted", style="yellow"))
         except HarnessError as exc:
-            self.console.print(Text(f"{name}: {exc}", style="red"))
+            self.console.print(Text(shown(f"{name}: {exc}"), style="red"))
         return False
 
     def _help(self) -> None:
@@ -439,7 +440,7 @@ class ChatSession:
                 )
             )
         except (ModelError, StopRun) as exc:
-            self.console.print(Text(f"compaction failed: {exc}", style="red"))
+            self.console.print(Text(shown(f"compaction failed: {exc}"), style="red"))
             return
         self.agent.messages = list(messages)
         if self.agent.checkpoint is not None:
@@ -473,7 +474,7 @@ class ChatSession:
         try:
             await self.setup.close(old)
         except HarnessError as exc:
-            self.console.print(Text(f"closing the previous model: {exc}", style="red"))
+            self.console.print(Text(shown(f"closing the previous model: {exc}"), style="red"))
 
     async def _resume(self, name: str) -> None:
         sessions = self.setup.sessions
@@ -576,7 +577,7 @@ def _bindings() -> KeyBindings:
 
 
 async def run_chat(setup: ChatSetup) -> int:
-    console = Console()
+    console = defusing(Console())
     chat = ChatSession(setup, console)
     try:
         await chat.loop()

@@ -8,7 +8,7 @@ named ``mcp__<server>__<tool>``, restart after a crash or hang), ``server`` (``t
 serve``), ``cli`` (the ``mcp`` command).
 
 May import ``tools``, ``memory``, ``history`` (to quote results as data), ``events``,
-``redact``, ``errors``, ``paths`` and ``messages``; nothing here imports the agent loop or the
+``redact``, ``terminal``, ``errors``, ``paths`` and ``messages``; nothing here imports the agent loop or the
 CLI.
 """
 

@@ -218,7 +218,7 @@ def _make_client(
         # `tinyharness keys set anthropic`; only for Anthropic's own API, never another server.
         api_key = stored_key("anthropic", base_url)
     if api_key is None and not has_env_key:
-        if base_url is None:
+        if base_url is None and not os.environ.get("ANTHROPIC_BASE_URL"):
             # The SDK would only fail at the first request, with a TypeError.
             raise ConfigError(
                 "anthropic: no API key; set ANTHROPIC_API_KEY, run `tinyharness keys set anthropic`, "

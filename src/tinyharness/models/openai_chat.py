@@ -209,7 +209,8 @@ def _make_client(
     if api_key is None and not os.environ.get("OPENAI_API_KEY"):
         # `tinyharness keys set openai`; only for OpenAI's own API, never another server.
         api_key = stored_key("openai", base_url)
-    if api_key is None and base_url is not None and not os.environ.get("OPENAI_API_KEY"):
+    server_given = base_url is not None or bool(os.environ.get("OPENAI_BASE_URL"))
+    if api_key is None and server_given and not os.environ.get("OPENAI_API_KEY"):
         api_key = UNUSED_API_KEY
     try:
         return openai.AsyncOpenAI(

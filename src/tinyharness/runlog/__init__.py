@@ -13,7 +13,8 @@ The raw event is kept beside the typed tables, so ``export`` gives back the even
 as ``--events`` writes it, except that secrets are redacted before anything is stored. The
 checkpoint tables hold sessions older versions saved (sessions have their own store now).
 
-May import ``errors``, ``events``, ``redact``, ``paths``, ``sqlitedb``. Nothing else of the package.
+May import ``errors``, ``events``, ``redact``, ``paths``, ``sqlitedb``, ``terminal``. Nothing else
+of the package.
 """
 
 from __future__ import annotations

@@ -1,0 +1,336 @@
+"""Hardening round 3, classes 1, 6, 7, 8 and 10: each test is written against the class (generated
+variants), not only the case that found it.
+
+1. A stored key goes only to its provider's exact origin; every line a user sees is redacted.
+6. Chat approvals mean exactly what the user saw.
+7. Memory import: bad rows get one line, big lines are bounded, de-dup uses an index.
+8. What reaches a terminal or a prompt is defused.
+10. Secrets with adversarial spellings are found.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import http.server
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import tinyharness
+from tinyharness.cli import main
+from tinyharness.settings import (
+    OFFICIAL_HOSTS,
+    is_official_origin,
+    load_settings,
+    resolve_base_url,
+    set_key,
+    stored_key,
+)
+from tinyharness.terminal import json_text, shown, visible
+
+SRC = Path(tinyharness.__file__).parent
+SECRET = "sk-proj-" + "Q7fLm2Xv9Rt4Kp8Wz3Nb6Hd1Jc5Gs0Ya" + "T2uVe8"  # the shape of an OpenAI key
+
+# --- class 1: a stored key goes only to its provider's exact origin -----------------------------
+
+_SCHEMES = ["https", "HTTPS", "Https", "http", "ftp", "wss", ""]
+_USERINFO = ["", "user@", "user:pass@", "{host}@", "{host}:443@", "@"]
+_PORTS = ["", ":443", ":8443", ":80", ":0443", ":", ":44 3", ":-443"]
+_PATHS = [
+    "",
+    "/",
+    "/v1",
+    "/{host}/v1",
+    "/v1?h={host}",
+    "/v1#{host}",
+    "?{host}",
+    "#{host}",
+    "\\@evil.example/v1",
+]
+
+
+def _hosts(official: str) -> list[str]:
+    return [
+        official,
+        official.upper(),
+        official.capitalize(),
+        official + ".",  # trailing dot: not the name the certificate and the SDK expect
+        official + "..",
+        official + ".evil.example",
+        "x" + official,
+        official.replace("api.", "api-"),
+        official.replace("a", "\u0430", 1),  # Cyrillic a
+        official.replace("a", "\uff41", 1),  # full-width a (NFKC folds it)
+        official.replace(".", "\u3002", 1),  # ideographic full stop
+        "127.0.0.1",
+        "[::1]",
+        "evil.example",
+        official[:-4],
+        f"{official}\t",
+        f" {official}",
+    ]
+
+
+@st.composite
+def _urls(draw: st.DrawFn) -> tuple[str, str, bool]:
+    provider = draw(st.sampled_from(sorted(OFFICIAL_HOSTS)))
+    official = OFFICIAL_HOSTS[provider]
+    scheme = draw(st.sampled_from(_SCHEMES))
+    userinfo = draw(st.sampled_from(_USERINFO)).format(host=official)
+    host = draw(st.sampled_from(_hosts(official)))
+    port = draw(st.sampled_from(_PORTS))
+    path = draw(st.sampled_from(_PATHS)).format(host=official)
+    url = f"{scheme}://{userinfo}{host}{port}{path}" if scheme else f"{userinfo}{host}{port}{path}"
+    exact = (
+        scheme.lower() == "https"
+        and not userinfo
+        and host.lower() == official
+        and port in ("", ":443")
+        and "\\" not in path
+    )
+    return provider, url, exact
+
+
+@pytest.fixture
+def keys_stored(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    for variable in ("OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
+        monkeypatch.delenv(variable, raising=False)
+    set_key("openai", SECRET)
+    set_key("anthropic", SECRET + "-a")
+    yield
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(_urls())
+def test_a_stored_key_goes_only_to_the_exact_official_origin(
+    keys_stored: None, monkeypatch: pytest.MonkeyPatch, case: tuple[str, str, bool]
+) -> None:
+    """Host in the path, query or fragment, user-info spellings, look-alike and IDN hosts,
+    trailing dots, http and other ports: only https on the official host (port 443) gets it, by
+    --base-url, by the environment variable, and by the config file's base_urls."""
+    provider, url, exact = case
+    assert is_official_origin(provider, url) is exact, url
+    expected = (SECRET if provider == "openai" else SECRET + "-a") if exact else None
+    assert stored_key(provider, url) == expected, url
+    # The environment variable: the SDK reads it when no base URL is given.
+    monkeypatch.setenv(f"{provider.upper()}_BASE_URL", url)
+    assert stored_key(provider, None) == expected, url
+    assert stored_key(provider, resolve_base_url(provider, None)) == expected, url
+    monkeypatch.delenv(f"{provider.upper()}_BASE_URL")
+
+
+def test_config_base_urls_and_the_real_clients_follow_the_origin_rule(
+    keys_stored: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from tinyharness.models.anthropic_messages import AnthropicModel
+    from tinyharness.models.openai_chat import OpenAIChatModel
+
+    def key_of(model: OpenAIChatModel | AnthropicModel) -> str | None:
+        key = model._client.api_key
+        asyncio.run(model.aclose())
+        return key
+
+    hostile = [
+        "http://127.0.0.1:9/api.openai.com/v1",
+        "http://127.0.0.1:9/v1?api.openai.com",
+        "https://api.openai.com@127.0.0.1:9/v1",
+        "https://api.openai.com.127.0.0.1.nip.io/v1",
+        "http://api.openai.com/v1",
+        "https://api.openai.com:8443/v1",
+        "https://api.openai.com./v1",
+    ]
+    for url in hostile:
+        config = tmp_path / "config.json"
+        config.write_text(json.dumps({"base_urls": {"openai": url}}))
+        from_config = resolve_base_url("openai", None, load_settings(config))
+        assert from_config == url
+        assert key_of(OpenAIChatModel("gpt-4o-mini", base_url=from_config)) != SECRET, url
+        monkeypatch.setenv("OPENAI_BASE_URL", url)
+        assert key_of(OpenAIChatModel("gpt-4o-mini")) != SECRET, url  # the SDK reads the variable
+        monkeypatch.delenv("OPENAI_BASE_URL")
+        anthropic_url = url.replace("openai", "anthropic")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", anthropic_url)
+        assert key_of(AnthropicModel("claude-sonnet-4-5")) != SECRET + "-a", anthropic_url
+        monkeypatch.delenv("ANTHROPIC_BASE_URL")
+    assert key_of(OpenAIChatModel("gpt-4o-mini", base_url="https://api.openai.com/v1")) == SECRET
+    assert key_of(AnthropicModel("claude-sonnet-4-5", base_url="https://api.anthropic.com")) == SECRET + "-a"
+
+
+class _RefusingServer(http.server.BaseHTTPRequestHandler):
+    """An OpenAI-compatible server that refuses every request with a message quoting a secret
+    (servers echo what they were sent: a key, a password in a URL)."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length") or 0))
+        body = json.dumps(
+            {
+                "error": {
+                    "message": f"invalid api key {SECRET} \x1b]52;c;cHduZWQ=\x07",
+                    "type": "invalid_request",
+                }
+            }
+        ).encode()
+        self.send_response(400)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def test_the_last_error_line_is_redacted_and_defused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``stopped early (error): ...`` quotes the server's message: it passes the redactor and
+    its escape sequences are shown, not obeyed."""
+    for variable in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(variable, raising=False)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _RefusingServer)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        code = main(
+            ["run", "--model", "openai:gpt-4o-mini", "--base-url", url, "--workspace", str(tmp_path), "hello"]
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert SECRET not in out + err
+    assert "\x1b" not in out + err
+    assert "[REDACTED:" in err
+
+
+_PRINTERS = {"print", "write", "say", "echo"}
+_SAFE = {"shown", "redact", "visible", "json_text"}
+
+
+def _names_outside_safe_calls(node: ast.AST) -> Iterator[ast.AST]:
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _SAFE:
+        return
+    yield node
+    for child in ast.iter_child_nodes(node):
+        yield from _names_outside_safe_calls(child)
+
+
+def raw_error_prints(tree: ast.AST) -> list[int]:
+    """Lines that print an exception's text, or a run's ``detail``/``message``, without passing
+    it through the redactor: ``print``/``.write``/``console.print`` calls (``say`` redacts)."""
+    found: list[int] = []
+
+    def visit(node: ast.AST, caught: frozenset[str]) -> None:
+        if isinstance(node, ast.ExceptHandler) and node.name:
+            caught = caught | {node.name}
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = (
+                func.id
+                if isinstance(func, ast.Name)
+                else func.attr
+                if isinstance(func, ast.Attribute)
+                else ""
+            )
+            if name in _PRINTERS and name != "say":
+                for arg in [*node.args, *(k.value for k in node.keywords)]:
+                    for inner in _names_outside_safe_calls(arg):
+                        if (isinstance(inner, ast.Name) and inner.id in caught) or (
+                            isinstance(inner, ast.Attribute) and inner.attr in ("detail", "final")
+                        ):
+                            found.append(node.lineno)
+        for child in ast.iter_child_nodes(node):
+            visit(child, caught)
+
+    visit(tree, frozenset())
+    return sorted(set(found))
+
+
+def test_no_code_prints_an_error_or_an_answer_without_the_redactor() -> None:
+    offenders = {
+        str(path.relative_to(SRC)): lines
+        for path in sorted(SRC.rglob("*.py"))
+        if (lines := raw_error_prints(ast.parse(path.read_text(encoding="utf-8"))))
+    }
+    assert offenders == {}
+
+
+def test_the_raw_print_check_can_fail() -> None:
+    bad = "try:\n    pass\nexcept OSError as exc:\n    print(f'failed: {exc}', file=sys.stderr)\n"
+    assert raw_error_prints(ast.parse(bad)) == [4]
+    assert raw_error_prints(ast.parse("console.print(Text(result.detail))")) == [1]
+    good = "try:\n    pass\nexcept OSError as exc:\n    say(f'failed: {exc}')\n    print(shown(str(exc)))\n"
+    assert raw_error_prints(ast.parse(good)) == []
+
+
+# --- class 8: what reaches a terminal is defused ---------------------------------------------
+
+_ESCAPES = [
+    "\x1b]52;c;cHduZWQ=\x07",  # OSC 52: write the clipboard
+    "\x1b]0;owned\x07",  # OSC 0: window title
+    "\x1b]8;;http://evil.example\x1b\\link\x1b]8;;\x1b\\",  # OSC 8 hyperlink
+    "\x1b[2J\x1b[H",  # clear the screen, cursor home
+    "\x1b[1A\x1b[2K",  # up a line, erase it
+    "\x9b2J",  # C1 CSI
+    "\x9d0;title\x9c",  # C1 OSC ... ST
+    "\rrm -rf ~",  # carriage return: overwrite what is shown
+    "\x08\x08\x08",  # backspaces
+    "\u202egnp.exe",  # right-to-left override
+    "\x7f\x00\x05",
+]
+_CONTROLS = {chr(c) for c in [*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0)]} | set(
+    "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u2028\u2029"
+)
+
+
+def _no_controls(text: str) -> bool:
+    return not any(ch in _CONTROLS for ch in text)
+
+
+@given(st.lists(st.one_of(st.sampled_from(_ESCAPES), st.text(max_size=20)), max_size=6))
+def test_visible_shows_every_control_character_and_keeps_lines(parts: list[str]) -> None:
+    text = "".join(parts)
+    out = visible(text)
+    assert _no_controls(out)
+    assert out.count("\n") == text.count("\n") and out.count("\t") == text.count("\t")
+    assert visible(out) == out  # nothing left to defuse
+    assert _no_controls(shown(text))
+    assert json.loads(json_text(text, ensure_ascii=False)) == text
+    assert _no_controls(json_text({"k": text}, ensure_ascii=False))
+
+
+def _stored_texts() -> list[str]:
+    return [f"note {i}: {escape} end" for i, escape in enumerate(_ESCAPES)]
+
+
+def test_memory_list_and_search_print_stored_text_defused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(
+        "\n".join(
+            json.dumps({"speaker": f"al\x1b]0;x\x07ice{i}", "text": t}) for i, t in enumerate(_stored_texts())
+        )
+    )
+    url = str(tmp_path / "memory.db")
+    monkeypatch.setenv("TINYHARNESS_EMBEDDER", "hashing")
+    assert main(["memory", "import", str(rows), "--memory", url]) == 0
+    capsys.readouterr()
+    for command in (
+        ["list"],
+        ["list", "--json"],
+        ["search", "note", "--limit", "20"],
+        ["search", "note", "--json"],
+    ):
+        assert main(["memory", *command, "--memory", url]) == 0
+        out, err = capsys.readouterr()
+        assert "note 3" in out or "note" in out
+        assert _no_controls(out.replace("\n", "").replace("\t", "")) and _no_controls(err.replace("\n", ""))
