@@ -532,3 +532,184 @@ def test_an_edit_made_while_the_question_is_open_is_asked_about_again(
             assert target.read_text() == "alpha\nbeta\nuser line\n"
         else:
             assert target.read_text() == "alpha\nbeta\nappended by the user\n"
+
+
+# --- class 7: memory import: bad rows, big lines, Ctrl-C, the de-dup index -------------------
+
+
+def _good_line(i: int) -> bytes:
+    return json.dumps({"speaker": "ann", "text": f"message number {i}", "id": f"m{i}"}).encode() + b"\n"
+
+
+_BAD_LINES = st.one_of(
+    # invalid UTF-8 inside the text
+    st.binary(min_size=1, max_size=4)
+    .filter(lambda b: _not_utf8(b))
+    .map(lambda b: b'{"speaker": "ann", "text": "caf' + b + b'"}\n'),
+    # nesting deeper than Python's JSON reader goes
+    st.integers(min_value=100_000, max_value=200_000).map(lambda d: b"[" * d + b"]" * d + b"\n"),
+    st.integers(min_value=100_000, max_value=150_000).map(
+        lambda d: b'{"speaker": "ann", "text": ' + b"[" * d + b"]" * d + b"}\n"
+    ),
+    # numbers too long to convert, in any field
+    st.sampled_from(["text", "speaker", "time", "id"]).map(
+        lambda f: (
+            json.dumps({"speaker": "ann", "text": "x"}).encode()[:-1] + f', "{f}": {"9" * 5000}}}\n'.encode()
+        )
+    ),
+    # lone surrogate escapes in any field the import keeps
+    st.tuples(
+        st.sampled_from(["text", "speaker", "conversation", "id", "time"]),
+        st.integers(min_value=0xD800, max_value=0xDFFF),
+    ).map(lambda t: ('{"speaker": "ann", "text": "x", "%s": "a\\u%04x"}\n' % (t[0], t[1])).encode()),
+    st.integers(min_value=0xD800, max_value=0xDFFF).map(
+        lambda c: ('{"speaker": "ann", "text": "x", "attachments": ["ok", "\\u%04x"]}\n' % c).encode()
+    ),
+)
+
+
+def _not_utf8(data: bytes) -> bool:
+    try:
+        (b"caf" + data + b'"}').decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
+
+
+@settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(st.integers(min_value=0, max_value=5), _BAD_LINES)
+def test_a_bad_row_is_one_line_naming_it_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], before: int, bad: bytes
+) -> None:
+    import uuid
+
+    folder = tmp_path / uuid.uuid4().hex
+    folder.mkdir()
+    rows = folder / "rows.jsonl"
+    rows.write_bytes(b"".join(_good_line(i) for i in range(before)) + bad + _good_line(99))
+    store = str(folder / "memory.db")
+    assert main(["memory", "import", str(rows), "--memory", store, "--embedder", "none"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert f"line {before + 1}: " in err and "unexpected" not in err
+    assert len(err) < 400
+
+
+def test_a_huge_line_is_refused_within_a_bounded_read(tmp_path: Path) -> None:
+    """A 10 MB line costs about the bound (1 MiB) of memory, not a multiple of the line."""
+    import tracemalloc
+
+    from tinyharness.memory.ingest import MAX_LINE_BYTES, ImportFormatError, read_messages
+
+    rows = tmp_path / "rows.jsonl"
+    huge = b'{"speaker": "ann", "text": "' + b"a" * (10 * 1024 * 1024) + b'"}\n'
+    rows.write_bytes(_good_line(1) + huge + _good_line(2))
+    tracemalloc.start()
+    try:
+        with pytest.raises(ImportFormatError, match="line 2: longer than"):
+            read_messages(rows)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 3 * MAX_LINE_BYTES
+    # A line at the bound is a message like any other.
+    rows.write_bytes(b'{"speaker": "ann", "text": "' + b"b" * (MAX_LINE_BYTES - 100) + b'"}\n')
+    assert len(read_messages(rows)[0].text) == MAX_LINE_BYTES - 100
+
+
+def test_ctrl_c_during_import_says_what_to_do_and_running_again_finishes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each batch is its own transaction; Ctrl-C keeps what was written and says to run the same
+    import again (there is no --resume for an import), which then adds only the rest."""
+    from tinyharness.memory.ingest import BATCH
+    from tinyharness.memory.sqlite_store import SQLiteStore
+
+    total = BATCH * 2 + 7
+    rows = tmp_path / "rows.jsonl"
+    rows.write_bytes(b"".join(_good_line(i) for i in range(total)))
+    store = str(tmp_path / "memory.db")
+    real = SQLiteStore.add_many
+    calls = [0]
+
+    def interrupted(self: Any, *args: Any, **kwargs: Any) -> Any:
+        calls[0] += 1
+        if calls[0] == 2:
+            raise KeyboardInterrupt  # what Ctrl-C raises in the main thread
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(SQLiteStore, "add_many", interrupted)
+    base = ["memory", "import", str(rows), "--memory", store, "--embedder", "none", "--user", "u"]
+    assert main(base) == 1
+    err = capsys.readouterr().err
+    assert "--resume" not in err and "again" in err and f"{BATCH} of {total}" in err
+    monkeypatch.setattr(SQLiteStore, "add_many", real)
+    assert main([*base, "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["added"] == total - BATCH and summary["skipped"] == BATCH
+
+
+def test_ctrl_c_outside_a_run_does_not_offer_resume(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tinyharness.cli as cli
+
+    def interrupt(args: Any) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_command", interrupt)
+    for words in (["memory", "list"], ["runs"], ["notes"], ["models", "list"]):
+        assert main(words) == 1
+        assert "--resume" not in capsys.readouterr().err
+
+
+def _hash_lookup_sql(mark: str, table: str) -> tuple[str, list[str]]:
+    from tinyharness.memory.base import Scope
+    from tinyharness.memory.sqlbase import scope_sql
+
+    where, params = scope_sql(Scope("alice"), mark)
+    where[:0] = [f"content_hash = {mark}", "status = 'current'"]
+    return f"SELECT id FROM {table} WHERE {' AND '.join(where)} LIMIT 1", ["0" * 64, *params]
+
+
+@pytest.mark.parametrize("scope_fields", [("alice",), ("alice", "agent"), ("alice", "agent", "s1")])
+def test_the_de_dup_lookup_uses_the_hash_and_scope_index_on_sqlite(
+    tmp_path: Path, scope_fields: tuple[str, ...]
+) -> None:
+    """``find_by_hash``/``add_unique`` (every import line, every remember) look a hash up in a
+    scope; the planner must take the hash, not read all of the user's memories by scope."""
+    import sqlite3
+
+    from tinyharness.memory import Scope, open_store
+    from tinyharness.memory.sqlbase import scope_sql
+
+    path = tmp_path / "memory.db"
+    store = open_store(str(path), embedder="none")
+    store.add_many([f"fact {i}" for i in range(300)], Scope("alice"))  # type: ignore[attr-defined]
+    store.close()  # type: ignore[attr-defined]
+    where, params = scope_sql(Scope(*scope_fields), "?")
+    where[:0] = ["content_hash = ?", "status = 'current'"]
+    with sqlite3.connect(path) as db:
+        plan = " ".join(
+            str(r[3])
+            for r in db.execute(
+                f"EXPLAIN QUERY PLAN SELECT id FROM memories WHERE {' AND '.join(where)}", ["0", *params]
+            )
+        )
+    assert "memories_hash_scope (content_hash=? AND user_id=?" in plan, plan
+
+
+def test_the_de_dup_lookup_uses_the_hash_and_scope_index_on_postgres(database: str) -> None:
+    import psycopg
+
+    from tinyharness.memory.base import Scope
+    from tinyharness.memory.pg_store import PostgresStore
+
+    store = PostgresStore(database, table_prefix="h3_")
+    store.add_many([f"fact {i}" for i in range(2000)], Scope("alice"))
+    store.close()
+    sql, params = _hash_lookup_sql("%s", "h3_memories")
+    with psycopg.connect(database, autocommit=True) as db:
+        db.execute("ANALYZE h3_memories")
+        plan = " ".join(str(r[0]) for r in db.execute(f"EXPLAIN {sql}", params))
+    assert "h3_memories_hash_scope" in plan and "user_id" in plan.split("Index Cond")[1], plan

@@ -1264,8 +1264,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""
         return _fail(f"{where}{exc.strerror or exc}", 2)
-    except KeyboardInterrupt:
-        return _fail("interrupted; continue with --resume", 1)
+    except KeyboardInterrupt:  # only a run has a --resume to continue with
+        return _fail("interrupted" + ("; continue with --resume" if args.command == "run" else ""), 1)
     except Exception as exc:  # a bug, not the user's mistake: one line, the trace in a file
         if os.environ.get(DEBUG_ENV):
             raise

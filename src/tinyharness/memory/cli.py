@@ -218,13 +218,26 @@ def _import(store: MemoryStore, args: argparse.Namespace) -> int:
         say(f"tinyharness: the store {store.url} cannot import in bulk", err=True)
         return 2
 
+    written = [0, 0]  # messages written so far, of how many
+
     def progress(done: int, total: int) -> None:
+        written[:] = [done, total]
         print(f"\rimporting: {done}/{total} messages", end="", file=sys.stderr, flush=True)
 
     try:
         report = import_file(
             cast(BulkStore, store), args.file, user=args.user, agent=args.agent, progress=progress
         )
+    except KeyboardInterrupt:
+        # Each batch is its own transaction: what was written stays, and the same import run
+        # again skips the lines already there (there is no --resume to give).
+        say(
+            f"\ntinyharness: import interrupted; {written[0]} of {written[1] or 'the'} messages were "
+            "imported and stay. Run the same command again to import the rest (lines already "
+            "imported are skipped)",
+            err=True,
+        )
+        return 1
     except OSError as exc:
         say(f"tinyharness: cannot read {args.file}: {exc.strerror or exc}", err=True)
         return 2
