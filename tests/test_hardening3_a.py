@@ -561,11 +561,15 @@ _BAD_LINES = st.one_of(
     st.tuples(
         st.sampled_from(["text", "speaker", "conversation", "id", "time"]),
         st.integers(min_value=0xD800, max_value=0xDFFF),
-    ).map(lambda t: ('{"speaker": "ann", "text": "x", "%s": "a\\u%04x"}\n' % (t[0], t[1])).encode()),
+    ).map(lambda t: _surrogate_line(t[0], f'"a\\u{t[1]:04x}"')),
     st.integers(min_value=0xD800, max_value=0xDFFF).map(
-        lambda c: ('{"speaker": "ann", "text": "x", "attachments": ["ok", "\\u%04x"]}\n' % c).encode()
+        lambda c: _surrogate_line("attachments", f'["ok", "\\u{c:04x}"]')
     ),
 )
+
+
+def _surrogate_line(field: str, value: str) -> bytes:
+    return ('{"speaker": "ann", "text": "x", "' + field + '": ' + value + "}\n").encode()
 
 
 def _not_utf8(data: bytes) -> bool:
