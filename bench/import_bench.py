@@ -111,6 +111,7 @@ def sqlite_rows(existing: int, count: int, folder: Path) -> list[tuple[str, ...]
             else:
                 elapsed, added = timed_import(str(db), lines)
             rows.append(("sqlite", name, variant, f"{elapsed:.1f}", f"{added / elapsed:,.0f}", plan))
+            print("| " + " | ".join(rows[-1]) + " |", flush=True)
     return rows
 
 
@@ -195,11 +196,12 @@ def main() -> None:
     parser.add_argument("--existing", type=int, default=67_000, help="the user's memories already stored")
     parser.add_argument("--lines", type=int, default=5_000, help="lines imported")
     parser.add_argument("--pg-rows", type=int, default=0, help="PostgreSQL: the user's rows already stored")
+    parser.add_argument("--no-sqlite", action="store_true", help="PostgreSQL only")
     args = parser.parse_args()
-    print(f"load average before: {os.getloadavg()[0]:.2f} (cores: {os.cpu_count()})")
+    print(f"load average before: {os.getloadavg()[0]:.2f} (cores: {os.cpu_count()})", flush=True)
     with tempfile.TemporaryDirectory() as temp:
         folder = Path(temp)
-        rows = sqlite_rows(args.existing, args.lines, folder)
+        rows = [] if args.no_sqlite else sqlite_rows(args.existing, args.lines, folder)
         url = os.environ.get("TINYHARNESS_BENCH_PG_URL") or os.environ.get("TINYHARNESS_TEST_PG_URL")
         if args.pg_rows and url:
             rows += pg_rows(url, args.pg_rows, args.lines, folder)

@@ -717,3 +717,113 @@ def test_the_de_dup_lookup_uses_the_hash_and_scope_index_on_postgres(database: s
         db.execute("ANALYZE h3_memories")
         plan = " ".join(str(r[0]) for r in db.execute(f"EXPLAIN {sql}", params))
     assert "h3_memories_hash_scope" in plan and "user_id" in plan.split("Index Cond")[1], plan
+
+
+# --- class 10: secrets in adversarial spellings ------------------------------------------------
+
+_ZERO_WIDTH = ["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad", "\u180e", "\u200e", "\u2063"]
+
+
+def _corpus() -> tuple[list[tuple[str, str, str]], list[tuple[str, str]]]:
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from secrets_corpus import LOOK_ALIKES, SECRETS
+
+    # Token-shaped secrets on one line: the spellings below are about characters inside a token.
+    tokens = [row for row in SECRETS if "\n" not in row[2] and len(row[2]) >= 16 and " " not in row[2]]
+    return tokens, LOOK_ALIKES
+
+
+_TOKENS, _LOOK_ALIKES = _corpus()
+
+
+def _escaped(char: str, style: str) -> str:
+    return f"\\u{ord(char):04x}" if style == "u" else f"\\x{ord(char):02x}"
+
+
+@st.composite
+def _spelled(draw: st.DrawFn) -> tuple[str, str, str]:
+    """A corpus secret, spelled so that a program reading it (a JSON parser, a terminal, a
+    browser) gets the secret back, but the plain text does not hold it."""
+    kind, text, secret = draw(st.sampled_from(_TOKENS))
+    how = draw(st.sampled_from(["zero_width", "escape_punctuation", "escape_any", "full_width", "mixed"]))
+    chars = list(secret)
+    if how in ("zero_width", "mixed"):
+        for _ in range(draw(st.integers(1, 3))):
+            at = draw(st.integers(1, len(chars) - 1))
+            chars.insert(at, draw(st.sampled_from(_ZERO_WIDTH)))
+    if how in ("escape_punctuation", "mixed"):
+        style = draw(st.sampled_from(["u", "x"]))
+        chars = [_escaped(c, style) if c in ".-_:/+=" else c for c in chars]
+    if how == "escape_any":
+        picks = draw(st.sets(st.integers(0, len(chars) - 1), min_size=1, max_size=4))
+        chars = [_escaped(c, "u") if i in picks else c for i, c in enumerate(chars)]
+    if how == "full_width":
+        chars = [chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in chars]
+    return kind, text.replace(secret, "".join(chars)), secret
+
+
+def _readings(text: str) -> list[str]:
+    """What programs could read out of ``text``: as written, and with escapes decoded, invisible
+    characters dropped and full-width letters folded."""
+    from tinyharness.redact.normalize import normalize
+
+    reading = normalize(text)
+    return [text] if reading is None else [text, reading.text]
+
+
+@settings(max_examples=250)
+@given(_spelled())
+def test_a_secret_in_an_adversarial_spelling_is_redacted(case: tuple[str, str, str]) -> None:
+    from tinyharness.redact import redact
+
+    kind, text, secret = case
+    clean = redact(text)
+    for reading in _readings(clean):
+        assert secret not in reading, (kind, text, clean)
+    assert redact(clean) == clean
+
+
+@settings(max_examples=150)
+@given(st.sampled_from(_LOOK_ALIKES), st.sampled_from(_ZERO_WIDTH), st.integers(0, 10_000))
+def test_look_alikes_with_invisible_characters_stay_as_they_are(
+    row: tuple[str, str], mark: str, where: int
+) -> None:
+    """The normalised reading finds no secret where the plain text has none: a look-alike with
+    an invisible character in it comes out unchanged."""
+    from tinyharness.redact import redact
+
+    _, text = row
+    at = where % (len(text) + 1)
+    spelled = text[:at] + mark + text[at:]
+    assert redact(spelled) == spelled
+
+
+@given(
+    st.integers(min_value=10_000_000, max_value=9_999_999_999),
+    st.text(
+        alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-", min_size=33, max_size=33
+    ),
+    st.sampled_from(["bot{t}", "TELEGRAM_TOKEN={t}", "https://api.telegram.org/bot{t}/getMe", '"{t}"']),
+)
+def test_telegram_bot_tokens_of_every_id_length(bot: int, rest: str, template: str) -> None:
+    from tinyharness.redact import redact
+
+    token = f"{bot}:AA{rest}"
+    clean = redact(template.format(t=token))
+    assert f"AA{rest}" not in clean and str(bot) not in clean
+
+
+@given(
+    st.text(alphabet="0123456789abcdef", min_size=32, max_size=32),
+    st.one_of(st.just(""), st.text(alphabet="0123456789abcdef", min_size=32, max_size=32).map(":{}".format)),
+    st.sampled_from(["o123456.ingest.sentry.io", "o1.ingest.us.sentry.io", "sentry.example.com:9000"]),
+    st.integers(min_value=1, max_value=10**9),
+    st.sampled_from(["SENTRY_DSN={d}", "dsn: '{d}'", '{{"dsn": "{d}"}}', 'Sentry.init({{ dsn: "{d}" }})']),
+)
+def test_sentry_dsns_are_redacted(key: str, secret: str, host: str, project: int, template: str) -> None:
+    from tinyharness.redact import redact
+
+    clean = redact(template.format(d=f"https://{key}{secret}@{host}/{project}"))
+    assert key not in clean and (not secret or secret[1:] not in clean)
