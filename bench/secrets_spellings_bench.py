@@ -21,7 +21,6 @@ from bench import ROOT
 sys.path.insert(0, str(ROOT / "tests"))
 
 from secrets_corpus import LOOK_ALIKES, SECRETS
-
 from tinyharness.redact import redact
 
 _ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})|\\x([0-9a-fA-F]{2})")

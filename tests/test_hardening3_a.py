@@ -827,3 +827,43 @@ def test_sentry_dsns_are_redacted(key: str, secret: str, host: str, project: int
 
     clean = redact(template.format(d=f"https://{key}{secret}@{host}/{project}"))
     assert key not in clean and (not secret or secret[1:] not in clean)
+
+
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "a",
+                "Z",
+                "7",
+                "\u200b",
+                "\u2060",
+                "\\u002e",
+                "\\x41",
+                "\uff47",
+                "\\/",
+                "\\u0000",
+                "\\uzz",
+                "\u3000",
+            ]
+        ),
+        max_size=24,
+    )
+)
+def test_the_normalised_reading_maps_back_to_exactly_its_characters(parts: list[str]) -> None:
+    """Every character of the reading comes from a span of the original whose own reading is
+    that character, so a finding redacts exactly the characters it was read from."""
+    from tinyharness.redact.normalize import normalize
+
+    text = "".join(parts)
+    reading = normalize(text)
+    if reading is None:
+        return
+    for index, char in enumerate(reading.text):
+        start, end = reading.original(index, index + 1)
+        inner = normalize(text[start:end])
+        assert (inner.text if inner else text[start:end]) == char
+    if reading.text:
+        start, end = reading.original(0, len(reading.text))
+        inner = normalize(text[start:end])
+        assert (inner.text if inner else text[start:end]) == reading.text

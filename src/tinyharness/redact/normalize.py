@@ -21,6 +21,7 @@ Imports nothing of the package.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 
 _INVISIBLE = (
@@ -33,13 +34,24 @@ _INVISIBLE_CHAR = re.compile(f"[{_INVISIBLE}]")
 
 @dataclass(frozen=True, slots=True)
 class Normalized:
+    """The reading, and where each of its characters came from, as segments: characters
+    ``marks[k]`` up to ``marks[k + 1]`` of ``text`` are the original's from ``origins[k]`` on,
+    one for one, each ``widths[k]`` characters wide (1, or the whole of an escape or a decoded
+    character that became one character). Memory grows with the number of changes, not with
+    the length of the text."""
+
     text: str
-    starts: list[int]  # for each character of ``text``: where its source starts in the original
-    ends: list[int]  # and where it ends
+    marks: list[int]
+    origins: list[int]
+    widths: list[int]
 
     def original(self, start: int, end: int) -> tuple[int, int]:
         """The span of the original text that ``text[start:end]`` was read from."""
-        return self.starts[start], self.ends[end - 1]
+        first = bisect_right(self.marks, start) - 1
+        last = bisect_right(self.marks, end - 1) - 1
+        begin = self.origins[first] + (start - self.marks[first])
+        finish = self.origins[last] + (end - 1 - self.marks[last]) + self.widths[last]
+        return begin, finish
 
 
 def _reading(found: str) -> str:
@@ -61,27 +73,34 @@ def normalize(text: str) -> Normalized | None:
     if _TRIGGER.search(text) is None:
         return None
     pieces: list[str] = []
-    starts: list[int] = []
-    ends: list[int] = []
+    marks: list[int] = []
+    origins: list[int] = []
+    widths: list[int] = []
+    length = 0  # of the reading so far
+
+    def copy(start: int, end: int) -> None:
+        nonlocal length
+        if end > start:
+            pieces.append(text[start:end])
+            marks.append(length)
+            origins.append(start)
+            widths.append(1)
+            length += end - start
+
     position = 0
     for match in _TRIGGER.finditer(text):
         start, end = match.span()
-        if start > position:
-            pieces.append(text[position:start])
-            starts.extend(range(position, start))
-            ends.extend(range(position + 1, start + 1))
+        copy(position, start)
         reading = _reading(match.group())
         if len(reading) == 1:
             pieces.append(reading)
-            starts.append(start)
-            ends.append(end)
+            marks.append(length)
+            origins.append(start)
+            widths.append(end - start)
+            length += 1
         elif reading:  # an escape left as it is
-            pieces.append(reading)
-            starts.extend(range(start, end))
-            ends.extend(range(start + 1, end + 1))
+            copy(start, end)
         position = end
-    pieces.append(text[position:])
-    starts.extend(range(position, len(text)))
-    ends.extend(range(position + 1, len(text) + 1))
+    copy(position, len(text))
     reading_text = "".join(pieces)
-    return None if reading_text == text else Normalized(reading_text, starts, ends)
+    return None if reading_text == text else Normalized(reading_text, marks, origins, widths)
