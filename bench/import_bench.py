@@ -169,8 +169,13 @@ def pg_rows(url: str, existing: int, count: int, folder: Path) -> list[tuple[str
             sql, params = lookup_sql("%s", table)
             plan = "; ".join(str(r[0]).strip() for r in db.execute(f"EXPLAIN {sql}", params))
             store = PostgresStore(url, table_prefix=prefix)
-            if variant == "old":  # opening the store made the new index again
+            if variant == "old":  # opening the store made the new index again and dropped the old
                 db.execute(f"DROP INDEX IF EXISTS {prefix}memories_hash_scope")
+                db.execute(
+                    f"CREATE INDEX IF NOT EXISTS {prefix}memories_hash ON {table} (content_hash) "
+                    "WHERE status = 'current'"
+                )
+                db.execute(f"ANALYZE {table}")
             started = time.perf_counter()
             report = import_file(store, lines, user=f"{USER}")  # type: ignore[arg-type]
             elapsed = time.perf_counter() - started
