@@ -79,6 +79,7 @@ from .settings import cli as settings_cli
 from .skills import cli as skills_cli
 from .skills import home_mounts
 from .subagents import SubAgentConfig, SubAgentHost, SubAgents, load_profiles
+from .terminal import say
 from .tools.base import DEFAULT_RESULT_CAP, ToolRegistry
 from .tools.builtin import builtin_tools
 from .tools.files import ReadState
@@ -1032,7 +1033,7 @@ async def _run(
         from .models.local import LocalModel  # here: the module loads the SDK, not every command needs it
 
         if isinstance(model, LocalModel) and model.notice:  # another local model stands in
-            print(f"tinyharness: {model.notice}", file=sys.stderr)
+            say(f"tinyharness: {model.notice}", err=True)
         if _subagents_on(args):
             subagents = _subagents(args, workspace, project.attach_registry)
             tools.add(subagents.tool())
@@ -1503,8 +1504,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""
         return _fail(f"{where}{exc.strerror or exc}", 2)
-    except KeyboardInterrupt:
-        return _fail("interrupted; continue with --resume", 1)
+    except KeyboardInterrupt:  # only a run has a --resume to continue with
+        return _fail("interrupted" + ("; continue with --resume" if args.command == "run" else ""), 1)
     except Exception as exc:  # a bug, not the user's mistake: one line, the trace in a file
         if os.environ.get(DEBUG_ENV):
             raise
@@ -1530,7 +1531,7 @@ def _crash_line(exc: Exception) -> str:
 
 
 def _fail(message: str, code: int) -> int:
-    print(f"tinyharness: {message}", file=sys.stderr)
+    say(f"tinyharness: {message}", err=True)
     return code
 
 
@@ -1549,7 +1550,7 @@ def _command(args: argparse.Namespace) -> int:
             raise ConfigError(f"workspace {args.workspace} is not a folder")
         notes_path = _notes_path(args, workspace)
         text = NotesFile(notes_path, root=workspace).read()
-        print(text if text else f"(no notes yet in {notes_path})")
+        say(text if text else f"(no notes yet in {notes_path})")
         return 0
     if args.command == "memory":
         rerank = load_settings().memory_rerank if args.memory_command == "search" else None
@@ -1584,7 +1585,7 @@ def _command(args: argparse.Namespace) -> int:
     result = asyncio.run(_run(args, sinks=output.sinks))
     output.finish(result.final)
     if not result.ok:
-        print(f"tinyharness: stopped early ({result.stop}): {result.detail}", file=sys.stderr)
+        say(f"tinyharness: stopped early ({result.stop}): {result.detail}", err=True)
         return 1
     return 0
 

@@ -13,7 +13,7 @@ Whatever the format, progress lines and errors go to stderr (``--quiet`` turns p
 and the exit code is the same: 0 when the task ended normally, 1 when the run stopped early, 2
 for bad usage. A run refused before it starts (exit 2) prints nothing on stdout.
 
-May import: ``events``.
+May import: ``events``, ``terminal``.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from typing import Any, Literal, TextIO
 
 from .events import Event, EventSink, JsonlSink, redact_value
+from .terminal import say
 
 OutputFormat = Literal["text", "json", "stream-json"]
 OUTPUT_FORMATS: tuple[OutputFormat, ...] = ("text", "json", "stream-json")
@@ -127,5 +128,5 @@ class HeadlessOutput:
         if self.summary is not None:
             self.stdout.write(json.dumps(self.summary.result(), ensure_ascii=False) + "\n")
         elif self.format == "text" and answer:
-            self.stdout.write(answer + "\n")
+            say(answer, file=self.stdout)  # redacted, control characters shown
         self.stdout.flush()

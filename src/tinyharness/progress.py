@@ -3,7 +3,7 @@
 On a terminal the current step is redrawn in place; elsewhere (CI, pipes) every step is a plain
 line. Compactions always get their own ``[compact]`` line, with tokens before -> after.
 
-May import: ``events``, ``redact``. Nothing else of the package.
+May import: ``events``, ``redact``, ``terminal``. Nothing else of the package.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import TextIO
 
 from .events import Event, compaction_tokens
 from .redact import redact
+from .terminal import shown
 
 _ARG_PREVIEW = 60
 _REDACT_SCAN = 4000  # characters of an argument preview scanned for secrets before cutting
@@ -64,7 +65,7 @@ class ProgressPrinter:
         depth = event.get("depth")
         if isinstance(depth, int) and depth > 0:  # a sub-agent's step, under its parent's
             line = f"{'  ' * depth}[sub {str(event.get('run_id', ''))[:6]}] {line}"
-        line = redact(line)  # stderr is often a CI log: no secrets in clear there either
+        line = shown(line)  # stderr is often a CI log: no secrets in clear there either, no escapes
         permanent = event["type"] in _PERMANENT or not self.live
         if self.live:
             self.stream.write("\r\033[K" + line + ("\n" if permanent else ""))

@@ -7,8 +7,8 @@ file changes.
 runs) and ``repl`` (the prompt, the turns and the slash commands). The command line builds the
 agents (model, tools, context, memory) and hands the REPL a function that makes one.
 
-May import ``agent``, ``safefs``, ``messages``, ``history``, ``events``, ``errors``, ``paths``, ``models``,
-``tools``, ``context``, ``session`` and ``anchors``.
+May import ``agent``, ``safefs``, ``messages``, ``history``, ``events``, ``errors``, ``paths``,
+``models``, ``tools``, ``context``, ``session``, ``terminal`` and ``anchors``.
 """
 
 from .repl import ChatSetup, run_chat

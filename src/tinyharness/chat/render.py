@@ -6,21 +6,48 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from rich.console import Console, Group, RenderableType
+from rich.console import Console, ConsoleOptions, ConsoleRenderable, Group, RenderableType, RenderHook
 from rich.live import Live
 from rich.markdown import Markdown
+from rich.segment import Segment
 from rich.syntax import Syntax
 from rich.text import Text
 
 from ..events import compaction_tokens
+from ..terminal import shown, visible
 
 _ARG_PREVIEW = 60
 _OUTPUT_PREVIEW = 100  # characters of a tool's output shown inline
 KEPT_OUTPUTS = 500  # tool outputs /show can still show
 _QUOTE_TAGS = ("<tool_output", "</tool_output")
+
+
+class Defused:
+    """``inner`` drawn with the control characters of its text shown, not obeyed: an escape
+    sequence in a reply, a file or a tool's output cannot clear the screen, retitle the window
+    or write the clipboard. The console's own codes (colours, the live area's cursor moves) are
+    kept."""
+
+    def __init__(self, inner: RenderableType) -> None:
+        self.inner = inner
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Segment]:
+        for segment in console.render(self.inner, options):
+            yield segment if segment.control else Segment(visible(segment.text), segment.style)
+
+
+class _DefuseAll(RenderHook):
+    def process_renderables(self, renderables: list[ConsoleRenderable]) -> list[ConsoleRenderable]:
+        return [Defused(r) for r in renderables]
+
+
+def defusing(console: Console) -> Console:
+    """``console``, with everything printed through it defused (see ``Defused``)."""
+    console.push_render_hook(_DefuseAll())
+    return console
 
 
 class Outputs:
@@ -134,7 +161,7 @@ class TurnView:
         if self.text:
             parts.append(Markdown(self.text))
         parts.append(_Status(self))
-        return Group(*parts)
+        return Defused(Group(*parts))  # the live area is drawn past the console's render hooks
 
     def _ensure_live(self) -> None:
         if self._live is None:
@@ -150,7 +177,7 @@ class TurnView:
     def _flush_text(self) -> None:
         """End the live area, leaving the text written so far on the screen (no status line)."""
         if self._live is not None:
-            self._live.update(Markdown(self.text) if self.text else Text(""), refresh=True)
+            self._live.update(Defused(Markdown(self.text) if self.text else Text("")), refresh=True)
             self._live.stop()
             self._live = None
         self.text = ""
@@ -186,8 +213,8 @@ class TurnView:
             return
         if kind == "tool_call":
             self._flush_text()
-            shown = f"{event.get('name')}({short_args(event.get('args'))})"
-            number = self.outputs.number(str(event.get("call_id")), shown)
+            call = f"{event.get('name')}({short_args(event.get('args'))})"
+            number = self.outputs.number(str(event.get("call_id")), call)
             self.console.print(
                 Text.assemble(
                     ("⏺ ", "cyan"),
@@ -230,7 +257,7 @@ class TurnView:
             self.step = plan_step(event)
         elif kind == "error":
             self._flush_text()
-            self.console.print(Text(f"[{event.get('stop')}] {event.get('message')}", style="red"))
+            self.console.print(Text(shown(f"[{event.get('stop')}] {event.get('message')}"), style="red"))
 
 
 def plan_step(event: dict[str, Any]) -> str:

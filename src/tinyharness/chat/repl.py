@@ -35,9 +35,10 @@ from ..models.base import Usage
 from ..models.prices import Cost, PriceTable, model_cost, money
 from ..safefs import make_folder
 from ..session import Session, close_orphans
+from ..terminal import shown
 from ..tools.plan import plan_event
 from ..tools.shell import stop_running_commands
-from .render import Outputs, TurnView, plan_step, show_diff
+from .render import Outputs, TurnView, defusing, plan_step, show_diff
 from .review import WriteReview
 
 INTERRUPTED_RESULT = (
@@ -193,7 +194,7 @@ class ChatSession:
             self.view = None
             self.review.end_turn()
         if not result.ok:
-            self.console.print(Text(f"[stopped: {result.stop}] {result.detail}", style="red"))
+            self.console.print(Text(shown(f"[stopped: {result.stop}] {result.detail}"), style="red"))
 
     async def _consume(self, text: str, view: TurnView) -> RunResult:
         result: RunResult | None = None
@@ -330,7 +331,7 @@ class ChatSession:
         except Interrupted:
             self.console.print(Text("⏹ interrupted", style="yellow"))
         except HarnessError as exc:
-            self.console.print(Text(f"{name}: {exc}", style="red"))
+            self.console.print(Text(shown(f"{name}: {exc}"), style="red"))
         return False
 
     def _help(self) -> None:
@@ -482,7 +483,7 @@ class ChatSession:
                 )
             )
         except (ModelError, StopRun) as exc:
-            self.console.print(Text(f"compaction failed: {exc}", style="red"))
+            self.console.print(Text(shown(f"compaction failed: {exc}"), style="red"))
             return
         self.agent.messages = list(messages)
         if self.agent.checkpoint is not None:
@@ -516,7 +517,7 @@ class ChatSession:
         try:
             await self.setup.close(old)
         except HarnessError as exc:
-            self.console.print(Text(f"closing the previous model: {exc}", style="red"))
+            self.console.print(Text(shown(f"closing the previous model: {exc}"), style="red"))
 
     async def _resume(self, name: str) -> None:
         sessions = self.setup.sessions
@@ -619,7 +620,7 @@ def _bindings() -> KeyBindings:
 
 
 async def run_chat(setup: ChatSetup) -> int:
-    console = Console()
+    console = defusing(Console())
     chat = ChatSession(setup, console)
     try:
         await chat.loop()

@@ -9,5 +9,5 @@ unrecorded one. See ``steps`` for what is recorded and the rule for a step cut o
 Nothing here is needed for ``tinyharness run``: DBOS is imported only by these commands.
 
 May import ``agent``, ``events``, ``messages``, ``models``, ``session``, ``errors``, ``redact``,
-``paths``.
+``paths``, ``terminal``.
 """

@@ -4,7 +4,7 @@ PostgreSQL run log (queued, running, finished and failed runs of every worker).
 ``register`` adds the parsers; the top-level CLI calls the handlers and hands them what only it
 can do (parse and carry out a run's options).
 
-May import ``errors``, ``redact``, ``paths``.
+May import ``errors``, ``redact``, ``paths``, ``terminal``.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Any
 from ..errors import ConfigError
 from ..paths import data_home
 from ..redact import redact
+from ..terminal import say
 from .policy import WorkerPolicy
 from .queue import Client, Runner, Spec, Worker
 
@@ -102,11 +103,9 @@ def submit(args: argparse.Namespace, spec: Spec) -> int:
     finally:
         client.close()
     if result.get("final"):
-        print(result["final"])
+        say(str(result["final"]))
     if not result.get("ok"):
-        print(
-            f"tinyharness: stopped early ({result.get('stop')}): {result.get('detail', '')}", file=sys.stderr
-        )
+        say(f"tinyharness: stopped early ({result.get('stop')}): {result.get('detail', '')}", err=True)
         return 1
     return 0
 
@@ -140,9 +139,9 @@ def cancel(args: argparse.Namespace) -> int:
     finally:
         client.close()
     if state in ("queued", "running"):
-        print(f"cancelled run {run_id} (was {state})")
+        say(f"cancelled run {run_id} (was {state})")
         return 0
-    print(f"tinyharness: run {run_id} is already {state}; nothing to cancel", file=sys.stderr)
+    say(f"tinyharness: run {run_id} is already {state}; nothing to cancel", err=True)
     return 1
 
 
@@ -169,5 +168,5 @@ def runs(args: argparse.Namespace, summaries: dict[str, Any]) -> int:
     print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + "  task")
     for run, row in zip(queued, rows, strict=True):
         task = " ".join(run.task.split())
-        print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) + f"  {task[:60]}")
+        say("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) + f"  {task[:60]}")
     return 0

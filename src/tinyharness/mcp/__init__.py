@@ -8,7 +8,7 @@ named ``mcp__<server>__<tool>``, restart after a crash or hang), ``server`` (``t
 serve``), ``cli`` (the ``mcp`` command).
 
 May import ``tools``, ``memory``, ``history`` (to quote results as data), ``events``, ``procs``,
-``redact``, ``errors``, ``paths``, ``safefs``
+``redact``, ``terminal``, ``errors``, ``paths``, ``safefs``
 (every file saved goes through it) and ``messages``; nothing here imports the agent loop or the
 CLI.
 """

@@ -19,6 +19,7 @@ from typing import Any
 from ..errors import ConfigError
 from ..memory import open_store
 from ..memory.factory import default_store_url
+from ..terminal import say
 from ..tools.notes import NotesFile
 from .config import DEFAULT_PORT, TOKEN_ENV, default_config_path, load_config
 
@@ -102,7 +103,7 @@ def handle(args: argparse.Namespace) -> int:
             return asyncio.run(_list_tools(args.mcp))
         return _serve(args)
     except ConfigError as exc:
-        print(f"tinyharness: {exc}", file=sys.stderr)
+        say(f"tinyharness: {exc}", err=True)
         return 2
     except KeyboardInterrupt:
         return 0

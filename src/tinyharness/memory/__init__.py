@@ -15,7 +15,7 @@ preparation, rank fusion),
 
 May import ``messages``, ``history``, ``models.base``, ``models.catalog`` (where fetched
 embedding models live), ``events``, ``errors``, ``redact``,
-``paths``, ``quoting``, ``safefs``, ``sqlitedb`` (the guards of our SQLite files) and ``tools``
+``paths``, ``quoting``, ``safefs``, ``sqlitedb`` (the guards of our SQLite files), ``terminal`` and ``tools``
 (for ``function_tool`` and workspace confinement); never context, the agent loop or the CLI.
 """
 

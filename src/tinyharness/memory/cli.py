@@ -21,6 +21,7 @@ from typing import Any, cast
 from ..errors import ConfigError, ModelError
 from ..models.base import Model
 from ..redact import redact
+from ..terminal import json_text, say
 from .base import MemoryItem, MemoryStore, Scope, SearchHit
 from .expand import QueryExpander
 from .factory import default_store_url, open_store
@@ -138,11 +139,11 @@ def handle(
     if getattr(args, "memory_command", None) == "search":
         spec = args.rerank if args.rerank is not None else rerank_default
         if args.rerank_depth < 2:
-            print("tinyharness: --rerank-depth must be at least 2", file=sys.stderr)
+            say("tinyharness: --rerank-depth must be at least 2", err=True)
             return 2
         if spec and spec.strip().lower() != "none":
             if load_model is None:
-                print(
+                say(
                     "tinyharness: --rerank needs a model loader here; use the tinyharness command",
                     file=sys.stderr,
                 )
@@ -150,12 +151,12 @@ def handle(
             try:
                 model = load_model(spec.strip())
             except ConfigError as exc:
-                print(f"tinyharness: --rerank: {exc}", file=sys.stderr)
+                say(f"tinyharness: --rerank: {exc}", err=True)
                 return 2
             reranker = ModelReranker(model.complete, depth=args.rerank_depth, close=model.aclose)
         if args.expand and args.expand.strip().lower() != "none":
             if load_model is None:
-                print(
+                say(
                     "tinyharness: --expand needs a model loader here; use the tinyharness command",
                     file=sys.stderr,
                 )
@@ -164,14 +165,14 @@ def handle(
             try:
                 model = load_model(args.expand.strip())
             except ConfigError as exc:
-                print(f"tinyharness: --expand: {exc}", file=sys.stderr)
+                say(f"tinyharness: --expand: {exc}", err=True)
                 _close_all(reranker, None)
                 return 2
             expander = QueryExpander(model.complete, close=model.aclose)
     try:
         store = open_store(args.memory, embedder=args.embedder)
     except ConfigError as exc:
-        print(f"tinyharness: {exc}", file=sys.stderr)
+        say(f"tinyharness: {exc}", err=True)
         _close_all(reranker, expander)
         return 2
     try:
@@ -193,11 +194,11 @@ def _run(store: MemoryStore, args: argparse.Namespace) -> int:
         items = store.list_items(scope, include_closed=args.all, limit=args.limit)
         _print_items(items, args.json)
         if not items and not args.json:
-            print("(no memories)", file=sys.stderr)
+            say("(no memories)", err=True)
         return 0
     item = store.get(args.id)
     if item is None:
-        print(f"tinyharness: no memory with id {args.id!r}", file=sys.stderr)
+        say(f"tinyharness: no memory with id {args.id!r}", err=True)
         return 1
     if command == "show":
         _print_items([item], args.json, full=True)
@@ -205,7 +206,7 @@ def _run(store: MemoryStore, args: argparse.Namespace) -> int:
         _print_items(store.history(args.id), args.json, full=True)
     elif command == "forget":
         if not item.is_current:
-            print(f"tinyharness: memory {args.id} is already {item.status}", file=sys.stderr)
+            say(f"tinyharness: memory {args.id} is already {item.status}", err=True)
             return 1
         closed = store.delete(args.id, reason=args.reason)
         _print_items([closed], args.json)
@@ -214,21 +215,34 @@ def _run(store: MemoryStore, args: argparse.Namespace) -> int:
 
 def _import(store: MemoryStore, args: argparse.Namespace) -> int:
     if not hasattr(store, "add_many") or not hasattr(store, "embedder"):
-        print(f"tinyharness: the store {store.url} cannot import in bulk", file=sys.stderr)
+        say(f"tinyharness: the store {store.url} cannot import in bulk", err=True)
         return 2
 
+    written = [0, 0]  # messages written so far, of how many
+
     def progress(done: int, total: int) -> None:
+        written[:] = [done, total]
         print(f"\rimporting: {done}/{total} messages", end="", file=sys.stderr, flush=True)
 
     try:
         report = import_file(
             cast(BulkStore, store), args.file, user=args.user, agent=args.agent, progress=progress
         )
+    except KeyboardInterrupt:
+        # Each batch is its own transaction: what was written stays, and the same import run
+        # again skips the lines already there (there is no --resume to give).
+        say(
+            f"\ntinyharness: import interrupted; {written[0]} of {written[1] or 'the'} messages were "
+            "imported and stay. Run the same command again to import the rest (lines already "
+            "imported are skipped)",
+            err=True,
+        )
+        return 1
     except OSError as exc:
-        print(f"tinyharness: cannot read {args.file}: {exc.strerror or exc}", file=sys.stderr)
+        say(f"tinyharness: cannot read {args.file}: {exc.strerror or exc}", err=True)
         return 2
     except ImportFormatError as exc:
-        print(f"tinyharness: {args.file}: {exc} (nothing was imported)", file=sys.stderr)
+        say(f"tinyharness: {args.file}: {exc} (nothing was imported)", err=True)
         return 2
     if report.added:
         print(file=sys.stderr)
@@ -240,9 +254,9 @@ def _import(store: MemoryStore, args: argparse.Namespace) -> int:
         "with_time": report.timed,
     }
     if args.json:
-        print(json.dumps(summary))
+        print(json_text(summary))
     else:
-        print(
+        say(
             f"imported {report.added} of {report.messages} messages from {report.conversations} "
             f"conversation(s) into {redact(store.url)} ({report.skipped} already there; "
             f"{report.timed} with a readable time)"
@@ -289,7 +303,7 @@ def _search_with_models(
         return _search_with(search, args)
     except ModelError as exc:
         which = " and ".join(o for o, m in (("--expand", expander), ("--rerank", reranker)) if m)
-        print(f"tinyharness: the model of {which} failed: {exc}", file=sys.stderr)
+        say(f"tinyharness: the model of {which} failed: {exc}", err=True)
         return 1
     finally:
         for model in (reranker, expander):
@@ -300,33 +314,33 @@ def _search_with_models(
 
 def _search_with(search: Callable[[str, Scope], list[SearchHit]], args: argparse.Namespace) -> int:
     if (args.query is None) == (args.queries is None):
-        print("tinyharness: memory search takes a QUERY or --queries FILE (one of them)", file=sys.stderr)
+        say("tinyharness: memory search takes a QUERY or --queries FILE (one of them)", err=True)
         return 2
     if args.limit < 1:
-        print("tinyharness: --limit must be at least 1", file=sys.stderr)
+        say("tinyharness: --limit must be at least 1", err=True)
         return 2
     base = Scope(args.user, args.agent, args.session)
     if args.query is not None:
         hits = search(args.query, base)
         if args.json:
-            print(json.dumps([hit_record(h) for h in hits], ensure_ascii=False))
+            print(json_text([hit_record(h) for h in hits], ensure_ascii=False))
         else:
             _print_items([h.item for h in hits], False)
             if not hits:
-                print("(no memories)", file=sys.stderr)
+                say("(no memories)", err=True)
         return 0
     try:
         queries = _read_queries(args.queries)
     except (OSError, ValueError) as exc:
-        print(f"tinyharness: {args.queries}: {exc}", file=sys.stderr)
+        say(f"tinyharness: {args.queries}: {exc}", err=True)
         return 2
     for query, user in queries:
         scope = base if user is None else Scope(user, base.agent, base.session)
         hits = search(query, scope)
         if args.json:
-            print(json.dumps([hit_record(h) for h in hits], ensure_ascii=False), flush=True)
+            print(json_text([hit_record(h) for h in hits], ensure_ascii=False), flush=True)
         else:
-            print(f"# {query}")
+            say(f"# {query}")
             _print_items([h.item for h in hits], False)
     return 0
 
@@ -367,28 +381,28 @@ def hit_record(hit: SearchHit) -> dict[str, Any]:
 
 def _print_items(items: list[MemoryItem], as_json: bool, *, full: bool = False) -> None:
     if as_json:
-        print(json.dumps([_as_dict(i) for i in items], ensure_ascii=False, indent=1))
+        print(json_text([_as_dict(i) for i in items], ensure_ascii=False, indent=1))
         return
     for item in items:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(item.valid_from))
         status = "" if item.is_current else f" [{item.status}]"
-        print(f"{item.id}  v{item.version}  {when}  {item.kind}{status}  ({item.scope.describe()})")
-        print(f"    {redact(item.content)}")
+        say(f"{item.id}  v{item.version}  {when}  {item.kind}{status}  ({item.scope.describe()})")
+        say(f"    {redact(item.content)}")
         if full:
             until = time.strftime("%Y-%m-%d %H:%M", time.localtime(item.valid_to)) if item.valid_to else "now"
-            print(f"    valid until {until}; uses {item.access_count}", end="")
-            print(f"; previous {item.previous_id}" if item.previous_id else "", end="")
-            print(f"; successor {item.superseded_by}" if item.superseded_by else "", end="")
-            print(f"; reason: {redact(item.reason)}" if item.reason else "")
+            say(f"    valid until {until}; uses {item.access_count}", end="")
+            say(f"; previous {item.previous_id}" if item.previous_id else "", end="")
+            say(f"; successor {item.superseded_by}" if item.superseded_by else "", end="")
+            say(f"; reason: {redact(item.reason)}" if item.reason else "")
             about = [
                 f"subject: {redact(item.subject)}" if item.subject else "",
                 f"happened: {iso(item.event_time)}" if item.event_time is not None else "",
                 f"from: {', '.join(item.source_ids)}" if item.source_ids else "",
             ]
             if any(about):
-                print("    " + "; ".join(a for a in about if a))
+                say("    " + "; ".join(a for a in about if a))
             if item.context:
-                print(f"    context: {redact(item.context)[:300]}")
+                say(f"    context: {redact(item.context)[:300]}")
 
 
 def _as_dict(item: MemoryItem) -> dict[str, Any]:

@@ -28,6 +28,7 @@ Secrets are redacted before anything is written. Importing the same lines again 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -98,11 +99,20 @@ class BulkStore(MemoryStore, Protocol):
 
 
 def parse_message(raw: str, number: int) -> ChatMessage:
-    """One JSON line as a message (``number`` is 1-based, for the error)."""
+    """One JSON line as a message (``number`` is 1-based, for the error). Whatever the line
+    holds, a line that is not a message raises ImportFormatError naming it: JSON nested deeper
+    than Python can read, a number too long to convert, a lone surrogate escape (``\\ud800``,
+    which no database can store)."""
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as exc:
         raise ImportFormatError(f"line {number}: not JSON ({exc.msg})") from None
+    except RecursionError:
+        raise ImportFormatError(f"line {number}: JSON nested too deeply to be a message") from None
+    except ValueError as exc:  # e.g. an integer longer than int() converts
+        raise ImportFormatError(f"line {number}: not a message ({str(exc)[:120]})") from None
+    if isinstance(data, dict):
+        _check_encodable(data, number)
     if not isinstance(data, dict):
         raise ImportFormatError(f"line {number}: expected an object with speaker and text")
     speaker, text = data.get("speaker"), data.get("text")
@@ -132,13 +142,45 @@ def parse_message(raw: str, number: int) -> ChatMessage:
     )
 
 
+def _check_encodable(data: dict[str, Any], number: int) -> None:
+    """ImportFormatError when a field the import keeps holds a lone surrogate."""
+    for name in ("speaker", "text", "time", "conversation", "id", "attachments"):
+        value = data.get(name)
+        for part in value if isinstance(value, list) else [value]:
+            if isinstance(part, str) and _SURROGATE.search(part):
+                raise ImportFormatError(
+                    f'line {number}: "{name}" holds a lone surrogate escape (such as \\ud800), '
+                    "which is not text"
+                )
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+MAX_LINE_BYTES = 1 << 20  # a message longer than 1 MiB is not a chat message
+
+
 def read_messages(path: str | Path) -> list[ChatMessage]:
-    """The messages of a JSON Lines file (blank lines skipped); ImportFormatError names a bad line."""
+    """The messages of a JSON Lines file (blank lines skipped); ImportFormatError names a bad
+    line: not UTF-8, longer than ``MAX_LINE_BYTES``, or not a message. Lines are read with that
+    bound, so a huge line costs no more memory than the bound."""
     messages = []
-    with open(path, encoding="utf-8") as handle:
-        for number, raw in enumerate(handle, 1):
-            if raw.strip():
-                messages.append(parse_message(raw, number))
+    with open(path, "rb") as handle:
+        number = 0
+        while raw := handle.readline(MAX_LINE_BYTES + 1):
+            number += 1
+            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                raise ImportFormatError(
+                    f"line {number}: longer than {MAX_LINE_BYTES // (1 << 20)} MiB; one message per line, "
+                    "split longer texts"
+                )
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ImportFormatError(
+                    f"line {number}: not UTF-8 (byte 0x{raw[exc.start]:02x} at byte {exc.start + 1}); "
+                    "save the file as UTF-8"
+                ) from None
+            if line.strip():
+                messages.append(parse_message(line, number))
     return messages
 
 

@@ -75,8 +75,11 @@ def _schema(prefix: str) -> list[str]:
         # Columns added after the first release, for tables created before them.
         f"ALTER TABLE {prefix}memories ADD COLUMN IF NOT EXISTS event_time DOUBLE PRECISION",
         f"CREATE INDEX IF NOT EXISTS {prefix}memories_root ON {prefix}memories (root_id, version)",
-        f"CREATE INDEX IF NOT EXISTS {prefix}memories_hash ON {prefix}memories (content_hash) WHERE "
-        "status = 'current'",
+        # De-duplication (``find_by_hash``, ``add_unique``) looks up a hash within a scope: one
+        # index for both, so no planner can prefer reading all of a user's memories instead.
+        f"CREATE INDEX IF NOT EXISTS {prefix}memories_hash_scope ON {prefix}memories (content_hash, "
+        "user_id, agent_id, session_id) WHERE status = 'current'",
+        f"DROP INDEX IF EXISTS {prefix}memories_hash",
         f"CREATE INDEX IF NOT EXISTS {prefix}memories_scope ON {prefix}memories (user_id, agent_id, "
         "session_id) "
         "WHERE status = 'current'",

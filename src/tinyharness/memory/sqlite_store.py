@@ -511,6 +511,8 @@ def _split(script: str) -> list[str]:
     return [s.strip() for s in script.split(";") if s.strip()]
 
 
+HASH_SCOPE_COLUMNS = "content_hash, user_id, agent_id, session_id"
+
 MIGRATIONS: list[list[str]] = [
     # 1: the first schema (the columns added later are left out here, and added by their step;
     # IF NOT EXISTS: an unmarked store may hold some of these tables already)
@@ -522,5 +524,13 @@ MIGRATIONS: list[list[str]] = [
     ],
     # 2: when what a memory says happened
     ["ALTER TABLE memories ADD COLUMN event_time REAL"],
+    # 3: the de-duplication lookup (``find_by_hash``, ``add_unique``) by hash and scope in one
+    # index: with the hash alone beside the scope index, SQLite's planner chose the scope index
+    # and read every current memory of the user (120 ms a lookup at 67,000 of them).
+    [
+        f"CREATE INDEX IF NOT EXISTS memories_hash_scope ON memories({HASH_SCOPE_COLUMNS}) "
+        "WHERE status = 'current'",
+        "DROP INDEX IF EXISTS memories_hash",
+    ],
 ]
 MEMORY_STORE = Schema("memory store", APPLICATION_ID, MIGRATIONS, adopt=_recognise)

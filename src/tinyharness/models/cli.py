@@ -14,6 +14,7 @@ import datetime as dt
 import sys
 
 from ..errors import ConfigError
+from ..terminal import say
 from .catalog import (
     CATALOG,
     DEFAULT_MODEL,
@@ -177,7 +178,7 @@ def _fetch(name: str, *, fallback_ok: bool) -> int:
     try:
         fetch_model(entry, progress=_progress)
     except (FetchError, OSError) as exc:
-        print(f"tinyharness: {exc}", file=sys.stderr)
+        say(f"tinyharness: {exc}", err=True)
         if fallback_ok and entry.name == DEFAULT_MODEL:
             print(
                 f"tinyharness: the default model is not installed; `local` will use {FALLBACK_MODEL} "
@@ -194,12 +195,12 @@ def _fetch_embedder(entry: EmbedderModel, *, fallback_ok: bool) -> int:
         fetch_embedder(entry, progress=_progress)
     except (FetchError, OSError) as exc:
         if fallback_ok:
-            print(
+            say(
                 f"tinyharness: {exc}; memory search will use the smaller {BUNDLED_EMBEDDER} until "
                 f"`tinyharness models fetch {entry.name}` succeeds",
-                file=sys.stderr,
+                err=True,
             )
             return 0
-        print(f"tinyharness: {exc}", file=sys.stderr)
+        say(f"tinyharness: {exc}", err=True)
         return 1
     return 0

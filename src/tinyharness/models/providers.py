@@ -112,7 +112,7 @@ class Provider:
             if value := os.environ.get(name, "").strip():
                 return value
         official = self.is_official(base_url)
-        if official and self.stores_key and (stored := stored_key(self.name, self.origin)):
+        if official and self.stores_key and (stored := stored_key(self.name, base_url)):  # checked twice
             return stored
         if self.token_env and os.environ.get(self.token_env):
             return None

@@ -20,8 +20,12 @@ Cost is linear in the length of the text whatever it holds: every rule has bound
 detect-secrets plugin sees windows of bounded size, and overlaps are settled on a byte map.
 ``redact`` is idempotent: placeholders never match a rule.
 
-The two halves live beside this file: ``detect`` and ``rules``. May import nothing else of the
-package.
+Secrets spelled to slip past the rules (``\\u002e`` escapes, zero-width characters inside a
+key, full-width letters) are found in a normalised reading of the text (``normalize``) and
+redacted in the original.
+
+The two halves live beside this file: ``detect`` and ``rules``, with ``normalize``. May import
+nothing else of the package.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from .detect import DetectorHit, Scan, scan_with_detect_secrets
+from .normalize import normalize
 from .rules import (
     CONTEXT_RULES,
     PII_RULES,
@@ -65,8 +70,17 @@ class Finding:
 
 
 def find_secrets(text: str) -> list[Finding]:
-    """Non-overlapping findings in text order; the more specific source wins an overlap."""
-    return _find(text, decode_base64=True)
+    """Non-overlapping findings in text order; the more specific source wins an overlap.
+
+    Where the text has another reading (``normalize``: escapes decoded, invisible characters
+    left out, full-width letters as ASCII), the rules read that one, as a program using the text
+    would, and each finding is mapped back to the original characters it came from."""
+    reading = normalize(text)
+    if reading is None:
+        return _find(text, decode_base64=True)
+    return [
+        Finding(f.kind, *reading.original(f.start, f.end)) for f in _find(reading.text, decode_base64=True)
+    ]
 
 
 def redact(text: str) -> str:

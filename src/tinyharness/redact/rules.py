@@ -374,6 +374,9 @@ TOKEN_RULES: tuple[Rule, ...] = (
     _token("npm_token", r"npm_[A-Za-z0-9]{36}"),
     _token("pypi_token", r"pypi-AgE[A-Za-z0-9_-]{50,512}"),
     _token("sendgrid_key", r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"),
+    # A bot's id has 8 to 10 digits (longest first: the first rule to match a span keeps it).
+    _anchored("telegram_bot_token", r"\d{10}", ":AA", r"[A-Za-z0-9_-]{33}"),
+    _anchored("telegram_bot_token", r"\d{9}", ":AA", r"[A-Za-z0-9_-]{33}"),
     _anchored("telegram_bot_token", r"\d{8}", ":AA", r"[A-Za-z0-9_-]{33}"),
     _token("shopify_token", r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}"),
     _token("atlassian_token", r"ATATT3[A-Za-z0-9_=-]{100,512}"),
@@ -393,6 +396,14 @@ TOKEN_RULES: tuple[Rule, ...] = (
     _token("grafana_token", r"glsa_[A-Za-z0-9]{32}_[a-fA-F0-9]{8}"),
     _token("newrelic_key", r"NRAK-[A-Z0-9]{27}"),
     _token("sentry_token", r"sntr[ysu]_[A-Za-z0-9+/=_-]{40,512}"),
+    # A DSN: the project's key (and, in old DSNs, its secret) as the URL's user, a project id.
+    _rule(
+        "sentry_dsn",
+        r"(?<![A-Za-z0-9+.-])https?://([0-9a-f]{32}(?::[0-9a-f]{32})?)@[A-Za-z0-9.-]{1,253}(?::\d{1,5})?/"
+        r"(?:[A-Za-z0-9_-]{1,64}/){0,4}\d{1,20}(?![A-Za-z0-9_-])",
+        group=1,
+        requires=("://",),
+    ),
     _token("databricks_token", r"dapi[a-f0-9]{32}(?:-\d)?"),
     _token("dropbox_token", r"sl\.[A-Za-z0-9_-]{130,256}"),
     _token("age_secret_key", r"AGE-SECRET-KEY-1[0-9A-Z]{58}"),

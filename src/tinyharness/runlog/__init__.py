@@ -13,7 +13,7 @@ The raw event is kept beside the typed tables, so ``export`` gives back the even
 as ``--events`` writes it, except that secrets are redacted before anything is stored. The
 checkpoint tables hold sessions older versions saved (sessions have their own store now).
 
-May import ``errors``, ``events``, ``redact``, ``paths``, ``safefs``, ``sqlitedb``.
+May import ``errors``, ``events``, ``redact``, ``paths``, ``safefs``, ``sqlitedb``, ``terminal``.
 Nothing else of the package.
 """
 

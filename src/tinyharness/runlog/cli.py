@@ -23,6 +23,7 @@ from typing import Any
 
 from ..events import Event, compaction_tokens
 from ..safefs import write_file
+from ..terminal import say
 from . import (
     RunLogError,
     RunLogStore,
@@ -92,7 +93,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _fail(message: str, code: int) -> int:
-    print(f"tinyharness: {message}", file=sys.stderr)
+    say(f"tinyharness: {message}", err=True)
     return code
 
 
@@ -173,7 +174,7 @@ def _runs(args: argparse.Namespace, log: RunLogStore) -> int:
     print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=False)) + "  task")
     for run, row in zip(runs, rows, strict=True):
         cells = "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True))
-        print(f"{cells}  {_one_line(run.task, 60)}")
+        say(f"{cells}  {_one_line(run.task, 60)}")
     if len(runs) < len(listed):
         print(f"(the {args.limit} newest runs you started; older ones: -n {2 * args.limit})", file=sys.stderr)
     return 0
@@ -323,7 +324,7 @@ def tree_transcript(log: RunLogStore, run_id: str, *, indent: str = "") -> list[
 
 
 def _show(args: argparse.Namespace, log: RunLogStore) -> int:
-    print("\n".join(tree_transcript(log, args.run)))
+    say("\n".join(tree_transcript(log, args.run)))
     return 0
 
 

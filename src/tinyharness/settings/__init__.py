@@ -24,10 +24,12 @@ from __future__ import annotations
 
 import json
 import os
+import string
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from ..errors import ConfigError
 from ..paths import data_home
@@ -52,7 +54,8 @@ KNOWN_KEYS = (
 PROVIDERS = ("openai", "anthropic")
 KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 BASE_URL_ENV = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL"}
-# A stored key goes only to the provider's own API, never to another server given by URL.
+# A stored key goes only to the provider's own API (this exact origin: https, host, port 443),
+# never to another server given by URL.
 OFFICIAL_HOSTS = {"openai": "api.openai.com", "anthropic": "api.anthropic.com"}
 
 
@@ -239,10 +242,33 @@ def key_names() -> list[str]:
     return sorted(str(name) for name in _read_json(keys_path(), "keys file"))
 
 
+def is_official_origin(provider: str, url: str) -> bool:
+    """Whether ``url`` points at ``provider``'s own API: scheme ``https``, host exactly the
+    official one (letter case aside, as DNS ignores it), no user or password part, port 443 or
+    none. Anything a URL parser could read two ways (spaces, controls, backslashes, non-ASCII)
+    counts as another server."""
+    host = OFFICIAL_HOSTS.get(provider)
+    if host is None or not url or any(ch not in _URL_CHARACTERS for ch in url):
+        return False
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError on a port that is not a number
+    except ValueError:
+        return False
+    return parts.scheme.lower() == "https" and parts.netloc.lower() in (host, f"{host}:443")
+
+
+# Printable ASCII without space or backslash: the characters every URL parser reads alike.
+_URL_CHARACTERS = frozenset(string.ascii_letters + string.digits + "-._~:/?#[]@!$&'()*+,;=%")
+
+
 def stored_key(provider: str, base_url: str | None = None) -> str | None:
-    """The stored key for ``provider``, when the request goes to that provider's own API
-    (``base_url`` None or its official host): a key set for OpenAI never goes to another server."""
-    if base_url is not None and OFFICIAL_HOSTS.get(provider, "\0") not in base_url:
+    """The stored key for ``provider``, when the request goes to that provider's own API: a key
+    set for OpenAI never goes to another server. ``base_url`` None means the server the SDK
+    picks itself, which is ``$OPENAI_BASE_URL``/``$ANTHROPIC_BASE_URL`` when that is set."""
+    if base_url is None:
+        base_url = os.environ.get(BASE_URL_ENV.get(provider, ""))
+    if base_url is not None and not is_official_origin(provider, base_url):
         return None
     value = _read_json(keys_path(), "keys file").get(provider)
     return value if isinstance(value, str) and value else None

@@ -191,4 +191,9 @@ def atomic_write_text(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` (UTF-8) via a temp file in the same folder, fsync and
     ``os.replace``: readers see the old file or the new one, never a half-written one. A link at
     ``path`` is followed only while it stays in ``path``'s folder."""
-    write_file(Path(path), text.encode("utf-8"))
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """``atomic_write_text`` for bytes as they are (a file put back exactly, in any encoding)."""
+    write_file(Path(path), data)
