@@ -41,7 +41,7 @@ from .durable.steps import DurableSteps, OnlyNew
 from .errors import ConfigError, HarnessError
 from .events import EventBus, EventSink, JsonlSink
 from .gitexclude import exclude_run_state
-from .guide import KINDS, Guide, PlanGuide, PlanOptions, reviewed_run
+from .guide import KINDS, Guide, PlanGuide, PlanOptions, reviewed_run, simple_rank
 from .headless import OUTPUT_FORMATS, HeadlessOutput
 from .hooks import cli as hooks_cli
 from .mcp import cli as mcp_cli
@@ -1308,7 +1308,22 @@ def _guide(
         may_write=any(tools.get(name) for name in ("write_file", "edit_file")),
         room_chars=window * CODE_CHARS_PER_TOKEN // 2 if window else None,
         known=known,
+        rank=_workspace_rank,
     )
+
+
+def _workspace_rank(root: Path, task: str, k: int) -> list[str]:
+    """The plan's target candidates: the workspace's files and folders ranked against the task
+    by the repository map (BM25 over paths, definitions and heads; any language), then what
+    the in-tree ranking offers (named paths, folders, a glob per kind of file, files), up to
+    ``k``; folders end in "/". A task no ranking matches still gets every candidate a small
+    workspace has."""
+    from .retrieval import RepoMap  # here: only a run that plans builds the map
+
+    repo = RepoMap.build(root)
+    ranked = [c.path.rstrip("/") + "/" if c.kind == "dir" else c.path for c in repo.rank(task, 10)]
+    listed = simple_rank(lambda: [f.path for f in repo.files])(root, task, k)
+    return list(dict.fromkeys([*ranked, *listed]))[:k]
 
 
 def _run_notes_path(workspace: Path, run_name: str) -> Path:
