@@ -189,3 +189,16 @@ def test_terms_split_identifiers_and_cjk() -> None:
 )
 def test_definitions_per_language(path: str, text: str, names: tuple[str, ...]) -> None:
     assert definitions(path, text, 20) == names
+
+
+def test_packaging_metadata_is_not_a_candidate(tmp_path: Path) -> None:
+    """A build's file list names every path: it matched every query (the 0.5B answered
+    "Markdown.egg-info/SOURCES.txt" for "which file defines slugify")."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "text.py").write_text("def slugify(value):\n    return value.lower()\n")
+    for meta in ("pkg.egg-info", "pkg-1.0.dist-info"):
+        (tmp_path / meta).mkdir()
+        (tmp_path / meta / "SOURCES.txt").write_text("pkg/text.py\nslugify\n" * 20)
+    ranked = RepoMap.build(tmp_path).rank("Which file defines the function slugify?", 10)
+    assert ranked[0].path == "pkg/text.py"
+    assert not any("-info" in c.path for c in ranked)

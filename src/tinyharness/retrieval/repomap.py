@@ -23,7 +23,16 @@ from .rank import Document, Index, RankConfig, rank
 from .symbols import definitions
 
 SKIPPED_DIRS = frozenset({"node_modules", "__pycache__", "site-packages", "venv", "bower_components"})
+# Packaging metadata (a build's file lists name every path, so they matched every path query).
+SKIPPED_SUFFIXES = (".egg-info", ".dist-info")
 VENV_MARKER = "pyvenv.cfg"
+
+
+def _skipped(name: str) -> bool:
+    """Folders the map never walks: hidden, vendored, caches, virtualenvs, packaging metadata."""
+    return name.startswith(".") or name in SKIPPED_DIRS or name.endswith(SKIPPED_SUFFIXES)
+
+
 BINARY_SNIFF_BYTES = 8192
 
 
@@ -145,7 +154,7 @@ def _walk(workspace: Workspace, limits: MapLimits) -> tuple[list[FileEntry], boo
     venvs: list[str] = []
     entries: list[FileEntry] = []
     total = 0
-    for path in folder.files(".", lambda name: name.startswith(".") or name in SKIPPED_DIRS):
+    for path in folder.files(".", _skipped):
         if any(path.startswith(v + "/") for v in venvs):
             continue
         if posixpath.basename(path) == VENV_MARKER:
