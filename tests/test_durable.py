@@ -283,7 +283,8 @@ def test_a_worker_killed_during_memory_extraction(database: str, tmp_path: Path)
         answer("Staging."),
         {**answer(json.dumps(fact)), "purpose": "memory"},
     ]
-    store = tmp_path / "shared" / "memory.db"
+    # inside the run's workspace: a worker refuses a queued run's SQLite store anywhere else
+    store = tmp_path / "shared" / "run0" / "memory.db"
     extra = ["--memory", str(store), "--memory-user", "durable", "--max-output-tokens", "256"]
     root, run_id, first = run_until_killed(database, tmp_path, responses, extra, "memory")
     assert (root / "run0" / "NOTES.md").read_text(encoding="utf-8") == "staging\n"

@@ -238,7 +238,9 @@ def test_progress_line_and_chat_status_show_the_current_step() -> None:
     assert stream.getvalue() == "[plan] 1/3 done · now: Read b.txt\n"
     view = TurnView(console=None)  # type: ignore[arg-type]  # only the status is rendered
     view.event(event)
-    assert "plan: 1/3 Read b.txt" in str(view._renderable().renderables[-1].__rich__())  # type: ignore[attr-defined]
+    drawn = view._renderable()
+    drawn = getattr(drawn, "inner", drawn)  # the live area is drawn defused (control characters shown)
+    assert "plan: 1/3 Read b.txt" in str(drawn.renderables[-1].__rich__())  # type: ignore[attr-defined]
 
 
 def test_todo_refuses_a_plan_it_cannot_keep() -> None:

@@ -7,6 +7,7 @@ these tasks compacts, and the notes flush, compaction and restore ablations chan
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -82,10 +83,14 @@ def test_a_run_that_reads_every_file_compacts_at_window_4096(tmp_path: Path, nam
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"responses": [*reads, answer]}), encoding="utf-8")
     events = tmp_path / "events.jsonl"
+    # The plan stated by flags, as a user would: the scripted model answers no plan request.
+    folder = os.path.commonpath(list(task.extra))
+    each = f"{folder}/*{os.path.splitext(next(iter(task.extra)))[1]}"
     code = main(
         [
             "run", task.prompt, "--model", f"scripted:{script}", "--workspace", str(workspace),
             "--context-window", str(WINDOW), "--counter", "chars4", "--task-focus",
+            "--each", each, "--kind", "answer",
             "--max-iterations", str(task.max_iterations), "--events", str(events),
             "--no-log", "--no-memory", "--quiet",
         ]

@@ -58,8 +58,8 @@ class Accountant:
         if mode not in ACCOUNTING_MODES:
             raise ValueError(f"accounting must be one of {ACCOUNTING_MODES}, got {mode!r}")
         self.mode: AccountingMode = mode
-        # False (``--counter chars4``): the context counter is the estimate of the window, as
-        # seed 000 counts it, whatever usage the provider reports; cumulative still sums usage.
+        # False (``--counter chars4``): the context counter is characters/4 of the window,
+        # whatever usage the provider reports; cumulative still sums usage.
         self.usage_counts = usage_counts
         # The text the model's adapter sends for the tools, when not their schemas (JSON tool
         # mode): counted as schemas, the Qwen tool list was 860 tokens where 309 were sent, and
