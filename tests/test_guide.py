@@ -294,3 +294,37 @@ def test_agent_from_a_model_object_is_the_loop_as_before() -> None:
     model = ScriptedModel({"responses": [_answer("hi")]})
     agent = tinyharness.Agent(model, [], tinyharness.AgentConfig(max_iterations=2))
     assert agent.run("hello").final == "hi" and not hasattr(agent.guide, "plan")
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "Read README.md and tell me in one sentence what this project is",
+        "读一下 README.md，用一句话告诉我这个项目是做什么的",
+        "Quelle est la valeur de TAX_RATE ?",
+    ],
+)
+def test_a_task_naming_a_file_or_a_symbol_is_planned_without_asking(project: Path, task: str) -> None:
+    """Exact evidence (a file or a defined symbol, in any language) plans the reads; the small
+    model's guess is asked only without it (it classified the README's first task as notes)."""
+    guide, _ = _guide_for(project)
+
+    async def ask(request: Any) -> Any:
+        raise AssertionError("no plan request when the task names a file or a symbol")
+
+    asyncio.run(guide.start(task, ask))
+    assert guide.plan.source == "paths" and guide.focus.named([]) != []
+
+
+def test_a_task_naming_neither_asks_the_plan(project: Path) -> None:
+    guide, _ = _guide_for(project)
+    asked: list[Any] = []
+
+    async def ask(request: Any) -> Any:
+        asked.append(request)
+        return await ScriptedModel({"responses": [_answer('{"kind": "answer", "targets": []}')]}).complete(
+            request
+        )
+
+    asyncio.run(guide.start("这个项目是什么版本？", ask))
+    assert len(asked) == 1 and asked[0].purpose == "plan"

@@ -30,7 +30,14 @@ from ..tools.notes import NotesFile
 from ..tools.workspace import Workspace
 from .base import Ask, Reviewed, Turn, refusal
 from .coverage import ROOM_CHARS, FileSetPlan, review_note
-from .focus import MAX_SYMBOL_SEARCH_BYTES, TaskFocus, edit_choices
+from .focus import (
+    MAX_SYMBOL_SEARCH_BYTES,
+    TaskFocus,
+    edit_choices,
+    named_files,
+    named_symbols,
+    symbol_files,
+)
 from .plan import (
     MAX_CANDIDATES,
     PlanOptions,
@@ -291,11 +298,25 @@ class PlanGuide(StepsGuide):
             return TaskPlan(kind or "notes", (each.removeprefix("./"),), "flag")
         if kind is not None:
             return TaskPlan(kind, (), "flag")
-        if not self.classify:
+        if not self.classify or self._names_a_file_or_symbol(task):
             return TaskPlan(source="paths")
         offered = candidates(self.rank, self.root, task, MAX_CANDIDATES)
         response = await ask(plan_request(task, offered))
         return parse_plan(response.message.text, offered)
+
+    def _names_a_file_or_symbol(self, task: str) -> bool:
+        """Whether the task names a workspace file (by path or unique name) or a symbol a file
+        defines: exact evidence, in any language, that the path plan reads those files and
+        answers. The small model is asked only without it: measured on the README's first task
+        ("Read README.md and tell me in one sentence what this project is"), the 0.5B classified
+        it as a notes task and answered with the note tool's receipt; without the request it
+        answered right in 2 calls."""
+        space = self.spaced
+        files = list(text_files(space))
+        if named_files(task, files):
+            return True
+        read = lambda path: head_text(space, path, MAX_SYMBOL_SEARCH_BYTES)  # noqa: E731
+        return bool(symbol_files(named_symbols(task), files, read)[1])
 
     def review(self, call: ToolUseBlock) -> Reviewed:
         """update_notes on a task that asked for no notes rewrites the run's own notes."""
