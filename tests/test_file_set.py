@@ -29,6 +29,7 @@ from tinyharness.guide.coverage import (
     MAX_NOTES_SHOWN,
     NOT_IN_FILE,
     NOTE_NOW,
+    NOTHING_NOTED,
     FileSetPlan,
     set_for,
 )
@@ -504,3 +505,26 @@ def test_a_question_over_named_files_too_large_to_read_together_is_a_set(project
     notes, _, _ = _plan(project, stated=TaskPlan("notes"))  # a notes task over named files: the focus
     notes.room_chars, notes.size = 20, len
     assert not notes.active([Message.user(f"Read {files} and summarize each into the notes")])
+
+
+@pytest.mark.parametrize("nothing", ["nothing", "没有", "rien", "nichts davon"])
+def test_a_finding_of_nothing_is_read_the_same_in_any_language(project: Path, nothing: str) -> None:
+    """The finding prompt asks for "nothing" when the file has no answer; a model that says it
+    in the task's language must get the same: no line written, the same answer to the call."""
+    plan, _state, registry = _plan(project, stated=QUESTION_PLAN)
+    findings = {
+        "src/gamma.py": nothing,
+        "src/pkg/alpha.py": nothing,
+        "src/pkg/beta.py": "Render invoices as portable documents.",
+    }
+    script = [
+        step for n, (path, text) in enumerate(findings.items()) for step in _read_and_note(n, path, text)
+    ]
+    model = ScriptedModel({"responses": [*script, _text("src/pkg/beta.py")]})
+    agent = _agent(model, registry, AgentConfig(max_iterations=10), plan)
+    assert agent.run(QUESTION).stop == "end_turn"
+    notes = (project / "NOTES.md").read_text(encoding="utf-8")
+    assert notes == "src/pkg/beta.py: Render invoices as portable documents.\n"
+    noted = {r.tool_use_id: str(r.content) for m in agent.messages for r in m.tool_results}
+    for n, path in enumerate(["src/gamma.py", "src/pkg/alpha.py"]):  # the same receipt as "nothing"
+        assert noted[f"n{n}"] == NOTHING_NOTED.format(path=path)

@@ -306,6 +306,14 @@ class FileSetPlan:
                 return f"it describes {other} (its docstring), not {path}"
         return None
 
+    def says_nothing_of(self, text: str, path: str) -> bool:
+        """Whether a finding shares no word and no number with its file: "nothing" in whatever
+        language the model wrote it ("没有", "rien"), read as the harness's own prompt's
+        "nothing" is (``NOTHING``, the word that prompt asks for), not as a claim."""
+        source = self._safe_text(os.path.normpath(path)).lower()
+        tokens = [t for t in re.findall(r"\w+", text.lower()) if t not in path.lower()]
+        return bool(tokens) and not any(t in source for t in tokens)
+
     def not_in_file(self, text: str, path: str) -> list[str]:
         """What of ``text`` ``path``'s text does not contain: its numbers not in the file and,
         for the finding the plan asked for (the file's sentence that answers the question), the
@@ -451,7 +459,7 @@ def review_note(
         plan.refusal = why
         return refusal(call, why)
     if plan.question and path is not None and plan.covers(path):
-        if NOTHING.match(text):
+        if NOTHING.match(text) or plan.says_nothing_of(text, path):
             return ToolResultBlock(call.id, NOTHING_NOTED.format(path=path))
         missing = plan.not_in_file(text, path)
         if missing:
