@@ -29,7 +29,7 @@ from ..tools.files import ReadState, head_text, text_files
 from ..tools.notes import NotesFile
 from ..tools.workspace import Workspace
 from .base import Ask, Reviewed, Turn, refusal
-from .coverage import ROOM_CHARS, FileSetPlan, review_note
+from .coverage import _NUMBER, _NUMBERED_LINE, _READ_HEADER, ROOM_CHARS, FileSetPlan, review_note
 from .focus import (
     MAX_SYMBOL_SEARCH_BYTES,
     TaskFocus,
@@ -53,9 +53,6 @@ MAX_NOTE_CHECK_BYTES = 20_000  # of a file, to check that a note is about it
 RUN_NOTED = "Noted in this run's own notes ({where}): the task asked for no notes in {notes}."
 NO_REWRITE = "update_notes would replace the notes of the files already noted; add a line with note"
 LIST_TOOL = "list_dir"
-_READ_HEADER = re.compile(r"\(lines \d+-\d+ of \d+\)")
-_NUMBERED_LINE = re.compile(r"^\s*\d+\s", re.MULTILINE)
-_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
 _WORD = re.compile(r"\w{4,}")
 
 
