@@ -571,7 +571,15 @@ class Agent:
         """Run one turn's calls in parallel. Each is recorded as started before it runs and as
         finished, with its result, after; so a resumed run never repeats a finished call, and
         never repeats one a kill cut off either (it gets ``unknown_outcome`` instead), unless
-        its tool ``resumes`` (it continues its own recorded work, like ``task``)."""
+        its tool ``resumes`` (it continues its own recorded work, like ``task``).
+
+        The last call to finish is not recorded apart: the save of the results message right
+        after (no await between) records it, one transaction fewer a turn. A kill between its
+        finish and that save finds it started and not finished, as a kill between its finish
+        and its own record did; if the turn stops there instead (another call raised, or the
+        run was cancelled), its finish is recorded then."""
+        running = [call.id for call in calls if call.id not in self._finished_results]
+        unrecorded: list[ToolResultBlock] = []
 
         async def run_once(call: ToolUseBlock) -> ToolResultBlock:
             if call.id not in self._finished_results:
@@ -592,11 +600,21 @@ class Agent:
                     finally:
                         current_call.reset(scope)
                 self._finished_results[call.id] = result
+                running.remove(call.id)
                 if self.checkpoint is not None:
-                    self.checkpoint.call_finished(result)
+                    if running:
+                        self.checkpoint.call_finished(result)
+                    else:  # the last one: recorded by the save of the results
+                        unrecorded.append(result)
             return self._finished_results[call.id]
 
-        results = await asyncio.gather(*(run_once(call) for call in calls))
+        try:
+            results = await asyncio.gather(*(run_once(call) for call in calls))
+        except BaseException:
+            if self.checkpoint is not None:
+                for result in unrecorded:  # the save will not come: recorded now
+                    self.checkpoint.call_finished(result)
+            raise
         self._finished_results = {}
         self._interrupted = set()
         nudge, stuck = self.repetition.observe(calls)
@@ -607,6 +625,7 @@ class Agent:
     async def _agent_turn(self, shape: _Turn = _Turn()) -> ModelResponse:
         """One request of the loop (or the final answer), after the context policy's step. A
         request with its own ``view`` needs no room in the window: it is sent as it is."""
+        self.events.flush()  # the last turn's events, before the context step's hooks and the request
         if shape.view is not None:
             return await self.call_model(self._request(shape))
         self.messages = await self.context.prepare(self.config.system, self.messages, self.call_model)
@@ -643,6 +662,7 @@ class Agent:
     async def call_model(self, request: ModelRequest) -> ModelResponse:
         """Every model request goes through here: validated, counted, budgeted, reported."""
         self.validator.check(request.messages, purpose=request.purpose)
+        self.events.flush()  # nothing the run log kept back waits on the model
         budget = self.config.token_budget
         if budget is not None and self.billed.total >= budget and not request.final_only:
             spent = f"used {self.billed.total} of the {budget}-token budget"

@@ -204,6 +204,15 @@ class EventBus:
             sink.emit(event)
         return event
 
+    def flush(self) -> None:
+        """Ask every sink that keeps events back (the run log commits some of a turn's events
+        together) to write them now. The loop calls it before it waits on anything outside the
+        process: a model request, a hook."""
+        for sink in self.sinks:
+            flush = getattr(sink, "flush", None)
+            if callable(flush):
+                flush()
+
 
 class ListSink:
     """Keeps every event in memory (tests, reports)."""

@@ -120,3 +120,9 @@ class OnlyNew:
             return
         for sink in self.sinks:
             sink.emit(event)
+
+    def flush(self) -> None:
+        for sink in self.sinks:
+            flush = getattr(sink, "flush", None)
+            if callable(flush):
+                flush()

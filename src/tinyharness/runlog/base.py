@@ -50,12 +50,17 @@ class Checkpoint(NamedTuple):
 
 
 class RunLogStore(Protocol):
-    """A run log: an ``EventSink`` that commits every event as it arrives, and the queries the
+    """A run log: an ``EventSink`` that commits every event as it arrives, except those it may
+    keep back until the next event or ``flush`` (see ``store.deferred``), and the queries the
     commands run. ``where`` names it in messages (a path, or a URL without its password)."""
 
     where: str
 
     def emit(self, event: Event) -> None: ...
+
+    def flush(self) -> None:
+        """Commit the events kept back."""
+        ...
 
     def last_seq(self, run_id: str) -> int:
         """The highest event number stored for the run (0 for none)."""

@@ -1,7 +1,14 @@
 """The run log's writer and queries, written once for every backend.
 
-``SQLRunLog`` is an ``EventSink``: each event is committed as it arrives (its raw JSON beside
-its typed row), so a run killed at any point keeps everything up to its last event. A backend
+``SQLRunLog`` is an ``EventSink``: each event is stored with its raw JSON beside its typed row.
+Most events are committed as they arrive. The two that report what has already happened and
+are followed at once by a commit (``DEFERRED``: a model reply that asks for tools, whose
+``tool_call`` comes next; a ``tool_result``) wait for the next event or ``flush``, which the
+loop calls before it waits on anything outside the process (a model request, a hook), and
+go in that transaction: a turn commits two transactions, not three. So a run killed at any
+point keeps every event up to the last one before its last wait, and every ``tool_call``
+before its tool runs; a kill can only lose the deferred events of the harness's own last few
+milliseconds of work, whose effects the session records apart. A backend
 (``sqlite.RunLog``, ``postgres.PostgresRunLog``) supplies a ``Connection``: how to run a
 statement, how to open a transaction, which errors its driver raises. Statements here use ``?``
 for parameters; a backend that spells them otherwise rewrites them.
@@ -72,6 +79,13 @@ def _summary(row: tuple[Any, ...]) -> RunSummary:
 LAST = "last"  # the run id that means the newest top-level run
 
 
+def deferred(event: Event) -> bool:
+    """Whether the log may keep ``event`` back until the next event or ``flush`` (see the
+    module's docstring)."""
+    kind = event.get("type")
+    return kind == "tool_result" or (kind == "model_call" and event.get("stop_reason") == "tool_use")
+
+
 class SQLRunLog:
     """The run log over one connection. Thread-safe (tools may emit events from worker threads).
     ``session`` is recorded on runs whose ``run_start`` event names none."""
@@ -83,10 +97,15 @@ class SQLRunLog:
         self._lock = threading.RLock()
         self._last_call: dict[str, int] = {}
         self._runs: set[str] = set()  # runs whose row this log has written or seen
+        # Deferred events not committed yet, in order: (run id, event, its redacted body and value).
+        self._pending: list[tuple[str, Event, str, dict[str, Any]]] = []
 
     def close(self) -> None:
         with self._lock:
-            self._db.close()
+            try:
+                self.flush()
+            finally:
+                self._db.close()
 
     def __enter__(self) -> SQLRunLog:
         return self
@@ -100,25 +119,37 @@ class SQLRunLog:
         return self._db.transaction()
 
     def emit(self, event: Event) -> None:
-        """Store one event and its typed row, committed before returning."""
-        run_id = str(event.get("run_id", ""))
-        try:
-            body, stored = redacted_event(event)
-            with self._lock, self._transaction():
-                self._db.execute(
-                    "INSERT INTO events (run_id, seq, type, ts, body) VALUES (?, ?, ?, ?, ?)",
-                    (
-                        run_id,
-                        as_int(event.get("seq")),
-                        str(event.get("type", "")),
-                        as_num(event.get("ts")),
-                        body,
-                    ),
-                )
-                self._write_typed(run_id, stored)
-            self._runs.add(run_id)  # its row is committed
-        except self._db.errors as exc:
-            raise RunLogError(f"cannot write to run log {self.where}: {exc}") from None
+        """Store one event and its typed row: committed before returning, with the deferred
+        ones before it, unless it is deferred itself (``deferred``)."""
+        body, stored = redacted_event(event)
+        with self._lock:
+            self._pending.append((str(event.get("run_id", "")), event, body, stored))
+            if not deferred(event):
+                self.flush()
+
+    def flush(self) -> None:
+        """Commit the deferred events, in one transaction."""
+        with self._lock:
+            if not self._pending:
+                return
+            pending, self._pending = self._pending, []
+            try:
+                with self._transaction():
+                    for run_id, event, body, stored in pending:
+                        self._db.execute(
+                            "INSERT INTO events (run_id, seq, type, ts, body) VALUES (?, ?, ?, ?, ?)",
+                            (
+                                run_id,
+                                as_int(event.get("seq")),
+                                str(event.get("type", "")),
+                                as_num(event.get("ts")),
+                                body,
+                            ),
+                        )
+                        self._write_typed(run_id, stored)
+            except self._db.errors as exc:
+                raise RunLogError(f"cannot write to run log {self.where}: {exc}") from None
+            self._runs.update(run_id for run_id, *_ in pending)  # their rows are committed
 
     def _write_typed(self, run_id: str, e: dict[str, Any]) -> None:
         kind = e.get("type")
@@ -263,6 +294,7 @@ class SQLRunLog:
     def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         try:
             with self._lock:
+                self.flush()  # this process reads what it wrote
                 return [tuple(r) for r in self._db.execute(sql, params).fetchall()]
         except self._db.errors as exc:
             raise RunLogError(f"cannot read run log {self.where}: {exc}") from None
