@@ -181,3 +181,68 @@ def test_a_prompt_added_to_the_results_is_saved_before_the_request(tmp_path: Pat
     assert saved is not None
     last = saved.messages[-1]
     assert last.tool_results and last.text.endswith("Answer now."), last
+
+
+def test_the_last_finish_is_recorded_when_the_turn_stops_before_its_results_are_saved(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """The last call to finish is recorded by the save of the results message; a stop that
+    falls between its finish and that save (a Ctrl-C, here a cancellation as the calls' gather
+    returns) records it on the way out, so the resumed run uses its result and does not call
+    it again, or report its outcome as unknown."""
+    real_gather = asyncio.gather
+    ran: list[int] = []
+
+    @function_tool
+    def counted(i: int) -> str:
+        """Count a run.
+
+        Args:
+            i: a counter
+        """
+        ran.append(i)
+        return f"ran {i}"
+
+    async def gather_then_stopped(*aws: Any, **kwargs: Any) -> Any:
+        await real_gather(*aws, **kwargs)
+        raise asyncio.CancelledError  # after every call finished, before the results are saved
+
+    class TwoCalls(Steps):
+        async def complete(self, request: ModelRequest) -> ModelResponse:
+            self.requests += 1
+            if self.requests > 1:
+                return ModelResponse(Message.assistant("done"), "end_turn", Usage(1, 1))
+            uses = (ToolUseBlock("c1", "counted", {"i": 1}), ToolUseBlock("c2", "counted", {"i": 2}))
+            return ModelResponse(Message("assistant", uses), "tool_use", Usage(1, 1))
+
+    store = SessionStore(tmp_path / "runs.sessions.db")
+    agent = Agent(TwoCalls(1), ToolRegistry([counted]), checkpoint=store.open("s"))
+    monkeypatch.setattr(asyncio, "gather", gather_then_stopped)
+    with contextlib.suppress(asyncio.CancelledError):
+        asyncio.run(agent.arun("two calls"))
+    monkeypatch.setattr(asyncio, "gather", real_gather)
+    saved = store.open("s").load()
+    assert saved is not None
+    assert set(saved.turn.finished) == {"c1", "c2"} and not saved.turn.started - set(saved.turn.finished)
+    resumed = Agent(TwoCalls(1), ToolRegistry([counted]), checkpoint=store.open("s"))
+    resumed.model.requests = 1  # type: ignore[attr-defined]  # the script goes on with the answer
+    result = asyncio.run(resumed.arun(None, history=saved.messages, state=saved.state, turn=saved.turn))
+    store.close()
+    assert result.stop == "end_turn"
+    assert sorted(ran) == [1, 2]  # each call ran once: the resumed run used both results
+    assert [b.content for m in result.messages for b in m.tool_results] == ["ran 1", "ran 2"]
+
+
+def test_without_the_results_saved_the_last_finish_is_not_recorded_apart(tmp_path: Path) -> None:
+    """A one-call turn commits the call's start and then its results with its finish: the
+    session never holds the call as finished without the results message (one transaction
+    fewer a turn), and a resumed run finds the turn done."""
+    store = SessionStore(tmp_path / "runs.sessions.db")
+    statements: list[str] = []
+    store._db.set_trace_callback(statements.append)
+    agent = Agent(Steps(1), ToolRegistry([noop]), checkpoint=store.open("s"))
+    asyncio.run(agent.arun("one call"))
+    calls = [s for s in statements if "session_calls" in s]
+    store.close()
+    assert sum("INSERT" in s for s in calls) == 1, calls  # the start only
+    assert any(s.startswith("DELETE FROM session_calls") for s in calls), calls

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from hardening_support import answer, read_events, tool_turn, write_script
+from tinyharness.runlog import RunLog
 from tinyharness.session import UNKNOWN_OUTCOME, SessionStore
 
 SESSION = "job"
@@ -226,3 +227,20 @@ def test_a_flush_cut_off_by_a_kill_is_finished_on_resume_without_repeating_a_not
         assert "a.py" not in written
         warnings = [e["message"] for e in read_events(tmp / "events.jsonl") if e["type"] == "context_warning"]
         assert any("cut off by a crash" in w and "a.py" in w for w in warnings), warnings
+
+
+def test_a_call_killed_as_it_starts_is_in_the_run_log_and_the_session(tmp: Path) -> None:
+    """The run log commits a turn's events together, but never after the tool they announce
+    has started: killed as the write starts, the log (read by another process) holds the
+    reply that asked for it and the call, and the session holds the call as started, so the
+    resumed run reports its outcome as unknown instead of writing again."""
+    first = run(
+        tmp, [turn("w1", "write_file", SECRET_FILE), answer("done", None)], "do it", crash_at="tool_call:w1"
+    )
+    assert first.returncode == -9, first.stderr
+    with RunLog(tmp / "runs.db") as log:
+        events = log.events(log.list_runs(1)[0].id)
+    assert [(e["type"], e.get("call_id")) for e in events][-2:] == [("model_call", None), ("tool_call", "w1")]
+    with SessionStore(tmp / "runs.sessions.db") as store:
+        saved = store.open(SESSION).load()
+    assert saved is not None and saved.turn.started == {"w1"} and not saved.turn.finished

@@ -478,3 +478,68 @@ def test_a_checkpoint_step_rewrites_only_the_messages_after_keep(db: Path) -> No
         assert log.load_checkpoint("s") == ("r1", 2, [one, two, three], {"n": 2})
         log.save_checkpoint("r1", "s", 3, [three], {"n": 3}, keep=0)  # a compaction rewrote it all
         assert log.load_checkpoint("s") == ("r1", 3, [three], {"n": 3})
+
+
+# --- a turn's events in fewer transactions ------------------------------------------------------
+
+BATCHED_RUN = """
+import os, signal, sys
+from tinyharness.events import EventBus
+from tinyharness.runlog import RunLog
+log = RunLog(sys.argv[1])
+bus = EventBus([log], run_id="turns")
+usage = {"input_tokens": 5, "output_tokens": 1}
+bus.emit("run_start", task="t", model="m")
+bus.emit("model_call", call=1, purpose="agent", stop_reason="tool_use", usage=usage, tokens=6, messages=1)
+bus.emit("tool_call", call_id="c1", name="write_file", args={"path": "a"})
+if sys.argv[2] == "tool_call":
+    os.kill(os.getpid(), signal.SIGKILL)  # as the tool starts: the reply and the call are committed
+bus.emit("tool_result", call_id="c1", name="write_file", ok=True, chars=2, truncated=False)
+bus.flush()  # the loop flushes before its next request
+bus.emit("model_call", call=2, purpose="agent", stop_reason="tool_use", usage=usage, tokens=9, messages=3)
+os.kill(os.getpid(), signal.SIGKILL)  # during the harness's own work: only the last reply is lost
+"""
+
+
+@pytest.mark.parametrize("point", ["tool_call", "next_reply"])
+def test_a_killed_run_keeps_every_event_up_to_its_last_wait(db: Path, point: str) -> None:
+    """Events are committed in batches, never across a wait: a tool_call is committed (with the
+    reply that asked for it) before its tool runs, and what a turn logged after it is committed
+    before the next model request, so a kill loses at most the events of the harness's own
+    last moments, never a call that may have had an effect."""
+    argv = [sys.executable, "-c", BATCHED_RUN, str(db), point]
+    process = subprocess.run(argv, capture_output=True, timeout=60)
+    assert process.returncode == -9, process.stderr.decode()
+    with RunLog(db) as log:
+        stored = [(e["type"], e.get("call_id")) for e in log.events("turns")]
+        calls = table(db, "SELECT call_id, ok FROM tool_calls")
+    started = [("run_start", None), ("model_call", None), ("tool_call", "c1")]
+    if point == "tool_call":
+        assert stored == started and calls == [("c1", None)]
+    else:
+        assert stored == [*started, ("tool_result", "c1")] and calls == [("c1", 1)]
+
+
+def test_kept_back_events_are_committed_by_the_next_event_a_query_or_close(db: Path) -> None:
+    usage = {"input_tokens": 5, "output_tokens": 1}
+    with RunLog(db) as log:
+        bus = EventBus([log], run_id="r")
+        bus.emit("run_start", task="t", model="m")
+        bus.emit("tool_call", call_id="c1", name="x", args={})
+        bus.emit("tool_result", call_id="c1", name="x", ok=True, chars=1, truncated=False)
+        assert table(db, "SELECT count(*) FROM events") == [(2,)]  # kept back: not committed yet
+        assert [e["type"] for e in log.events("r")][-1] == "tool_result"  # this process reads it
+        bus.emit(
+            "model_call", call=1, purpose="agent", stop_reason="tool_use", usage=usage, tokens=6, messages=1
+        )
+        assert table(db, "SELECT count(*) FROM events") == [(3,)]
+        bus.emit(
+            "model_call", call=2, purpose="agent", stop_reason="end_turn", usage=usage, tokens=7, messages=3
+        )
+        assert table(db, "SELECT count(*) FROM events") == [(5,)]  # a final answer: at once
+        bus.emit(
+            "model_call", call=3, purpose="agent", stop_reason="tool_use", usage=usage, tokens=8, messages=5
+        )
+    assert table(db, "SELECT count(*) FROM events") == [(6,)]  # closing commits it
+    with RunLog(db) as log:
+        assert [e["seq"] for e in log.events("r")] == [1, 2, 3, 4, 5, 6]
