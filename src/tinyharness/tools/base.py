@@ -22,7 +22,7 @@ import re
 import threading
 import types
 import typing
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -440,8 +440,12 @@ if hasattr(os, "register_at_fork"):  # not on Windows, which does not fork
     os.register_at_fork(after_in_child=_WORKERS.reset)
 
 
-async def _in_daemon_thread(function: Callable[..., Any], args: dict[str, Any]) -> Any:
-    """``function(**args)`` in a daemon thread, awaited without blocking the loop."""
+async def _in_daemon_thread(function: Callable[..., Any], args: dict[str, Any], timeout: float) -> Any:
+    """``function(**args)`` in a daemon thread, awaited without blocking the loop. After
+    ``timeout`` seconds it raises TimeoutError and the tool is asked to stop (it finishes in the
+    background). The timeout is a timer on the call's own future, not ``asyncio.wait_for``,
+    whose task, waiter and extra loop passes cost about as much as the rest of a call's
+    handling."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[Any] = loop.create_future()
     stop = threading.Event()
@@ -465,25 +469,42 @@ async def _in_daemon_thread(function: Callable[..., Any], args: dict[str, Any]) 
     # follows the events a tool emits from its thread).
     context = contextvars.copy_context()
     _WORKERS.submit(functools.partial(context.run, work))
+    timer = loop.call_later(timeout, _expire, future, stop)
     try:
         return await future
-    except asyncio.CancelledError:  # Ctrl-C or a timeout: tell the tool to stop
+    except asyncio.CancelledError:  # Ctrl-C: tell the tool to stop
         stop.set()
         raise
+    finally:
+        timer.cancel()
 
 
-async def _run_function(function: Callable[..., Any], args: dict[str, Any]) -> Any:
+def _expire(future: asyncio.Future[Any], stop: threading.Event) -> None:
+    """The call's time is up: the tool is asked to stop, its caller gets TimeoutError."""
+    stop.set()
+    if not future.done():
+        future.set_exception(TimeoutError())
+
+
+async def _run_function(function: Callable[..., Any], args: dict[str, Any], timeout: float) -> Any:
     """An ``async def`` tool is awaited on the loop (a timeout cancels it); a plain function runs
-    in its own thread, and an awaitable it returns is awaited too."""
+    in its own thread, and an awaitable it returns is awaited too, in what is left of the time.
+    TimeoutError: the time is up (a TimeoutError the tool raised is ``_ToolRaisedTimeout``)."""
     if inspect.iscoroutinefunction(function):
-        return await _await_tool(function, args)
-    output = await _in_daemon_thread(function, args)
+        return await asyncio.wait_for(_await_tool(function, args), timeout)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    output = await _in_daemon_thread(function, args, timeout)
     if inspect.isawaitable(output):
-        try:
-            return await output
-        except TimeoutError as exc:
-            raise _ToolRaisedTimeout() from exc
+        return await asyncio.wait_for(_await_output(output), max(0.0, deadline - loop.time()))
     return output
+
+
+async def _await_output(output: Awaitable[Any]) -> Any:
+    try:
+        return await output
+    except TimeoutError as exc:
+        raise _ToolRaisedTimeout() from exc
 
 
 def _schema_validator(schema: dict[str, Any]) -> Validator | None:
@@ -608,7 +629,7 @@ class ToolRegistry:
             # the loop moves on with the error result. It is a daemon thread, not the default
             # executor, so neither asyncio.run's shutdown nor the process exit waits for it.
             timeout = tool.timeout or self.timeout
-            output = await asyncio.wait_for(_run_function(tool.function, args), timeout=timeout)
+            output = await _run_function(tool.function, args, timeout)
         except jsonschema.ValidationError as exc:
             where = "/".join(str(p) for p in exc.absolute_path) or "arguments"
             return ToolResult(
