@@ -336,6 +336,7 @@ class Agent:
         self.anchors = anchors
         self.steps = steps
         self.validator = RequestValidator()
+        self._offered: tuple[tuple[ToolSpec, ...], Guide, tuple[ToolSpec, ...]] | None = None
         self._messages = Transcript()
         self._saved_as: tuple[int, int, int] | None = None  # ``_history_mark`` at the last save
         self.model_calls = 0
@@ -537,7 +538,13 @@ class Agent:
     def offered_tools(self) -> tuple[ToolSpec, ...]:
         """The tools offered, each with the guide's choices over its own (the grammar of a JSON
         tool mode turns them into enums)."""
-        return tuple(dataclasses.replace(spec, choices=self._choices(spec)) for spec in self.tools.specs)
+        specs, guide = self.tools.specs, self.guide
+        cached = self._offered
+        if cached is not None and cached[0] is specs and cached[1] is guide:
+            return cached[2]  # the same tools and guide: the same specs, not new ones every request
+        offered = tuple(dataclasses.replace(spec, choices=self._choices(spec)) for spec in specs)
+        self._offered = (specs, guide, offered)
+        return offered
 
     def _choices(self, spec: ToolSpec) -> Callable[[Sequence[Message]], Mapping[str, Sequence[str]]]:
         own = spec.choices
