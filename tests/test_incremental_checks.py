@@ -680,3 +680,18 @@ def test_snapshots_kept_alive_past_the_pruning_all_keep_what_they_saw() -> None:
     transcript[0] = Message.user("rewritten")
     transcript.clear()
     assert [tuple(snap) for snap in kept] == expected
+
+
+def test_tool_specs_are_reused_until_a_tool_changes() -> None:
+    """Every request carries the specs; they are the same objects while the tools are, and new
+    ones as soon as a tool is added, removed or replaced (by ``add`` or behind its back)."""
+    registry = ToolRegistry([lookup])
+    first = registry.specs
+    assert registry.specs is first
+    strict = Tool("lookup", "strict", {"type": "object", "properties": {}}, lambda: "s")
+    registry.add(strict)
+    assert registry.specs != first and registry.specs[0].description == "strict"
+    registry._tools["lookup"] = lookup
+    assert registry.specs == first
+    registry.remove("lookup")
+    assert registry.specs == ()

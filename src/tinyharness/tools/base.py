@@ -16,6 +16,7 @@ import dataclasses
 import functools
 import inspect
 import json
+import operator
 import os
 import queue
 import re
@@ -539,14 +540,13 @@ class ToolRegistry:
         # keeps whole outputs, as the chat's /show does; events carry only their size).
         self.on_result: Callable[[ToolUseBlock, ToolResultBlock], None] | None = None
         self.hooks: list[CallHook] = []  # run around every call, in order (see CallHook)
-        self._specs: tuple[ToolSpec, ...] | None = None  # while no tool was added or removed
+        self._specs: tuple[tuple[Tool, ...], tuple[ToolSpec, ...]] = ((), ())  # the tools they are of
         for tool in tools:
             self.add(tool)
 
     def add(self, tool: Tool) -> None:
         self._tools[tool.name] = tool
         self._validators[tool.name] = (tool, _schema_validator(tool.input_schema))
-        self._specs = None
 
     def _check_arguments(self, tool: Tool, args: dict[str, Any]) -> None:
         """``jsonschema.validate(args, tool.input_schema)``, with the tool's validator reused:
@@ -570,7 +570,6 @@ class ToolRegistry:
         """Stop offering ``name`` (no error when it is not there)."""
         self._tools.pop(name, None)
         self._validators.pop(name, None)
-        self._specs = None
 
     @property
     def names(self) -> list[str]:
@@ -578,11 +577,14 @@ class ToolRegistry:
 
     @property
     def specs(self) -> tuple[ToolSpec, ...]:
-        """The tools' specs: the same tuple while no tool was added or removed (every request
+        """The tools' specs: the same tuple while the tools are the same objects (every request
         carries them, and the token accounting compares them with the last request's)."""
-        if self._specs is None:
-            self._specs = tuple(t.spec for t in self._tools.values())
-        return self._specs
+        tools = tuple(self._tools.values())
+        known, specs = self._specs
+        if len(known) != len(tools) or not all(map(operator.is_, known, tools)):
+            specs = tuple(t.spec for t in tools)
+            self._specs = (tools, specs)
+        return specs
 
     async def run_call(self, call: ToolUseBlock, events: EventBus) -> ToolResultBlock:
         """``execute`` for a model's tool call, reported as ``tool_call`` and ``tool_result``
