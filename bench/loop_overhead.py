@@ -92,6 +92,7 @@ class LoopResult:
     cells: dict[str, dict[int, float]] = field(default_factory=dict)  # row -> size -> median µs
     turns: dict[str, dict[int, int]] = field(default_factory=dict)  # row -> size -> samples
     notes: list[str] = field(default_factory=list)
+    commits: dict[int, tuple[float, float]] = field(default_factory=dict)  # size -> run log, session
 
     def put(self, row: str, size: int, samples: Sequence[float]) -> None:
         self.cells.setdefault(row, {})[size] = median(samples) * 1e6
@@ -300,9 +301,13 @@ class InstantModel:
         return None
 
 
-def measure_agent(history: list[Message], turns: int, *, run_log: bool, warmup: int = 2) -> list[float]:
+def measure_agent(
+    history: list[Message], turns: int, *, run_log: bool, warmup: int = 2, commits: list[float] | None = None
+) -> list[float]:
     """Per-turn CPU seconds of the whole agent loop between two model requests; with ``run_log``
-    as the CLI runs it: every event in the run log and a checkpoint after every step."""
+    as the CLI runs it: every event in the run log and a checkpoint after every step.
+    ``commits``, given, receives the SQLite transactions of the run log and of the session
+    store per turn (the run's own, less those of setting it up)."""
     model = InstantModel(warmup + turns)
     with tempfile.TemporaryDirectory() as folder:
         log = RunLog(Path(folder) / "runs.db") if run_log else None
@@ -310,6 +315,10 @@ def measure_agent(history: list[Message], turns: int, *, run_log: bool, warmup: 
         session = store.open("bench") if store is not None else None
         if session is not None:
             session.save(history, {})  # the session as a resumed run finds it
+        counted = [0, 0]
+        if log is not None and store is not None and commits is not None:
+            log._sqlite.set_trace_callback(lambda sql: _count_commit(counted, 0, sql))
+            store._db.set_trace_callback(lambda sql: _count_commit(counted, 1, sql))
         sinks: list[EventSink] = [log] if log is not None else []
         events = EventBus(sinks)
         context: ContextManager = build_context(ContextConfig("default", window=HUGE_WINDOW), events=events)
@@ -330,11 +339,21 @@ def measure_agent(history: list[Message], turns: int, *, run_log: bool, warmup: 
                 store.close()
     if result.stop != "end_turn" or result.compactions:
         raise RuntimeError(f"the agent run ended with {result.stop} after {result.compactions} compactions")
+    if commits is not None:
+        # The run's commits, over its turns (the run_start and run_end of one run add a few).
+        commits[:] = [round(n / (warmup + turns), 1) for n in counted]
     gaps = [b - a for a, b in zip(model.stamps, model.stamps[1:], strict=False)]
     return gaps[warmup:]
 
 
-def measure_checkpoint(history: list[Message], reps: int) -> tuple[list[float], list[float]]:
+def _count_commit(counted: list[int], which: int, sql: str) -> None:
+    if sql == "COMMIT":
+        counted[which] += 1
+
+
+def measure_checkpoint(
+    history: list[Message], reps: int, redact_reps: int | None = None
+) -> tuple[list[float], list[float]]:
     """CPU seconds of one checkpoint step (one message appended to the agent's Transcript since
     the last save), and of redacting the whole history, which is what every step cost before
     checkpoints became incremental."""
@@ -358,7 +377,7 @@ def measure_checkpoint(history: list[Message], reps: int) -> tuple[list[float], 
             store.close()
     # Apart: the whole-history redaction would leave the saves' caches cold.
     data = messages_to_dicts(history)
-    for _ in range(reps):
+    for _ in range(reps if redact_reps is None else redact_reps):
         start = time.process_time()
         redacted_json(data)
         redactions.append(time.process_time() - start)
@@ -457,8 +476,16 @@ def turns_for(size: int, small: bool) -> int:
 
 
 def heavy_turns_for(size: int, small: bool) -> int:
-    """Repetitions for the run-log rows, which cost seconds per turn on long histories; 0 skips
-    the cell (the small run measures them on the smallest history only)."""
+    """Repetitions for the CLI and checkpoint rows (each run costs the setting up of a run log
+    and a session store with the whole history); 0 skips the cell (the small run measures them
+    on the smallest history only)."""
+    if small:
+        return 3 if size <= 100 else 0
+    return {100: 120, 1_000: 80}.get(size, 60)
+
+
+def redact_reps_for(size: int, small: bool) -> int:
+    """Repetitions of the whole-history redaction, which costs seconds at 10,000 messages."""
     if small:
         return 3 if size <= 100 else 0
     return {100: 20, 1_000: 5}.get(size, 2)
@@ -482,8 +509,12 @@ def run(sizes: Sequence[int] = SIZES, *, small: bool = False) -> LoopResult:
         heavy = heavy_turns_for(size, small)
         if heavy:
             progress(f"loop overhead: {size:,} messages, run log and checkpoints, {heavy} turns")
-            result.put("agent_cli", size, measure_agent(history, heavy, run_log=True, warmup=1))
-            saves, redactions = measure_checkpoint(history, heavy)
+            commits: list[float] = []
+            result.put(
+                "agent_cli", size, measure_agent(history, heavy, run_log=True, warmup=3, commits=commits)
+            )
+            result.commits[size] = (commits[0], commits[1])
+            saves, redactions = measure_checkpoint(history, heavy, redact_reps_for(size, small))
             result.put("checkpoint", size, saves)
             result.put("redact", size, redactions)
         result.put("naive", size, measure_naive(history, turns))
@@ -510,6 +541,14 @@ def to_markdown(result: LoopResult) -> str:
     lines = [markdown_table(header, rows)]
     samples = ", ".join(f"{k} {v}" for k, v in result.turns.get("context", {}).items())
     lines += ["", f"Turns measured per cell (context rows): {samples}; growth = largest size / smallest."]
+    if result.commits:
+        per = ", ".join(
+            f"{log:g} + {session:g} at {size:,}" for size, (log, session) in result.commits.items()
+        )
+        lines.append(
+            f"SQLite transactions per CLI turn (run log + session store, the run's start and end "
+            f"spread over its turns): {per} messages."
+        )
     lines += [f"Note: {note}" for note in result.notes]
     return "\n".join(lines)
 

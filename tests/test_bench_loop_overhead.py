@@ -62,6 +62,11 @@ def test_small_run_rows_and_growth(bench: ModuleType) -> None:
             assert value is not None and value > 0, (row, size)
     for row in ("agent_cli", "checkpoint", "redact"):  # measured on the smallest history only
         assert result.get(row, 100) and result.get(row, 100) > 0
+    # A CLI turn commits 2 run-log transactions (the reply with the call, then the result) and 3
+    # session ones (the reply, the call's start, the results with its finish); the run's start
+    # and end spread over its 6 turns here. One more of either a turn would cross these.
+    log_commits, session_commits = result.commits[100]
+    assert log_commits < 3 and session_commits < 4, result.commits
     # The naive way re-reads the whole history every turn: it grows with it...
     assert result.growth("naive") > 10
     # ...while the incremental ledger (the context path without its two O(history) parts) stays
