@@ -2,7 +2,7 @@
 
 ``SQLRunLog`` is an ``EventSink``: each event is stored with its raw JSON beside its typed row.
 Most events are committed as they arrive. The two that report what has already happened and
-are followed at once by a commit (``DEFERRED``: a model reply that asks for tools, whose
+are followed at once by a commit (``deferred``: a model reply that asks for tools, whose
 ``tool_call`` comes next; a ``tool_result``) wait for the next event or ``flush``, which the
 loop calls before it waits on anything outside the process (a model request, a hook), and
 go in that transaction: a turn commits two transactions, not three. So a run killed at any
