@@ -61,7 +61,7 @@ from tinyharness.memory.pg_store import TS_CONFIG, PostgresStore
 from tinyharness.memory.text import MAX_TERM_ROWS
 
 PG_ENVS = ("TINYHARNESS_BENCH_PG_URL", "TINYHARNESS_TEST_PG_URL")
-MODEL = "hashing:384"  # what ``mcp serve --embedder hashing:384`` embeds queries with
+MODEL = "hashing:384"  # the vectors' model: what ``mcp serve --embedder hashing:384`` embeds queries with
 USER = "bench-user"
 BATCH = 50_000
 
@@ -240,10 +240,10 @@ def backend_pid(store: PostgresStore) -> int:
         return int(cur.fetchone()[0])
 
 
-def measure(url: str, count: int, kind: str, recall_count: int) -> dict[str, float]:
-    new = PostgresStore(url, vector_model=MODEL)
-    naive = NaiveStore(url, vector_model=MODEL)
-    exact = PostgresStore(url, vector_model=MODEL, exact=True)
+def measure(url: str, count: int, kind: str, recall_count: int, model: str) -> dict[str, float]:
+    new = PostgresStore(url, vector_model=model)
+    naive = NaiveStore(url, vector_model=model)
+    exact = PostgresStore(url, vector_model=model, exact=True)
     try:
         words, vectors = queries(count, kind)
         for i in range(min(5, count)):  # warm-up: term counts, buffers
@@ -314,14 +314,17 @@ async def _mcp_clients(port: int, token: str, words: list[str], clients: int, se
     return times
 
 
-def measure_mcp(url: str, kind: str, clients: int, seconds: float) -> tuple[float, float, float]:
-    """p50 and p95 ms per ``memory_search`` request and requests per second, ``clients`` at once."""
+def measure_mcp(url: str, kind: str, clients: int, seconds: float, model: str) -> tuple[float, float, float]:
+    """p50 and p95 ms per ``memory_search`` request and requests per second, ``clients`` at once.
+    A store whose vectors are not filed under a hashing model is searched by text only (the
+    server has no embedder for them)."""
     from tinyharness.mcp.client import quiet_sdk_logs
 
     quiet_sdk_logs()
     port, token = _free_port(), secrets.token_urlsafe(16)
     command = [sys.executable, "-m", "tinyharness", "mcp", "serve", "--http", "--port", str(port)]
-    command += ["--memory", url, "--user", USER, "--embedder", MODEL]
+    embedder = model if model.startswith("hashing:") else "none"
+    command += ["--memory", url, "--user", USER, "--embedder", embedder]
     env = {**os.environ, "TINYHARNESS_MCP_TOKEN": token}
     with open(os.devnull, "w", encoding="utf-8") as quiet:
         server = subprocess.Popen(command, env=env, stdout=quiet, stderr=quiet, cwd=ROOT)
@@ -342,19 +345,19 @@ def measure_mcp(url: str, kind: str, clients: int, seconds: float) -> tuple[floa
 
 
 @contextlib.contextmanager
-def store_database(url: str, n: int, kind: str, keep: bool) -> Iterator[tuple[str, float, float]]:
+def store_database(url: str, n: int, kind: str, keep: bool, model: str) -> Iterator[tuple[str, float, float]]:
     """(the database's URL, ingest/s, build s) of a store of ``n`` memories, loaded unless a kept
     one is there (then NaN for both)."""
     database = f"pgscale_{kind}_{n}"
     ensure_database(url, database)
     target = database_url(url, database)
-    store = PostgresStore(target, vector_model=MODEL)
+    store = PostgresStore(target, vector_model=model)
     try:
         held = store.count(Scope(USER))
         if held != n:
             store.drop_tables()
             store.close()
-            store = PostgresStore(target, vector_model=MODEL)
+            store = PostgresStore(target, vector_model=model)
             ingest, build = load(store, n, kind)
         else:
             ingest = build = math.nan
@@ -375,6 +378,7 @@ def bench(
     clients: int,
     mcp_seconds: float,
     keep: bool,
+    model: str = MODEL,
 ) -> list[Row]:
     url = server_url()
     if url is None:
@@ -382,10 +386,10 @@ def bench(
     rows = []
     for n in sizes:
         for kind in kinds:
-            with store_database(url, n, kind, keep) as (target, ingest, build):
+            with store_database(url, n, kind, keep, model) as (target, ingest, build):
                 before = load_average()
-                found = measure(target, count, kind, recall_count)
-                mcp = measure_mcp(target, kind, clients, mcp_seconds) if clients else (math.nan,) * 3
+                found = measure(target, count, kind, recall_count, model)
+                mcp = measure_mcp(target, kind, clients, mcp_seconds, model) if clients else (math.nan,) * 3
                 after = load_average()
                 load = f"{before[0]:.1f}-{after[0]:.1f}" if before and after else ""
                 rows.append(
@@ -440,6 +444,11 @@ def main(argv: Sequence[str] | None = None) -> str:
     parser.add_argument("--clients", type=int, default=8, help="concurrent MCP clients (0: no MCP row)")
     parser.add_argument("--mcp-seconds", type=float, default=20.0, help="how long the MCP clients search")
     parser.add_argument("--keep", action="store_true", help="keep the stores' databases for the next run")
+    parser.add_argument(
+        "--model",
+        default=MODEL,
+        help=f"the vectors' model name (default {MODEL}; another name: the MCP row searches by text only)",
+    )
     parser.add_argument("--small", action="store_true", help="a quick pass: 2,000 memories, 40 queries")
     args = parser.parse_args(argv)
     lines = ["## PostgreSQL at scale: hybrid search (text + 384-d vector, top 5), new and naive"]
@@ -461,6 +470,7 @@ def main(argv: Sequence[str] | None = None) -> str:
             args.clients,
             5.0 if args.small else args.mcp_seconds,
             args.keep,
+            args.model,
         ):
             lines.append(format_row(row))
             print(lines[-1], flush=True)
