@@ -345,10 +345,14 @@ def measure_mcp(url: str, kind: str, clients: int, seconds: float, model: str) -
 
 
 @contextlib.contextmanager
-def store_database(url: str, n: int, kind: str, keep: bool, model: str) -> Iterator[tuple[str, float, float]]:
+def store_database(
+    url: str, n: int, kind: str, keep: bool, model: str, database: str | None = None
+) -> Iterator[tuple[str, float, float]]:
     """(the database's URL, ingest/s, build s) of a store of ``n`` memories, loaded unless a kept
-    one is there (then NaN for both)."""
-    database = f"pgscale_{kind}_{n}"
+    one is there (then NaN for both). ``database``: another database than ``pgscale_<kind>_<n>``
+    (one loaded some other way), never dropped."""
+    keep = keep or database is not None
+    database = database or f"pgscale_{kind}_{n}"
     ensure_database(url, database)
     target = database_url(url, database)
     store = PostgresStore(target, vector_model=model)
@@ -379,6 +383,7 @@ def bench(
     mcp_seconds: float,
     keep: bool,
     model: str = MODEL,
+    database: str | None = None,
 ) -> list[Row]:
     url = server_url()
     if url is None:
@@ -386,7 +391,7 @@ def bench(
     rows = []
     for n in sizes:
         for kind in kinds:
-            with store_database(url, n, kind, keep, model) as (target, ingest, build):
+            with store_database(url, n, kind, keep, model, database) as (target, ingest, build):
                 before = load_average()
                 found = measure(target, count, kind, recall_count, model)
                 mcp = measure_mcp(target, kind, clients, mcp_seconds, model) if clients else (math.nan,) * 3
@@ -449,6 +454,7 @@ def main(argv: Sequence[str] | None = None) -> str:
         default=MODEL,
         help=f"the vectors' model name (default {MODEL}; another name: the MCP row searches by text only)",
     )
+    parser.add_argument("--database", help="measure the store in this database (one size and kind)")
     parser.add_argument("--small", action="store_true", help="a quick pass: 2,000 memories, 40 queries")
     args = parser.parse_args(argv)
     lines = ["## PostgreSQL at scale: hybrid search (text + 384-d vector, top 5), new and naive"]
@@ -471,6 +477,7 @@ def main(argv: Sequence[str] | None = None) -> str:
             5.0 if args.small else args.mcp_seconds,
             args.keep,
             args.model,
+            args.database,
         ):
             lines.append(format_row(row))
             print(lines[-1], flush=True)
