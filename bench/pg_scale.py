@@ -38,7 +38,6 @@ import asyncio
 import contextlib
 import math
 import os
-import resource
 import secrets
 import socket
 import statistics
@@ -85,6 +84,7 @@ class Row:
     mcp_p50: float = math.nan
     mcp_p95: float = math.nan
     mcp_per_s: float = math.nan
+    mcp_rss_mb: float = math.nan
     load: str = ""
 
 
@@ -273,7 +273,7 @@ def measure(url: str, count: int, kind: str, recall_count: int, model: str) -> d
             "vector_ms": statistics.median(p[1] for p in parts),
             "new_recall": statistics.mean(new_recall) if new_recall else math.nan,
             "naive_recall": statistics.mean(naive_recall) if naive_recall else math.nan,
-            "client_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "client_rss_mb": rss_mb(),
             "backend_rss_mb": rss_mb(backend_pid(new)),
         }
     finally:
@@ -314,8 +314,11 @@ async def _mcp_clients(port: int, token: str, words: list[str], clients: int, se
     return times
 
 
-def measure_mcp(url: str, kind: str, clients: int, seconds: float, model: str) -> tuple[float, float, float]:
-    """p50 and p95 ms per ``memory_search`` request and requests per second, ``clients`` at once.
+def measure_mcp(
+    url: str, kind: str, clients: int, seconds: float, model: str
+) -> tuple[float, float, float, float]:
+    """p50 and p95 ms per ``memory_search`` request, requests per second, ``clients`` at once,
+    and the server process's resident memory (MB) after them.
     A store whose vectors are not filed under a hashing model is searched by text only (the
     server has no embedder for them)."""
     from tinyharness.mcp.client import quiet_sdk_logs
@@ -338,10 +341,11 @@ def measure_mcp(url: str, kind: str, clients: int, seconds: float, model: str) -
             started = time.perf_counter()
             times = asyncio.run(_mcp_clients(port, token, words, clients, seconds))
             elapsed = time.perf_counter() - started
+            held = rss_mb(server.pid)
         finally:
             server.terminate()
             server.wait(timeout=30)
-    return statistics.median(times), percentile(times, 0.95), len(times) / elapsed
+    return statistics.median(times), percentile(times, 0.95), len(times) / elapsed, held
 
 
 @contextlib.contextmanager
@@ -394,7 +398,7 @@ def bench(
             with store_database(url, n, kind, keep, model, database) as (target, ingest, build):
                 before = load_average()
                 found = measure(target, count, kind, recall_count, model)
-                mcp = measure_mcp(target, kind, clients, mcp_seconds, model) if clients else (math.nan,) * 3
+                mcp = measure_mcp(target, kind, clients, mcp_seconds, model) if clients else (math.nan,) * 4
                 after = load_average()
                 load = f"{before[0]:.1f}-{after[0]:.1f}" if before and after else ""
                 rows.append(
@@ -407,6 +411,7 @@ def bench(
                         mcp_p50=mcp[0],
                         mcp_p95=mcp[1],
                         mcp_per_s=mcp[2],
+                        mcp_rss_mb=mcp[3],
                         load=load,
                     )
                 )
@@ -416,7 +421,8 @@ def bench(
 HEADER = (
     f"{'memories':>9} {'vectors':>9} {'ingest/s':>9} {'build s':>8} {'new p50':>8} {'new p95':>8} "
     f"{'naive p50':>10} {'naive p95':>10} {'text ms':>8} {'vector ms':>10} {'recall':>7} {'naive rec':>10} "
-    f"{'RSS MB':>7} {'pg RSS MB':>10} {'mcp p50':>8} {'mcp p95':>8} {'mcp req/s':>10} {'load':>9}"
+    f"{'RSS MB':>7} {'pg RSS MB':>10} {'mcp p50':>8} {'mcp p95':>8} {'mcp req/s':>10} {'mcp RSS':>8} "
+    f"{'load':>9}"
 )
 
 
@@ -425,15 +431,17 @@ def format_row(r: Row) -> str:
         f"{r.n:9d} {r.vectors:>9} {r.ingest_per_s:9.0f} {r.build_s:8.1f} {r.new_p50:8.2f} {r.new_p95:8.2f} "
         f"{r.naive_p50:10.2f} {r.naive_p95:10.2f} {r.text_ms:8.2f} {r.vector_ms:10.2f} {r.new_recall:7.3f} "
         f"{r.naive_recall:10.3f} {r.client_rss_mb:7.0f} {r.backend_rss_mb:10.0f} {r.mcp_p50:8.2f} "
-        f"{r.mcp_p95:8.2f} {r.mcp_per_s:10.1f} {r.load:>9}"
+        f"{r.mcp_p95:8.2f} {r.mcp_per_s:10.1f} {r.mcp_rss_mb:8.0f} {r.load:>9}"
     )
 
 
 NOTE = (
     "new: the store's search; naive: the statements before (every full-text match ranked, HNSW "
     "ef_search 100); times in ms (p50 / p95 of a top-5 hybrid search); recall: of the exact hybrid "
-    "top 5 (every match ranked, every vector compared); RSS: this process (peak) and its PostgreSQL "
-    "backend; mcp: 8 clients at once through `tinyharness mcp serve --http`, ms per request; load: "
+    "top 5 (every match ranked, every vector compared); RSS MB: the benchmark's process (which also "
+    "generated and loaded the memories when it did) and its PostgreSQL backend (counting the shared "
+    "buffers it touched), mcp RSS: the `mcp serve` process after serving; mcp: 8 clients at once "
+    "through `tinyharness mcp serve --http`, ms per request; load: "
     "the 1-minute load average before and after"
 )
 
