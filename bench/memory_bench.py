@@ -29,6 +29,7 @@ Parts (each printed as a table, every backend side by side with the same vectors
     python bench/memory_bench.py --small          # seconds: 2k scale, 1 LoCoMo dialogue, Chinese set
     python bench/memory_bench.py --parts locomo   # one part
     python bench/memory_bench.py --parts locomo --locomo FILE --cli   # also through the CLI
+Part ``pgscale`` is bench/pg_scale.py (PostgreSQL at 10k, 100k and 1M memories; ``--pg-sizes``).
 PostgreSQL rows appear when TINYHARNESS_BENCH_PG_URL or TINYHARNESS_TEST_PG_URL is set
 (scripts/pg-test-server.sh exports the second), as for bench.durable_bench.
 """
@@ -995,7 +996,10 @@ def main(argv: Sequence[str] | None = None) -> str:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--small", action="store_true", help="a quick run (what the test calls)")
-    parser.add_argument("--parts", default="scale,locomo,chinese,code")
+    parser.add_argument("--parts", default="scale,pgscale,locomo,chinese,code")
+    parser.add_argument(
+        "--pg-sizes", default="10000,100000,1000000", help="pgscale part: store sizes (bench/pg_scale.py)"
+    )
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument(
         "--vectors", default="random,clustered", help="scale part: comma list of random, clustered"
@@ -1062,6 +1066,11 @@ def main(argv: Sequence[str] | None = None) -> str:
                 f"direction, {TOPICS} topics); f32 scan ms: SQLite's vector half as one plain float32 "
                 "numpy scan of the same index (what it was before the int8 pass), same queries"
             )
+            say()
+        if "pgscale" in parts and "postgres" in args.backends.split(","):
+            from bench import pg_scale  # PostgreSQL at 10k / 100k / 1M, new and naive, 8 MCP clients
+
+            lines.append(pg_scale.main(["--small"] if args.small else ["--sizes", args.pg_sizes]))
             say()
         if "locomo" in parts:
             locomo = Path(args.locomo) if args.locomo else LOCOMO

@@ -17,6 +17,7 @@ import struct
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigError
@@ -36,8 +37,22 @@ from .text import (
 
 TS_CONFIG = "english"
 HNSW_MIN_ROWS = 5000  # vectors of one model before they get an HNSW index
-HNSW_EF_SEARCH = 100  # candidates the HNSW scan keeps (pgvector's default is 40)
+# Candidates the HNSW scan keeps (pgvector's default is 40). Measured (bench/notes/memory-speed.md,
+# session 12) on 1M clustered 384-d vectors, recall of the exact hybrid top 5: 0.75 / 0.88 / 0.96
+# at 40 / 100 / 200, the vector half's time within the noise of a loaded machine; at 100k all
+# three found the exact top 40.
+HNSW_EF_SEARCH = 200
 LARGEST_CAP = common_term_cap(2**62)  # the cap of any store (it grows with the store, up to this)
+RANK_WEIGHTS = [CONTEXT_WEIGHT, 0.2, 0.4, 1.0]  # ts_rank's weights of labels D (context), C, B, A (content)
+# The highest ts_rank (normalization 0) of a one-term tsquery in any row: for one lexeme
+# ts_rank sums weight / i**2 over its positions i = 1, 2, ... in position order, plus the
+# largest weight's lost share, over pi**2 / 6; when the first position carries the largest
+# weight (A, 1.0) that is at most 1.0 * (pi**2 / 6) / (pi**2 / 6). The ``tsv`` column puts the
+# content's positions (A) before the context's (D), so the first position of a lexeme always
+# has its largest weight. (Positions stop at 16,383: in a memory of more words than that the
+# two could share one, and the bound could be passed by up to 0.6 in such a row.) A phrase
+# (``a <-> b``) is ranked by ts_rank's AND formula, which stays below 1.
+RANK_BOUND = 1.0
 
 
 def _schema(prefix: str) -> list[str]:
@@ -98,6 +113,20 @@ def _schema(prefix: str) -> list[str]:
     ]
 
 
+@dataclass(frozen=True)
+class _TextPlan:
+    """What a full-text search ranks: the scope's WHERE clause and its parameters, the terms
+    with their IDF weights, the phrases (``a <-> b``) with theirs, each term's count of matches in
+    scope (up to LARGEST_CAP + 1), and whether every term is common."""
+
+    scope_sql: str
+    params: list[str]
+    weights: list[tuple[str, float]]
+    pairs: list[tuple[str, float]]
+    counts: dict[str, int]
+    all_common: bool
+
+
 def _with_text(row: dict[str, Any]) -> dict[str, Any]:
     """A ``version_row`` plus the normalized text the ``tsv`` column is generated from."""
     return row | {"body": index_text(row["content"]), "context_body": index_text(row["context"])}
@@ -124,7 +153,11 @@ class PostgresStore(SQLStoreBase):
         table_prefix: str = "tinyharness_",
         candidates: int = 40,
         vector_weight: float = VECTOR_WEIGHT,
+        exact: bool = False,
     ) -> None:
+        """``exact``: rank every full-text match and compare the query with every vector in
+        scope, never the HNSW index nor the rare-terms-first bound: the reference the tests and
+        the benchmark compare the fast paths with (slow on a large store)."""
         try:
             import psycopg
         except ImportError:  # pragma: no cover - depends on the environment
@@ -143,6 +176,8 @@ class PostgresStore(SQLStoreBase):
             "ON v.memory_id = m.id WHERE m.status = 'current' ORDER BY m.seq DESC LIMIT 1"
         )
         self._indexed_dims: set[int] = set()  # vector sizes this store knows have an HNSW index
+        self.exact = exact
+        self._index_deferred = False  # inside ``bulk_load``: the vector index waits for its end
         # _document_counts: (scope, term or None for all) -> (tsquery nodes, count), and the
         # database snapshot they were counted in.
         self._counts: dict[tuple[tuple[str | None, ...], str | None], tuple[int, int]] = {}
@@ -156,6 +191,25 @@ class PostgresStore(SQLStoreBase):
             for statement in _schema(self._t):
                 cur.execute(statement)
             # A store grown by single inserts gets its vector index at the next open.
+            cur.execute(
+                f"SELECT vector_dims(embedding) FROM {self._t}memory_vectors WHERE model = %s LIMIT 1",
+                (self.vector_model,),
+            )
+            if (row := cur.fetchone()) is not None:
+                self._index_vectors_when_many(cur, int(row[0]))
+
+    @contextmanager
+    def bulk_load(self) -> Iterator[None]:
+        """Bulk inserts (``add_many``) made inside leave the vector index to the end, where it is
+        built once over every row: growing the graph batch by batch is several times slower
+        than building it after the load (pgvector's own advice). Search works inside too (by the
+        exact scan until the index exists)."""
+        self._index_deferred = True
+        try:
+            yield
+        finally:
+            self._index_deferred = False
+        with self._tx() as cur:
             cur.execute(
                 f"SELECT vector_dims(embedding) FROM {self._t}memory_vectors WHERE model = %s LIMIT 1",
                 (self.vector_model,),
@@ -212,7 +266,7 @@ class PostgresStore(SQLStoreBase):
         # Fresh statistics: without them the planner scans where an index would do.
         cur.execute(f"ANALYZE {self._t}memories")
         cur.execute(f"ANALYZE {self._t}memory_vectors")
-        if vectors is not None:
+        if vectors is not None and not self._index_deferred:
             self._index_vectors_when_many(cur, int(vectors.shape[1]))
 
     # --- MemoryStore (the rest is SQLStoreBase's) ---------------------------------------------
@@ -229,9 +283,31 @@ class PostgresStore(SQLStoreBase):
     # --- search -----------------------------------------------------------------------------
 
     def _text_ranking(self, cur: Any, query: str, scope: Scope, limit: int) -> list[str]:
+        """The ``limit`` best full-text matches in ``scope``, best first (score, then ``seq``).
+
+        The score of a memory is the IDF-weighted sum of each kept term's ``ts_rank`` (and of each
+        phrase's), times its content coordination. Ranking every match row by row was most of a
+        search at 100k memories, so a query with rarer and commoner terms is ranked as MaxScore
+        does (``_bounded_ranking``): the memories holding a rare term are ranked first, and the
+        commoner terms' matches are read only when their best possible score could still reach the
+        top ``limit``. A query of common terms only ranks its newest MAX_TERM_ROWS matches in one
+        pass along the ``seq`` index (``_newest_ranking``). Both return what ranking every match
+        returns (tests compare them)."""
+        plan = self._text_plan(cur, query, scope)
+        if plan is None:
+            return []
+        if plan.all_common:
+            return self._newest_ranking(cur, plan, limit)
+        if self.exact:
+            everything = " | ".join(term for term, _ in plan.weights)
+            return [key for key, _ in self._ranked(cur, plan, everything, limit)]
+        return self._bounded_ranking(cur, plan, limit)
+
+    def _text_plan(self, cur: Any, query: str, scope: Scope) -> _TextPlan | None:
+        """Which terms a query searches for, their IDF weights and counts, and its phrases."""
         terms = [t for t in (_tsquery_term(t) for t in query_terms(query)) if t]
         if not terms:
-            return []
+            return None
         where, params = self._scope_sql(scope)
         where.append("status = 'current'")
         scope_sql = " AND ".join(where)
@@ -240,17 +316,24 @@ class PostgresStore(SQLStoreBase):
         cap = common_term_cap(total)
         weights: list[tuple[str, float]] = []
         common: list[tuple[str, float]] = []
+        counts: dict[str, int] = {}
         for term in terms:
             nodes, counted = term_counts[term]
             frequency = min(counted, cap + 1)  # what a count up to the cap gives
             if nodes and frequency:
                 idf = math.log(1 + (total - frequency + 0.5) / (frequency + 0.5))
                 (common if frequency > cap else weights).append((term, idf))
+                counts[term] = counted
         all_common = not weights
         weights = weights or common
         if not weights:
-            return []
+            return None
         pairs = _phrase_weights(query, weights) if not all_common else []
+        return _TextPlan(scope_sql, params, weights, pairs, counts, all_common)
+
+    def _score_sql(self, plan: _TextPlan) -> tuple[str, list[Any]]:
+        """The full-text score of a row as SQL, and its parameters."""
+        weights, pairs = plan.weights, plan.pairs
         score = " + ".join(
             [f"%s * ts_rank(%s::float4[], tsv, to_tsquery('{TS_CONFIG}', %s), 0)" for _ in weights]
             + [PHRASE_SCORE.format(config=TS_CONFIG) for _ in pairs]
@@ -258,26 +341,61 @@ class PostgresStore(SQLStoreBase):
         # content_coordination in SQL: ``term:A`` matches the term only in the content (label A).
         in_content = " + ".join(f"(tsv @@ to_tsquery('{TS_CONFIG}', %s))::int" for _ in weights)
         score = f"({score}) * (1 + {in_content}) / {1 + len(weights)}.0"
-        rank_weights = [CONTEXT_WEIGHT, 0.2, 0.4, 1.0]  # labels D (context), C, B, A (content)
-        score_params: list[Any] = [v for term, idf in weights for v in (idf, rank_weights, term)]
-        score_params += [v for pair, idf in pairs for v in (pair, idf, rank_weights, pair)]
+        score_params: list[Any] = [v for term, idf in weights for v in (idf, RANK_WEIGHTS, term)]
+        score_params += [v for pair, idf in pairs for v in (pair, idf, RANK_WEIGHTS, pair)]
         score_params += [f"{term}:A" for term, _ in weights]
-        matched = f"{scope_sql} AND tsv @@ to_tsquery('{TS_CONFIG}', %s)"
-        sql = (
-            f"SELECT id FROM {self._t}memories WHERE {matched} AND seq >= %s "
-            f"ORDER BY {score} DESC, seq LIMIT %s"
+        return score, score_params
+
+    def _ranked(self, cur: Any, plan: _TextPlan, match: str, limit: int) -> list[tuple[str, float]]:
+        """(id, score) of the ``limit`` best memories in scope matching the tsquery ``match``."""
+        score, score_params = self._score_sql(plan)
+        cur.execute(
+            f"SELECT id, {score} AS score FROM {self._t}memories WHERE {plan.scope_sql} "
+            f"AND tsv @@ to_tsquery('{TS_CONFIG}', %s) ORDER BY 2 DESC, seq LIMIT %s",
+            [*score_params, *plan.params, match, limit],
         )
-        # Only common terms: memories holding all of them (else any), newest MAX_TERM_ROWS only.
-        matches = [" & ".join(t for t, _ in weights), " | ".join(t for t, _ in weights)]
-        for match in matches if all_common else matches[1:]:
-            floor = 0
-            if all_common:
-                cur.execute(
-                    f"SELECT seq FROM {self._t}memories WHERE {matched} ORDER BY seq DESC OFFSET %s LIMIT 1",
-                    [*params, match, MAX_TERM_ROWS - 1],
-                )
-                floor = (cur.fetchone() or (0,))[0]
-            cur.execute(sql, [*params, match, floor, *score_params, limit])
+        return [(r[0], float(r[1])) for r in cur.fetchall()]
+
+    def _bounded_ranking(self, cur: Any, plan: _TextPlan, limit: int) -> list[str]:
+        """MaxScore over the terms, rarest first: rank the memories that hold one of the rarest
+        terms (few rows, found by the GIN index); a memory holding none of them holds only the
+        commoner terms, so its score is at most the sum of their IDFs (and of their phrases')
+        times RANK_BOUND, times the coordination of that many terms. When the ``limit``-th
+        ranked score is above that, no other memory can enter the top ``limit``: the answer is
+        the full ranking's. Otherwise the next term joins the rare ones, and at the end every
+        match is ranked (today's statement)."""
+        by_count = sorted(plan.weights, key=lambda tw: (plan.counts[tw[0]], tw[0]))
+        matched = 0
+        for split in range(1, len(by_count)):
+            rare = [term for term, _ in by_count[:split]]
+            matched += plan.counts[rare[-1]]
+            if matched < limit:
+                continue  # too few rows to fill the top ``limit`` from the rare terms alone
+            rest = {term for term, _ in by_count[split:]}
+            bound = sum(idf for term, idf in by_count[split:])
+            bound += sum(idf for pair, idf in plan.pairs if set(pair.split(" <-> ")) <= rest)
+            bound *= RANK_BOUND * (1 + len(rest)) / (1 + len(by_count))
+            found = self._ranked(cur, plan, " | ".join(rare), limit)
+            if len(found) >= limit and found[limit - 1][1] > bound:
+                return [key for key, _ in found]
+            if matched > MAX_TERM_ROWS:
+                break  # past this many rows the full ranking costs little more
+        everything = " | ".join(term for term, _ in plan.weights)
+        return [key for key, _ in self._ranked(cur, plan, everything, limit)]
+
+    def _newest_ranking(self, cur: Any, plan: _TextPlan, limit: int) -> list[str]:
+        """Only common terms: the memories holding all of them (else any), of those the newest
+        MAX_TERM_ROWS only, ranked. One statement walks the ``seq`` index backwards, keeps the
+        first MAX_TERM_ROWS rows that match and ranks them."""
+        score, score_params = self._score_sql(plan)
+        terms = [t for t, _ in plan.weights]
+        for match in (" & ".join(terms), " | ".join(terms)):
+            cur.execute(
+                f"WITH newest AS MATERIALIZED (SELECT id, seq, tsv FROM {self._t}memories WHERE "
+                f"{plan.scope_sql} AND tsv @@ to_tsquery('{TS_CONFIG}', %s) ORDER BY seq DESC LIMIT %s) "
+                f"SELECT id FROM newest ORDER BY {score} DESC, seq LIMIT %s",
+                [*plan.params, match, MAX_TERM_ROWS, *score_params, limit],
+            )
             found = [r[0] for r in cur.fetchall()]
             if found:
                 return found
@@ -334,14 +452,14 @@ class PostgresStore(SQLStoreBase):
 
     def _vector_ranking(self, cur: Any, qvec: Vectors, scope: Scope, limit: int) -> list[tuple[str, float]]:
         """Nearest vectors in scope by the HNSW index (an iterative scan: pgvector keeps walking the
-        graph until ``limit`` rows pass the scope filter); the exact scan when there is no index
-        (a store of few vectors, or one another process indexed since this one opened it) or it
-        gives too few, which happens when the scope is a small part of a large store."""
+        graph until ``limit`` rows pass the scope filter, up to ``hnsw.max_scan_tuples``); the
+        exact scan when there is no index (a store of few vectors, or one another process
+        indexed since this one opened it), when it gives too few (a scope that is a small part
+        of a large store), or for an ``exact`` store."""
         dim = int(qvec.shape[0])
         text = _vector_text(qvec)
-        nearest, params = self._nearest_sql(dim, scope)
-        indexed = dim in self._indexed_dims
-        if indexed:
+        if dim in self._indexed_dims and not self.exact:
+            nearest, params = self._nearest_sql(dim, scope)
             # Both settings in one round trip (set_config(..., true) is SET LOCAL).
             cur.execute(
                 "SELECT set_config('hnsw.ef_search', %s, true), "
@@ -357,16 +475,12 @@ class PostgresStore(SQLStoreBase):
             found = [(r[0], float(r[1])) for r in cur.fetchall()]
             if len(found) >= limit:
                 return found
-            cur.execute("SET LOCAL enable_indexscan = off")  # exact: every vector in scope
-        cur.execute(f"{nearest}, m.seq LIMIT %s", [text, *params, text, limit])
-        exact = [(r[0], 1 - float(r[1])) for r in cur.fetchall()]
-        if indexed:
-            cur.execute("RESET enable_indexscan")  # the rest of the transaction uses indexes again
-        return exact
+        return self._exact_nearest(cur, text, dim, scope, limit)
 
     def _nearest_sql(self, dim: int, scope: Scope) -> tuple[str, list[str]]:
-        """SELECT id, distance of the vectors in scope, nearest first (the query vector is the
-        first and last parameter, ``params`` go between), and its scope parameters."""
+        """SELECT id, distance of the vectors in scope, nearest first by the HNSW index's order
+        (the query vector is the first and last parameter, ``params`` go between), and its scope
+        parameters."""
         typed = f"v.embedding::vector({dim})"
         where, params = self._scope_sql(scope, prefix="m.")
         where += ["m.status = 'current'", *self._vector_filter(dim)]
@@ -376,6 +490,27 @@ class PostgresStore(SQLStoreBase):
             f"ORDER BY {typed} <=> %s::vector({dim})"
         )
         return sql, params
+
+    def _exact_nearest(
+        self, cur: Any, text: str, dim: int, scope: Scope, limit: int
+    ) -> list[tuple[str, float]]:
+        """The ``limit`` nearest vectors in scope by comparing the query with every one (ties by
+        ``seq``). Only the id and the distance reach the sort: sorting the rows with their
+        vectors spilled 50 MB to disk at 100k memories."""
+        where, params = self._scope_sql(scope, prefix="m.")
+        where += ["m.status = 'current'", *self._vector_filter(dim)]
+        cur.execute("SET LOCAL enable_indexscan = off")  # not the HNSW index: every vector
+        try:
+            cur.execute(
+                f"SELECT id, 1 - distance FROM (SELECT m.id, m.seq, v.embedding::vector({dim}) <=> "
+                f"%s::vector({dim}) AS distance FROM {self._t}memory_vectors v JOIN {self._t}memories m "
+                f"ON m.id = v.memory_id WHERE {' AND '.join(where)} OFFSET 0) d ORDER BY distance, seq "
+                "LIMIT %s",
+                [text, *params, limit],
+            )
+            return [(r[0], float(r[1])) for r in cur.fetchall()]
+        finally:
+            cur.execute("RESET enable_indexscan")  # the rest of the transaction uses indexes again
 
     def _vector_filter(self, dim: int) -> list[str]:
         """The partial index's predicate, spelled with literals so the planner can match it."""
