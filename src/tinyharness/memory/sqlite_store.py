@@ -47,7 +47,7 @@ from .text import (
     query_phrases,
     query_terms,
 )
-from .vector_index import EXACT_BELOW, VectorIndex
+from .vector_index import APPROX_FROM, EXACT_BELOW, VectorIndex
 
 SNAPSHOT_MIN_ROWS = EXACT_BELOW  # an index of fewer vectors is built from the rows (it is quick)
 # Rows changed since the snapshot (and at least a tenth of the index) before close writes it
@@ -167,6 +167,7 @@ class SQLiteStore(SQLStoreBase):
         vector_weight: float = VECTOR_WEIGHT,
         snapshot_min_rows: int = SNAPSHOT_MIN_ROWS,
         snapshot_every: int = SNAPSHOT_EVERY,
+        approx_from: int = APPROX_FROM,
     ) -> None:
         self.path = sqlite_path(str(path))
         self.url = f"sqlite:///{self.path.resolve()}"
@@ -175,6 +176,7 @@ class SQLiteStore(SQLStoreBase):
         self._seq: int | None = None
         self._index: VectorIndex | None = None
         self._seen_seq = -1
+        self.approx_from = approx_from  # vectors from which the index asks its approximate one first
         # The index's snapshot file beside the database (``index_file``): written on close when
         # there is none (or it was refused), or once many rows changed since it was written.
         self.snapshot_min_rows = snapshot_min_rows
@@ -334,7 +336,11 @@ class SQLiteStore(SQLStoreBase):
     def _read_snapshot(self) -> index_file.Snapshot | None:
         try:
             return index_file.read(
-                self.path.parent, self._snapshot_name(), self.vector_model, exact_below=EXACT_BELOW
+                self.path.parent,
+                self._snapshot_name(),
+                self.vector_model,
+                exact_below=EXACT_BELOW,
+                approx_from=self.approx_from,
             )
         except index_file.SnapshotRefused as exc:
             self._refuse(str(exc))
@@ -382,7 +388,7 @@ class SQLiteStore(SQLStoreBase):
             return
         dim = int(rows[0][4])
         rows = [r for r in rows if r[4] == dim]
-        index = VectorIndex(dim, capacity=max(1024, len(rows) * 5 // 4))
+        index = VectorIndex(dim, capacity=max(1024, len(rows) * 5 // 4), approx_from=self.approx_from)
         keys = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         matrix = np.frombuffer(b"".join(r[5] for r in rows), dtype=np.float32).reshape(len(rows), dim)
         index.add_many(keys, matrix, [Scope(r[1] or None, r[2] or None, r[3] or None) for r in rows])
