@@ -38,7 +38,9 @@ def _faiss() -> Any:
 
 
 def list_count(rows: int) -> int:
-    return max(1, round(LISTS_PER_ROOT * math.sqrt(rows)))
+    """How many lists for ``rows`` rows: LISTS_PER_ROOT sqrt(rows), and at most one per
+    TRAIN_PER_LIST rows (so that k-means has a sample of that many per list)."""
+    return max(1, min(round(LISTS_PER_ROOT * math.sqrt(rows)), rows // TRAIN_PER_LIST))
 
 
 class CoarseIndex:
@@ -72,6 +74,10 @@ class CoarseIndex:
 
     def __len__(self) -> int:
         return int(self._index.ntotal)
+
+    @property
+    def lists(self) -> int:
+        return int(self._index.nlist)
 
     def add(self, keys: npt.NDArray[np.int64], vectors: npt.NDArray[np.float32]) -> None:
         if len(keys):

@@ -230,10 +230,11 @@ class VectorIndex:
             if near is not None:
                 rows, found_scores = near
                 order = np.argsort(-found_scores, kind="stable")[:top]
-                return [(int(self._keys[r]), float(found_scores[i])) for r, i in zip(rows[order], order, strict=True)]
+                keys = self._keys[rows[order]].tolist()
+                return [(int(k), float(v)) for k, v in zip(keys, found_scores[order].tolist(), strict=True)]
             rows = self._candidates(query, mask, top)
             scores = np.full(self._size, -np.inf, dtype=np.float32)
-            scores[rows] = self._matrix[rows] @ query
+            scores[rows] = self._row_scores(rows, query)
             found = np.argpartition(-scores[rows], top - 1)[:top] if top < len(rows) else np.arange(len(rows))
             best = rows[found]
         best = best[np.argsort(-scores[best], kind="stable")]
@@ -312,7 +313,7 @@ class VectorIndex:
         rows = rows[rows >= 0]
         rows = rows[mask[rows]]
         if len(rows) >= top:
-            scores = self._matrix[rows] @ query
+            scores = self._row_scores(rows, query)
             kth = float(np.partition(scores, len(rows) - top)[len(rows) - top])
             spread = (sample @ query)[in_scope]
             mean, deviation = float(spread.mean()), float(spread.std())
@@ -323,6 +324,14 @@ class VectorIndex:
                 return rows, scores
         self._refusals = max(self._refusals, 0) + 1
         return None
+
+    def _row_scores(
+        self, rows: npt.NDArray[np.intp], query: npt.NDArray[np.float32]
+    ) -> npt.NDArray[np.float32]:
+        """The float32 scores of ``rows``, the same whichever other rows are scored with them
+        (summed in float64, then rounded: BLAS's float32 sums depend on how many rows it is given,
+        and the approximate and exact paths score different sets)."""
+        return (self._matrix[rows].astype(np.float64) @ query.astype(np.float64)).astype(np.float32)
 
     def _score_sample(self) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.intp]]:
         """SAMPLE evenly spaced rows (a contiguous copy, and their positions), kept until the
