@@ -184,6 +184,7 @@ class SQLiteStore(SQLStoreBase):
         self.snapshot_refusals: list[str] = []  # why a snapshot was not used, oldest first
         self._snapshot_seq: int | None = None  # the seq of the snapshot on disk, if any
         self._changes = 0  # rows upserted or removed since that snapshot
+        self._snapshot_coarse = False  # whether that snapshot holds the approximate index
         self._term_counts: dict[str, int] = {}  # see ``_useful_terms``
         self._counted_at = -1
         self._count_cap = 0
@@ -269,7 +270,13 @@ class SQLiteStore(SQLStoreBase):
             due = self._snapshot_seq is None or self._changes >= max(
                 self.snapshot_every, len(index or ()) // 10
             )
-            if index is not None and len(index) >= self.snapshot_min_rows and self._changes and due:
+            # An approximate index built since the snapshot (seconds at 100k rows) is worth keeping.
+            built = index is not None and index.coarse_state() is not None and not self._snapshot_coarse
+            if (
+                index is not None
+                and len(index) >= self.snapshot_min_rows
+                and ((self._changes and due) or built)
+            ):
                 self._save_snapshot()
             self._db.close()
 
@@ -318,6 +325,7 @@ class SQLiteStore(SQLStoreBase):
                 count = self._current_vectors(index.dim)
                 if len(index) == count:
                     self._index, self._snapshot_seq = index, seq
+                    self._snapshot_coarse = index.coarse_state() is not None
                     return
                 self._refuse(f"{len(index)} vectors once brought up to date, the database has {count}")
         self._load_index(latest)
@@ -366,6 +374,7 @@ class SQLiteStore(SQLStoreBase):
         with contextlib.suppress(OSError):
             index_file.save(self.path.parent, self._snapshot_name(), data)
             self._snapshot_seq, self._changes = self._seen_seq, 0
+            self._snapshot_coarse = index.coarse_state() is not None
 
     def _current_vectors(self, dim: int) -> int:
         """How many current memories have a vector of this store's model and ``dim``."""
