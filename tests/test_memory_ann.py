@@ -17,6 +17,7 @@ import sys
 import tempfile
 import textwrap
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -187,7 +188,9 @@ def _other_coarse(rows: int) -> bytes:
         (lambda data: _resealed(data, {}, coarse=_other_coarse(4500)), "approximate index of 4500 rows"),
     ],
 )
-def test_a_damaged_approximate_index_is_refused_and_rebuilt(tmp_path: Path, damage, why: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_damaged_approximate_index_is_refused_and_rebuilt(
+    tmp_path: Path, damage: Callable[[bytes], bytes], why: str
+) -> None:
     path = tmp_path / "memory.db"
     store = open_store(path)
     fill(store, topical(5000, 14))
@@ -311,3 +314,19 @@ def test_search_on_a_small_store_equals_exact_search(tmp_path: Path) -> None:
         assert_exact(store, path, topical(10, 18), 10)
         assert store._index is not None and store._index.coarse_state() is None
         store.close()
+
+
+def test_close_keeps_an_approximate_index_built_since_the_snapshot(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    store = SQLiteStore(path, vector_model=MODEL, snapshot_min_rows=0, approx_from=10**9)
+    fill(store, topical(5000, 19))
+    assert_exact(store, path, topical(2, 20))
+    store.close()  # a snapshot without an approximate index
+    snapshot = path.parent / index_file.snapshot_name(path, MODEL)
+    assert index_file.decode(snapshot.read_bytes(), MODEL, exact_below=4096).index.coarse_state() is None
+    reader = open_store(path)  # no row changes, but it builds the approximate index
+    assert_exact(reader, path, topical(4, 21))
+    assert approximate_answers(reader) > 0
+    reader.close()
+    kept = index_file.decode(snapshot.read_bytes(), MODEL, exact_below=4096).index.coarse_state()
+    assert kept is not None and len(kept) == 5000
