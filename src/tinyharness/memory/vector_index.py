@@ -315,7 +315,7 @@ class VectorIndex:
         if len(rows) >= top:
             scores = self._row_scores(rows, query)
             kth = float(np.partition(scores, len(rows) - top)[len(rows) - top])
-            spread = (sample @ query)[in_scope]
+            spread = np.einsum("ij,j->i", sample, query)[in_scope]  # (BLAS: see ``_row_scores``)
             mean, deviation = float(spread.mean()), float(spread.std())
             expected = NormalDist().inv_cdf(1 - top / live)  # the top-th best of ``live`` normal draws
             if kth >= mean + (expected + TRUST_MARGIN) * deviation:
