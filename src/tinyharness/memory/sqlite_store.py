@@ -1,7 +1,8 @@
 """The embedded memory store: one SQLite file in WAL mode, FTS5 full-text plus vectors.
 
 Vectors are float32 blobs searched exactly in memory (``VectorIndex``: an int8 pass with an error
-bound, then float32 for the few rows that can make the top k); the index is built once
+bound, then float32 for the few rows that can make the top k; from ``approx_from`` vectors an
+approximate first look, kept only when its answer stands out); the index is built once
 per process and then follows the table incrementally: every write stamps its rows with a rising
 ``seq``, and before a search the store reads the rows whose ``seq`` is newer than what it has seen
 (one indexed ``MAX(seq)`` when nothing changed), so writes by other processes show up too.
