@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import statistics
@@ -244,6 +245,9 @@ class ScaleRow:
     vector_ms: float = float("nan")  # p50 of the vector ranking alone
     vector_recall: float = float("nan")  # its top VECTOR_DEPTH against the exact float32 scan
     float32_ms: float = float("nan")  # p50 of SQLite's vector half as a plain float32 numpy scan
+    exact_p50_ms: float = float("nan")  # SQLite: p50 of the same searches with the exact halves only
+    exact_recall: float = float("nan")  # SQLite: the top 5 against those exact searches' top 5
+    exact_vector_ms: float = float("nan")  # SQLite: p50 of the vector half with the exact scan only
 
 
 VECTOR_DEPTH = 40  # what a top-5 search asks of the vector ranking (the store's candidates)
@@ -257,7 +261,12 @@ def exact_top(vectors: Vectors, query: Vectors, k: int) -> list[int]:
 
 
 def ranking_parts(
-    store: MemoryStore, query: str, scope: Scope, vector: Vectors, key_of: dict[str, int]
+    store: MemoryStore,
+    query: str,
+    scope: Scope,
+    vector: Vectors,
+    key_of: dict[str, int],
+    parts_exact: list[float] | None = None,
 ) -> tuple[float, float, float, list[int]]:
     """ms of the store's full-text ranking and of its vector ranking for one search (the two
     halves ``search`` fuses), ms of SQLite's vector half done the plain way (one float32 numpy
@@ -283,6 +292,11 @@ def ranking_parts(
             plain_ms = (time.perf_counter() - began) * 1000
             index.exact_below = pass_below
             assert [key for key, _ in plain] == [key for key, _ in found] or len(plain) == len(found)
+            began = time.perf_counter()
+            index.search(vector, scope, VECTOR_DEPTH, approximate=False)  # the exact int8 pass
+            exact_ms = (time.perf_counter() - began) * 1000
+            if parts_exact is not None:
+                parts_exact.append(exact_ms)
     return text_ms, vector_ms, plain_ms, [key_of[str(key)] for key, _ in found if str(key) in key_of]
 
 
@@ -308,19 +322,30 @@ def bench_scale(
             started = time.perf_counter()
             ids = add_many(store, texts, scope, vectors)  # one bulk load (PostgreSQL indexes after it)
             ingest = n / (time.perf_counter() - started)
-            timings = []
+            timings, exact_timings, same = [], [], []
             for i in range(queries):
                 began = time.perf_counter()
-                store.search(" ".join(query_words[i]), scope, limit=5, vector=query_vectors[i].tolist())
+                query = " ".join(query_words[i])
+                hits = store.search(query, scope, limit=5, vector=query_vectors[i].tolist())
                 timings.append((time.perf_counter() - began) * 1000)
+                # SQLite: the same search the exact way right after it (query by query, so that
+                # both see the same load), the reference for its answers.
+                exact = exact_search(store, query, scope, query_vectors[i]) if i else None
+                if exact is not None:
+                    exact_timings.append(exact[0])
+                    top = {hit.item.id for hit in hits}
+                    same.append(len(top & set(exact[1])) / len(exact[1]) if exact[1] else 1.0)
             first = timings[0]  # includes loading the vector index (SQLite)
             steady = sorted(timings[1:])
+            exact_p50 = statistics.median(exact_timings) if exact_timings else float("nan")
+            exact_recall = statistics.mean(same) if same else float("nan")
             # The two halves apart, and the vector half's recall against the exact scan, on a sample.
             key_of = ranking_keys(store, ids)
             text_parts, vector_parts, plain_parts, recalls = [], [], [], []
+            exact_vector_parts: list[float] = []
             for i in range(min(queries, 50)):
                 text_ms, vector_ms, plain_ms, found = ranking_parts(
-                    store, " ".join(query_words[i]), scope, query_vectors[i], key_of
+                    store, " ".join(query_words[i]), scope, query_vectors[i], key_of, exact_vector_parts
                 )
                 text_parts.append(text_ms)
                 vector_parts.append(vector_ms)
@@ -340,10 +365,38 @@ def bench_scale(
                     statistics.median(vector_parts),
                     statistics.mean(recalls) if key_of else float("nan"),
                     statistics.median(plain_parts),
+                    exact_p50,
+                    exact_recall,
+                    statistics.median(exact_vector_parts) if exact_vector_parts else float("nan"),
                 )
             )
             dispose(store)
     return rows
+
+
+def exact_search(
+    store: MemoryStore, query: str, scope: Scope, vector: Vectors
+) -> tuple[float, list[str]] | None:
+    """SQLite: ``store.search`` with the vector index's approximate first look turned off (the
+    exact search, the reference for the answers): its ms and its top 5 ids. None for other
+    stores. A benchmark's look inside."""
+    index = getattr(store, "_index", None)
+    if index is None or not hasattr(index, "approx_from"):
+        return None
+    kept, index.approx_from = index.approx_from, 2**62
+    try:
+        began = time.perf_counter()
+        hits = store.search(query, scope, limit=5, vector=vector.tolist())
+        return (time.perf_counter() - began) * 1000, [hit.item.id for hit in hits]
+    finally:
+        index.approx_from = kept
+
+
+def exact_cells(row: ScaleRow) -> str:
+    """The SQLite-only columns of a scale row (nothing on other backends' rows)."""
+    if math.isnan(row.exact_p50_ms):
+        return ""
+    return f" {row.exact_p50_ms:13.2f} {row.exact_recall:16.3f} {row.exact_vector_ms:13.2f}"
 
 
 def ranking_keys(store: MemoryStore, ids: Sequence[str]) -> dict[str, int]:
@@ -1051,6 +1104,7 @@ def main(argv: Sequence[str] | None = None) -> str:
             say(
                 f"{'backend':10} {'memories':>9} {'vectors':>9} {'ingest/s':>9} {'p50 ms':>8} {'p95 ms':>8}"
                 f" {'first ms':>9} {'text ms':>8} {'vector ms':>10} {'vec recall':>11} {'f32 scan ms':>12}"
+                f" {'exact p50 ms':>13} {'recall vs exact':>16} {'exact vec ms':>13}"
             )
             kinds = args.vectors.split(",")
             for r in bench_scale(openers, sizes, queries=50 if args.small else 200, kinds=kinds):
@@ -1058,13 +1112,17 @@ def main(argv: Sequence[str] | None = None) -> str:
                     f"{r.backend:10} {r.n:9d} {r.vectors:>9} {r.ingest_per_s:9.0f} "
                     f"{r.p50_ms:8.2f} {r.p95_ms:8.2f} {r.first_ms:9.1f}"
                     f" {r.text_ms:8.2f} {r.vector_ms:10.2f} {r.vector_recall:11.3f} {r.float32_ms:12.2f}"
+                    + exact_cells(r)
                 )
             say(
                 f"text ms, vector ms: p50 of each half of a search alone; vec recall: the vector "
                 f"half's top {VECTOR_DEPTH} against an exact float32 scan of the same vectors; "
                 "vectors: random unit vectors, or clustered like a sentence embedder's (one shared "
                 f"direction, {TOPICS} topics); f32 scan ms: SQLite's vector half as one plain float32 "
-                "numpy scan of the same index (what it was before the int8 pass), same queries"
+                "numpy scan of the same index (what it was before the int8 pass), same queries; "
+                "SQLite: exact p50 ms: each search run again right after it with the exact vector "
+                "scan (no approximate index), recall vs exact: the share of those exact searches' "
+                "top 5 found, exact vec ms: the vector half alone with the exact scan (beside vector ms)"
             )
             say()
         if "pgscale" in parts and "postgres" in args.backends.split(","):

