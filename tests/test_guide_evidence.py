@@ -19,8 +19,9 @@ from hypothesis import strategies as st
 
 from tinyharness.agent import Agent, AgentConfig
 from tinyharness.guide import PlanGuide, Ranked, TaskPlan
+from tinyharness.guide.coverage import _noted
 from tinyharness.guide.focus import named_symbols
-from tinyharness.guide.plan import Evidence, evidence, named_paths, names_notes, reconcile
+from tinyharness.guide.plan import Evidence, evidence, named_paths, names_notes, reconcile, task_globs
 from tinyharness.models.scripted import ScriptedModel
 from tinyharness.tools.builtin import builtin_tools
 from tinyharness.tools.files import ReadState
@@ -257,3 +258,8 @@ def test_the_acceptance_bench_keeps_the_chinese_run_apart_and_scores_its_notes_m
     assert "a.py: one" in text and (
         "b.py: two" in text or (tmp_path / "NOTES.md").samefile(tmp_path / "notes.md")
     )
+
+
+def test_a_glob_or_a_noted_file_name_against_cjk_text_is_found() -> None:
+    assert task_globs("逐个读src/**/*.py里的文件") == ["src/**/*.py"]
+    assert _noted("cart.py是购物车\n", ["src/shop/cart.py", "src/shop/pricing.py"]) == ["src/shop/cart.py"]

@@ -314,7 +314,9 @@ def reconcile(plan: TaskPlan, found: Evidence) -> TaskPlan:
     return TaskPlan(plan.kind, tuple(targets), plan.source)
 
 
-GLOB = re.compile(r"(?<![\w/.-])(?P<glob>[\w./-]*\*[\w.*/-]*)")
+# ASCII: "读src/**/*.py里" writes the glob src/**/*.py (Unicode word characters took the
+# Chinese ones around it into the glob).
+GLOB = re.compile(r"(?<![A-Za-z0-9_/.-])(?P<glob>[A-Za-z0-9_./-]*\*[A-Za-z0-9_.*/-]*)")
 
 
 def glob_match(path: str, pattern: str) -> bool:
