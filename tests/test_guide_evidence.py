@@ -263,3 +263,17 @@ def test_the_acceptance_bench_keeps_the_chinese_run_apart_and_scores_its_notes_m
 def test_a_glob_or_a_noted_file_name_against_cjk_text_is_found() -> None:
     assert task_globs("逐个读src/**/*.py里的文件") == ["src/**/*.py"]
     assert _noted("cart.py是购物车\n", ["src/shop/cart.py", "src/shop/pricing.py"]) == ["src/shop/cart.py"]
+
+
+def test_the_cli_ranking_marks_what_the_task_matched(project: Path) -> None:
+    """The CLI's ranking gives the repository map's matches as ``Ranked`` (scored) and the rest
+    of the workspace as plain paths, each path once: only the matches are read first."""
+    from tinyharness.cli import _workspace_rank
+    from tinyharness.guide.plan import paths_of, top_files
+
+    items = _workspace_rank(project, "What does __version__ say?", 40)
+    scored = [i for i in items if isinstance(i, Ranked)]
+    assert scored and all(i.score > 0 for i in scored)
+    assert top_files(items, 1) == ["src/shop/version.py"]
+    paths = paths_of(items)
+    assert len(paths) == len(set(paths)) and "README.md" in paths
