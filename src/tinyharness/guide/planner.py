@@ -60,7 +60,6 @@ RUN_NOTED = "Noted in this run's own notes ({where}): the task asked for no note
 NO_REWRITE = "update_notes would replace the notes of the files already noted; add a line with note"
 LIST_TOOL = "list_dir"
 MAX_READ_FIRST = 2  # the ranking's best files read first for a question that names nothing
-LISTED = "[Listed: {folders}] {ask}"
 _WORD = re.compile(r"\w{4,}")
 
 
@@ -192,10 +191,10 @@ class StepsGuide:
         last = {c.name for c in messages[-2].tool_uses} if len(messages) > 1 else set()
         if LIST_TOOL not in last:
             return None
-        return Turn(
-            LISTED.format(folders=", ".join(f"{f}/" for f in folders), ask=answer_ask(self.task)),
-            final_only=True,
-        )
+        listing = "\n".join(r.content for r in messages[-1].tool_results if not r.is_error)
+        # No "[Listed: ...]" label: the 0.5B answered "Listed: src/shop/" with it. The listing
+        # itself is the answer when the model's is only the ask copied back (``done``).
+        return Turn(answer_ask(self.task), final_only=True, done=listing.strip() or None)
 
     def _edit_choices(self, messages: Sequence[Message]) -> Mapping[str, Sequence[str]]:
         """edit_file's choices in a run that may write: the named files, their lines as old."""
