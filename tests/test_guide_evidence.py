@@ -219,6 +219,8 @@ def test_a_list_lists_its_folder_then_asks_for_the_answer(project: Path) -> None
     assert listing.tool_choice == "list_dir"
     assert answer.final_only  # not left free to list and read until the limit
     assert "Listed" not in str(answer.messages[-1].content)  # no label to copy as the answer
+    turn = guide.next_turn(model.requests[2].messages)
+    assert turn is not None and turn.final_only and turn.done is not None and "cart.py" in turn.done
 
 
 def test_a_question_that_names_nothing_reads_the_rankings_best_files_first(project: Path) -> None:
