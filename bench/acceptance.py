@@ -21,6 +21,11 @@ cap stopped runs that were still going at 2 calls a file).
 
     python -m bench.acceptance --model local
     python -m bench.acceptance --model local:qwen2.5-coder-1.5b --max-minutes 40
+
+``--lang zh`` gives the task in the seed's own words (``TASKS``: "逐个读 src/ 下所有 .py 文件，
+总结每个的职责，写进 notes.md"), on the same files and with the same checker; its result is
+kept under its own key ("local zh"). A line the model wrote into a ``notes.md`` of its own
+counts as NOTES.md's. ``--build DIR`` only builds the workspace (for ``bench.plan_probe``).
 """
 
 from __future__ import annotations
@@ -50,6 +55,8 @@ TASK = (
     "Read every .py file under src/ one by one and write a one-line summary of each into the notes "
     "with the note tool"
 )
+# The same task in the seed's own language, word for word as seed 000 writes it (``--lang zh``).
+TASKS = {"en": TASK, "zh": "逐个读 src/ 下所有 .py 文件，总结每个的职责，写进 notes.md"}
 WINDOW = 4096
 _STOP = "the and for with from that this into are not its all any use uses used get set none true false"
 STOP_WORDS = frozenset(f"{_STOP} self class def init main utils util module model models config".split(" "))
@@ -86,6 +93,12 @@ class AcceptanceResult:
     exit_code: int = -1
     notes_lines: int = 0
     wrong: list[str] = field(default_factory=list)
+    lang: str = "en"
+
+    @property
+    def key(self) -> str:
+        """The run's key in the cache: the model, and the task's language when not English."""
+        return self.model if self.lang == "en" else f"{self.model} {self.lang}"
 
 
 def fetch_sdist(folder: Path) -> Path:
@@ -162,20 +175,30 @@ def score(names: list[str], workspace: Path, notes: str) -> tuple[int, int, list
     return covered, correct, wrong
 
 
-def run(model: str, max_minutes: float) -> AcceptanceResult:
+def notes_text(workspace: Path) -> str:
+    """What the run noted: NOTES.md, and a notes.md the model wrote itself (a case-sensitive
+    file system keeps both; the Chinese task names "notes.md")."""
+    texts = {p.resolve(): p for p in (workspace / "NOTES.md", workspace / "notes.md") if p.exists()}
+    return "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in texts.values())
+
+
+def run(model: str, max_minutes: float, lang: str = "en") -> AcceptanceResult:
     with tempfile.TemporaryDirectory(prefix="tinyharness-acceptance-") as folder:
         archive = fetch_sdist(Path(folder))
         workspace = Path(folder) / "ws"
         names = build_workspace(archive, workspace)
-        result = AcceptanceResult(model, len(names))
+        result = AcceptanceResult(model, len(names), lang=lang)
         events = Path(folder) / "events.jsonl"
         argv = [
-            sys.executable, "-m", "tinyharness", "run", TASK, "--model", model,
+            sys.executable, "-m", "tinyharness", "run", TASKS[lang], "--model", model,
             "--workspace", str(workspace), "--context-window", str(WINDOW),
             "--max-iterations", str(4 * len(names)), "--events", str(events),
             "--no-log", "--quiet", "--no-memory",
         ]  # fmt: skip
-        progress(f"acceptance: {len(names)} files of {PACKAGE} {VERSION}, window {WINDOW}, model {model}")
+        progress(
+            f"acceptance: {len(names)} files of {PACKAGE} {VERSION}, window {WINDOW}, model {model}, "
+            f"task in {lang}"
+        )
         start = time.perf_counter()
         try:
             limit = max_minutes * 60 if max_minutes > 0 else None
@@ -197,15 +220,14 @@ def run(model: str, max_minutes: float) -> AcceptanceResult:
                 result.compactions += 1
             elif event.get("type") == "run_end":
                 result.stop = result.stop or str(event.get("stop"))
-        notes_path = workspace / "NOTES.md"
-        notes = notes_path.read_text(encoding="utf-8") if notes_path.exists() else ""
+        notes = notes_text(workspace)
         result.notes_lines = sum(1 for line in notes.splitlines() if line.strip())
         result.covered, result.correct, result.wrong = score(names, workspace, notes)
         # Kept for a look after the run (the workspace itself is deleted): the notes and events.
-        label = re.sub(r"[^\w.-]", "_", model)
+        label = re.sub(r"[^\w.-]", "_", result.key)
         kept = Path(tempfile.gettempdir()) / f"tinyharness-acceptance-{label}"
         if notes:
-            shutil.copyfile(notes_path, f"{kept}-NOTES.md")
+            Path(f"{kept}-NOTES.md").write_text(notes, encoding="utf-8")
         if events.exists():
             shutil.copyfile(events, f"{kept}-events.jsonl")
     return result
@@ -222,7 +244,7 @@ def to_markdown(result: AcceptanceResult) -> str:
         ["wall time, min", f"{result.wall_s / 60:.1f}"],
         ["stop (exit code)", f"{result.stop} ({result.exit_code})"],
     ]
-    return markdown_table([f"{PACKAGE} {VERSION}, {result.model}", "value"], rows)
+    return markdown_table([f"{PACKAGE} {VERSION}, {result.key}", "value"], rows)
 
 
 CACHE = Path(__file__).resolve().parent / "acceptance.json"
@@ -230,7 +252,7 @@ CACHE = Path(__file__).resolve().parent / "acceptance.json"
 
 def save(result: AcceptanceResult) -> None:
     runs = json.loads(CACHE.read_text(encoding="utf-8")) if CACHE.exists() else {}
-    runs[result.model] = asdict(result)
+    runs[result.key] = asdict(result)
     CACHE.write_text(json.dumps(runs, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
 
@@ -256,7 +278,7 @@ def runs_table(results: list[AcceptanceResult]) -> str:
     ]
     rows: list[list[object]] = [
         [
-            r.model,
+            r.key,
             r.files,
             f"{r.covered} of {r.files}",
             f"{r.correct} of {r.files}",
@@ -267,7 +289,7 @@ def runs_table(results: list[AcceptanceResult]) -> str:
         ]
         for r in results
     ]
-    stops = "\n".join(f"- {r.model}: {r.stop} (exit {r.exit_code})" for r in results)
+    stops = "\n".join(f"- {r.key}: {r.stop} (exit {r.exit_code})" for r in results)
     return (
         f"{PACKAGE} {VERSION}, every file under src/:\n\n{markdown_table(header, rows)}\n\nStops:\n\n{stops}"
     )
@@ -279,8 +301,15 @@ def main(argv: list[str] | None = None) -> str:
     parser.add_argument(
         "--max-minutes", type=float, default=0.0, help="stop the run after this long (0: no limit)"
     )
+    parser.add_argument("--lang", choices=sorted(TASKS), default="en", help="the task's language")
+    parser.add_argument("--build", type=Path, help="only build the workspace in this new folder")
     args = parser.parse_args(argv)
-    result = run(args.model, args.max_minutes)
+    if args.build is not None:
+        with tempfile.TemporaryDirectory(prefix="tinyharness-acceptance-") as folder:
+            names = build_workspace(fetch_sdist(Path(folder)), args.build)
+        print(f"{len(names)} files under {args.build / 'src'}")
+        return ""
+    result = run(args.model, args.max_minutes, args.lang)
     save(result)
     report = to_markdown(result)
     print(report)

@@ -41,7 +41,7 @@ from .durable.steps import DurableSteps, OnlyNew
 from .errors import ConfigError, HarnessError
 from .events import EventBus, EventSink, JsonlSink
 from .gitexclude import exclude_run_state
-from .guide import KINDS, Guide, PlanGuide, PlanOptions, reviewed_run, simple_rank
+from .guide import KINDS, Guide, PlanGuide, PlanOptions, Ranked, reviewed_run, simple_rank
 from .headless import OUTPUT_FORMATS, HeadlessOutput
 from .hooks import cli as hooks_cli
 from .mcp import cli as mcp_cli
@@ -1312,7 +1312,7 @@ def _guide(
     )
 
 
-def _workspace_rank(root: Path, task: str, k: int) -> list[str]:
+def _workspace_rank(root: Path, task: str, k: int) -> list[Ranked | str]:
     """The plan's target candidates: the workspace's files and folders ranked against the task
     by the repository map (BM25 over paths, definitions and heads; any language), then what
     the in-tree ranking offers (named paths, folders, a glob per kind of file, files), up to
@@ -1321,9 +1321,12 @@ def _workspace_rank(root: Path, task: str, k: int) -> list[str]:
     from .retrieval import RepoMap  # here: only a run that plans builds the map
 
     repo = RepoMap.build(root)
-    ranked = [c.path.rstrip("/") + "/" if c.kind == "dir" else c.path for c in repo.rank(task, 10)]
-    listed = simple_rank(lambda: [f.path for f in repo.files])(root, task, k)
-    return list(dict.fromkeys([*ranked, *listed]))[:k]
+    ranked = [
+        Ranked(c.path.rstrip("/") + "/" if c.kind == "dir" else c.path, c.score) for c in repo.rank(task, 10)
+    ]
+    seen = {r.path for r in ranked}
+    listed = [p for p in simple_rank(lambda: [f.path for f in repo.files])(root, task, k) if p not in seen]
+    return [*ranked, *listed][:k]
 
 
 def _run_notes_path(workspace: Path, run_name: str) -> Path:

@@ -11,7 +11,7 @@ read state, the workspace, the notes file); never context, memory, the loop or t
 """
 
 from .base import Ask, Guide, NoGuide, Reviewed, RunCall, Turn, refusal, reviewed_run
-from .plan import KINDS, PlanOptions, Rank, TaskPlan, plan_request, plan_schema, simple_rank
+from .plan import KINDS, PlanOptions, Rank, Ranked, TaskPlan, plan_request, plan_schema, simple_rank
 from .planner import PlanGuide, StepsGuide, grounded
 
 __all__ = [
@@ -22,6 +22,7 @@ __all__ = [
     "PlanGuide",
     "PlanOptions",
     "Rank",
+    "Ranked",
     "Reviewed",
     "RunCall",
     "StepsGuide",

@@ -384,7 +384,10 @@ def _noted(notes: str, files: Sequence[str]) -> list[str]:
     for path in files:
         base = os.path.basename(path)
         names = [path] if len(by_name[base]) > 1 else [path, base]
-        if any(re.search(rf"(?<![\w./-]){re.escape(name)}(?![\w-])", notes) for name in names):
+        # ASCII bounds: a line in Chinese names "cart.py是购物车" too.
+        if any(
+            re.search(rf"(?<![A-Za-z0-9_./-]){re.escape(name)}(?![A-Za-z0-9_-])", notes) for name in names
+        ):
             found.append(path)
     return found
 

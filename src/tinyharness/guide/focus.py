@@ -47,7 +47,7 @@ from ..history import HARNESS_TEXT_PREFIX
 from ..messages import Message, TextBlock
 from ..tools.files import head_text
 from ..tools.workspace import Workspace
-from .plan import TaskPlan, named_paths
+from .plan import QUESTION_MARKS, TaskPlan, named_paths
 
 ANSWER_NOW = "[Read: {files}]{found} {ask}"
 # What asks for the answer once the harness's plan is done (here, and in tools.coverage): a
@@ -93,9 +93,14 @@ def named_symbols(task: str) -> list[str]:
     return found
 
 
-_IDENTIFIER = re.compile(r"`([A-Za-z_][\w]*)`|(?<![\w./`-])([A-Za-z_]\w*)(?![\w`]|\.\w)")
+# ASCII bounds: an identifier is ASCII-bounded in any language's sentence (with Unicode word
+# bounds, "哪个文件定义了类Inventory？" hid Inventory behind the Chinese character before it).
+_IDENTIFIER = re.compile(
+    r"`([A-Za-z_][A-Za-z0-9_]*)`|(?<![A-Za-z0-9_./`-])([A-Za-z_][A-Za-z0-9_]*)(?![A-Za-z0-9_`]|\.[A-Za-z0-9_])"
+)
 _CAMEL = re.compile(r"[a-z][A-Z]")
-_SENTENCE_START = re.compile(r"(?:^|[.?!:]\s+)\W*$")
+# A sentence's end in Latin and in CJK punctuation (full-width). Punctuation, not words.
+_SENTENCE_START = re.compile(r"(?:^|[.?!:]\s+|[\u3002\uff1f\uff01\uff1a]\s*)\W*$")
 
 
 def definition_pattern(symbol: str) -> re.Pattern[str]:
@@ -296,10 +301,6 @@ def edit_done_prompt(named: Sequence[str], messages: Sequence[Message]) -> str |
     if not all(os.path.normpath(path) in changed for path in named):
         return None
     return EDITED.format(files=", ".join(named))
-
-
-# A question mark, in any script's form (Latin, CJK full-width, Arabic, Greek question mark).
-QUESTION_MARKS = ("?", "\uff1f", "\u061f", "\u037e")
 
 
 def is_question(task: str) -> bool:
