@@ -190,8 +190,9 @@ def test_a_note_the_task_did_not_ask_for_goes_to_the_runs_own_notes(project: Pat
     assert not (project / "NOTES.md").exists()
     kept = (project / ".tinyharness" / "notes" / "run.md").read_text(encoding="utf-8")
     assert "Django" in kept and "LICENSE" in kept
-    grounded = ToolUseBlock("c3", "note", {"path": "README.md", "text": "small shop"})
-    assert guide.review(grounded) is grounded  # grounded in the file it names: NOTES.md may have it
+    copied = ToolUseBlock("c3", "note", {"path": "README.md", "text": "small shop"})
+    answered = guide.review(copied)  # true to its file, but the task asked for no notes
+    assert isinstance(answered, ToolResultBlock) and not (project / "NOTES.md").exists()
 
 
 def test_a_notes_task_writes_to_the_users_notes(project: Path) -> None:

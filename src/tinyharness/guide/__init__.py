@@ -12,7 +12,7 @@ read state, the workspace, the notes file); never context, memory, the loop or t
 
 from .base import Ask, Guide, NoGuide, Reviewed, RunCall, Turn, refusal, reviewed_run
 from .plan import KINDS, PlanOptions, Rank, Ranked, TaskPlan, plan_request, plan_schema, simple_rank
-from .planner import PlanGuide, StepsGuide, grounded
+from .planner import PlanGuide, StepsGuide
 
 __all__ = [
     "KINDS",
@@ -28,7 +28,6 @@ __all__ = [
     "StepsGuide",
     "TaskPlan",
     "Turn",
-    "grounded",
     "plan_request",
     "plan_schema",
     "refusal",
