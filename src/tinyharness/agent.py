@@ -616,10 +616,9 @@ class Agent:
             return self._finished_results[call.id]
 
         try:
-            if len(calls) == 1:  # no task of its own to run in parallel with (a loop pass fewer)
-                results = [await run_once(calls[0])]
-            else:
-                results = await asyncio.gather(*(run_once(call) for call in calls))
+            # each call in a task of its own, even alone: the chat's Ctrl-C at an approval
+            # question cancels the task running that call (tested in the chat's terminal)
+            results = await asyncio.gather(*(run_once(call) for call in calls))
         except BaseException:
             if self.checkpoint is not None:
                 for result in unrecorded:  # the save will not come: recorded now
