@@ -92,8 +92,8 @@ def test_the_same_task_in_any_language_gets_the_same_plan(project: Path, languag
     plan = json.dumps({"kind": "notes", "targets": ["src/**/*.py"]})
     model = ScriptedModel({"responses": [_answer(plan, "plan")]})
     asyncio.run(guide.start(SAME_TASK[language], model.complete))
-    # French "note" is the note tool's name: with the folder and extension the task writes,
-    # its own strings state the plan and no request is made; the others ask the model.
+    # Every wording asks the model the same request (no word of the task decides it).
+    assert [r.purpose for r in model.requests] == ["plan"]
     for request in model.requests:
         assert request.purpose == "plan"
         schema = request.response_schema

@@ -122,7 +122,8 @@ def test_an_identifier_written_against_cjk_text_is_named(task: str, symbol: str)
 
 def test_the_notes_file_or_the_note_tool_named_in_any_case_and_language() -> None:
     assert names_notes("逐个读 src/ 下所有 .py 文件，总结每个的职责，写进 notes.md")
-    assert names_notes("Résume chaque fichier avec l'outil note")
+    assert not names_notes("Résume chaque fichier avec l'outil note")  # a word, not a file name
+    assert not names_notes("Read README.md and note what it says")
     assert names_notes("把总结写进NOTES.md")
     assert not names_notes("Summarize each file into notes")  # "notes" is no name of the harness
     assert not names_notes("Read notes.md.bak")
@@ -140,7 +141,8 @@ def test_reconcile_never_invents_a_kind_or_a_target(text: str) -> None:
 # --- the same plan in three languages --------------------------------------------------------------
 
 ACCEPTANCE = {
-    **ACCEPTANCE_TASKS,
+    "zh": ACCEPTANCE_TASKS["zh"],  # the seed's own words
+    "en": "Read every .py file under src/ one by one, sum up what each one does, write it into notes.md",
     "fr": "Lis un par un tous les fichiers .py sous src/ et écris le rôle de chacun dans notes.md",
 }
 
@@ -234,11 +236,14 @@ def test_a_question_that_names_nothing_reads_the_rankings_best_files_first(proje
     assert guide.focus.named([]) == ["src/shop/version.py"]
 
 
-def test_named_files_with_the_note_tool_named_are_noted_not_answered(project: Path) -> None:
+def test_named_files_with_the_notes_file_named_are_noted_not_answered(project: Path) -> None:
     """The suite's notes-two, failed in this session's first tune run: its files are named, so
-    no plan request is made, and it was answered instead of noted."""
+    no plan request is made, and it was answered instead of noted. The notes file's name says
+    notes in any language; the word "note" (English, French) does not."""
     for task, kind in (
-        ("读 src/shop/cart.py 和 src/shop/pricing.py，用 note 工具给每个写一行总结", "notes"),
+        ("读 src/shop/cart.py 和 src/shop/pricing.py，给每个写一行总结，写进 NOTES.md", "notes"),
+        ("Read src/shop/cart.py and src/shop/pricing.py, write what each does into NOTES.md", "notes"),
+        ("Read src/shop/cart.py and src/shop/pricing.py and note what each does", None),
         ("Read src/shop/cart.py and src/shop/pricing.py and tell me what each does", None),
     ):
         guide, _ = _guide(project)

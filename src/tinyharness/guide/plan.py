@@ -246,22 +246,16 @@ class Evidence:
     folders: tuple[str, ...] = ()
     extensions: tuple[str, ...] = ()
     globs: tuple[str, ...] = ()
-    notes: bool = False  # the task names the notes file or the note tool (see ``names_notes``)
+    notes: bool = False  # the task names the notes file (see ``names_notes``)
     question: bool = False  # the task holds a question mark, in any script's form
-
-
-NOTE_TOOL_NAME = "note"
 
 
 def names_notes(task: str, notes_file: str = "NOTES.md") -> bool:
     """Whether the task names the notes file (its file name, in any case: the seed's Chinese
-    task says "写进 notes.md") or the note tool (``note``, lower case, as the tool is named):
-    names of the harness, written alike in every language, not words of one."""
+    task says "写进 notes.md"), a file name written alike in every language. The note tool's
+    name is not read: "note" is also an English and French word ("note what it says")."""
     bounded = r"(?<![A-Za-z0-9_./-]){}(?![A-Za-z0-9_-]|\.[A-Za-z0-9_])"
-    return (
-        re.search(bounded.format(re.escape(notes_file)), task, re.IGNORECASE) is not None
-        or re.search(bounded.format(NOTE_TOOL_NAME), task) is not None
-    )
+    return re.search(bounded.format(re.escape(notes_file)), task, re.IGNORECASE) is not None
 
 
 def evidence(task: str, files: Sequence[str], notes_file: str = "NOTES.md") -> Evidence:
@@ -286,7 +280,7 @@ def evidence(task: str, files: Sequence[str], notes_file: str = "NOTES.md") -> E
 
 def reconcile(plan: TaskPlan, found: Evidence) -> TaskPlan:
     """The model's plan where the task's exact ``Evidence`` disagrees with it: a task that names
-    the notes file or the note tool is a notes task (unless the model said edit or list); one
+    the notes file is a notes task (unless the model said edit or list); one
     that names neither and asks a question (a question mark) is not (measured with the 0.5B:
     "Which function checks a user's password, and in which file is it?" was called a notes
     task, in English and in Chinese); a notes task is

@@ -318,15 +318,13 @@ class PlanGuide(StepsGuide):
         if kind is not None:
             return TaskPlan(kind, (), "flag")
         if not self.classify or self._names_a_file_or_symbol(task):
-            # The files are named: the kind is notes when the task names the notes file or the
-            # note tool (measured: without it, "Read src/shop/cart.py and src/shop/pricing.py
-            # and write a one-line summary of each into the notes with the note tool" was
-            # answered, not noted; asked, the 0.5B called the README question a notes task).
+            # The files are named: the kind is notes when the task names the notes file
+            # (asked, the 0.5B called the README question a notes task).
             return TaskPlan("notes" if self.found.notes else None, source="paths")
         found = self.found
         if found.notes and found.globs:
-            # A note for each file of a glob the task writes, and the task names the notes file
-            # or the note tool: the plan is stated by the task's own strings, no request (it
+            # A note for each file of a glob the task writes, and the task names the notes
+            # file: the plan is stated by the task's own strings, no request (it
             # took 53-73 s on the acceptance project's 80 candidates at load 8).
             return TaskPlan("notes", found.globs[:1], "paths")
         items = list(self.rank(self.root, task, MAX_CANDIDATES))
