@@ -56,7 +56,7 @@ from bench import ROOT, load_average
 from bench.memory_bench import clustered, synthetic, vocabulary
 from tinyharness.memory.base import Scope
 from tinyharness.memory.embed import Vectors
-from tinyharness.memory.pg_store import TS_CONFIG, PostgresStore
+from tinyharness.memory.pg_store import TS_CONFIG, PostgresStore, _vector_text
 from tinyharness.memory.text import MAX_TERM_ROWS
 
 PG_ENVS = ("TINYHARNESS_BENCH_PG_URL", "TINYHARNESS_TEST_PG_URL")
@@ -122,9 +122,9 @@ class NaiveStore(PostgresStore):
         cur.execute("SELECT set_config('hnsw.ef_search', '100', true)")
         cur.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)")
         dim = int(qvec.shape[0])
+        text = _vector_text(qvec)
         if dim in self._indexed_dims:
             nearest, params = self._nearest_sql(dim, scope)
-            text = "[" + ",".join(f"{x:.7g}" for x in qvec.tolist()) + "]"
             cur.execute(
                 f"WITH hits AS MATERIALIZED ({nearest} LIMIT %s) SELECT id, 1 - distance FROM hits "
                 "ORDER BY distance, id",
@@ -133,9 +133,7 @@ class NaiveStore(PostgresStore):
             found = [(r[0], float(r[1])) for r in cur.fetchall()]
             if len(found) >= limit:
                 return found
-        return self._exact_nearest(
-            cur, "[" + ",".join(f"{x:.7g}" for x in qvec.tolist()) + "]", dim, scope, limit
-        )
+        return self._exact_nearest(cur, text, dim, scope, limit)
 
 
 def server_url() -> str | None:
