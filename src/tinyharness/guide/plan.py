@@ -223,11 +223,12 @@ def named_paths(task: str, files: Iterable[str]) -> list[str]:
     return sorted(found, key=found.__getitem__)
 
 
-def _names(task: str, path: str) -> int | None:
+def _names(task: str, path: str, flags: int = 0) -> int | None:
     """Where ``task`` names ``path`` as a whole path (not inside a longer one), or None. The
     bounds are ASCII: a path is ASCII-bounded in any language's sentence ("在src/shop里" names
     src/shop; with Unicode word bounds a Chinese character beside it hid the path)."""
-    match = re.search(rf"(?<![A-Za-z0-9_./-]){re.escape(path)}(?![A-Za-z0-9_-]|\.[A-Za-z0-9_])", task)
+    bounded = rf"(?<![A-Za-z0-9_./-]){re.escape(path)}(?![A-Za-z0-9_-]|\.[A-Za-z0-9_])"
+    match = re.search(bounded, task, flags)
     return match.start() if match is not None else None
 
 
@@ -254,8 +255,7 @@ def names_notes(task: str, notes_file: str = "NOTES.md") -> bool:
     """Whether the task names the notes file (its file name, in any case: the seed's Chinese
     task says "写进 notes.md"), a file name written alike in every language. The note tool's
     name is not read: "note" is also an English and French word ("note what it says")."""
-    bounded = r"(?<![A-Za-z0-9_./-]){}(?![A-Za-z0-9_-]|\.[A-Za-z0-9_])"
-    return re.search(bounded.format(re.escape(notes_file)), task, re.IGNORECASE) is not None
+    return _names(task, notes_file, re.IGNORECASE) is not None
 
 
 def evidence(task: str, files: Sequence[str], notes_file: str = "NOTES.md") -> Evidence:
