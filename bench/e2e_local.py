@@ -38,7 +38,7 @@ from typing import Any
 from bench import ROOT, markdown_table, progress
 
 TASK = (
-    "Read every .py file under src/ one by one and write a one-line summary of each into the notes "
+    "Read every .py file under src/ one by one and write a one-line summary of each into NOTES.md "
     "with the note tool"
 )
 WINDOW = 4096
