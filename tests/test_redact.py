@@ -402,3 +402,61 @@ def test_the_prefilters_find_what_the_rules_find_over_the_whole_text(parts: list
     for rule in (*TOKEN_RULES, *CONTEXT_RULES, *PII_RULES):
         if rule.prefilter is not None:
             assert list(rule.find(text, text.lower(), Scan(text))) == list(rule._find_in(text, 0, len(text)))
+
+
+_GATE_PARTS = st.sampled_from(
+    [
+        "ghp_" + "A1b2" * 9,
+        "AKIA" + "QWERTYUIOPASDFGH",
+        "sk-ant-api03-" + "x7" * 20,
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+        "password='hunter2hunter2'",
+        "https://user:p%40ss@db.example.com/x",
+        "jane.doe@example.com",
+        "4111 1111 1111 1111",
+        "110105194912310021",
+        "Bearer abcdefghijklmnopqrstuvwxyz012345",
+        " ",
+        "\n",
+        "é",
+        "密码",
+        "x",
+        "0",
+        '"',
+        "=",
+    ]
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_GATE_PARTS, max_size=30))
+def test_the_one_pass_gate_skips_only_rules_that_cannot_match(parts: list[str]) -> None:
+    """``RuleSet`` skips a rule whose prefilter the one ``re2.Set`` pass found nowhere: it must
+    give exactly what asking every rule in order gives, and the pass must report every
+    prefilter that matches somewhere."""
+    from tinyharness.redact.detect import gate_index
+    from tinyharness.redact.rules import CONTEXT_RULES, PII_RULES, RuleSet, Scan
+
+    text = "".join(parts)
+    lowered = text.lower()
+    for rules in (TOKEN_RULES, CONTEXT_RULES, PII_RULES):
+        every = [candidate for rule in rules for candidate in rule.find(text, lowered, Scan(text))]
+        assert list(RuleSet(rules).find(text, lowered, Scan(text))) == every
+        present = Scan(text).present()
+        assert present is not None
+        for rule in rules:
+            if rule.prefilter is not None and rule.prefilter.search(text.encode("utf-8", "surrogatepass")):
+                assert gate_index(rule.prefilter) in present
+
+
+def test_a_failed_gate_pass_rules_nothing_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An ``re2.Set`` whose DFA runs out of memory reports no match at all; the empty pattern
+    it always holds tells that apart from a text with nothing in it, and every rule is asked."""
+    from tinyharness.redact import detect
+
+    secret = "token ghp_" + "A1b2" * 9
+    assert redact(secret) == "token [REDACTED:github_token]"
+    detect._GATE.present(b"warm")  # the set is built
+    monkeypatch.setattr(detect._GATE, "_set", type("Failed", (), {"Match": lambda self, data: []})())
+    assert detect.Scan(secret).present() is None
+    assert redact(secret) == "token [REDACTED:github_token]"

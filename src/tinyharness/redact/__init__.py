@@ -41,6 +41,7 @@ from .rules import (
     PII_RULES,
     TOKEN_RULES,
     Candidate,
+    RuleSet,
     base64_runs,
     base64_wrapped_secrets,
     emails,
@@ -58,6 +59,7 @@ from .rules import (
 __all__ = ["PLACEHOLDER", "Finding", "find_secrets", "is_luhn_valid", "is_valid_cn_id", "redact"]
 
 PLACEHOLDER = "[REDACTED:{kind}]"
+_TOKEN, _CONTEXT, _PII = RuleSet(TOKEN_RULES), RuleSet(CONTEXT_RULES), RuleSet(PII_RULES)
 _PLACEHOLDER = re.compile(r"\[REDACTED:[a-z0-9_]{1,40}\]")
 _MAX_PASSES = 3  # a pass can uncover a finding that lost an overlap; the next one catches it
 
@@ -132,13 +134,11 @@ def _candidates(text: str, *, decode_base64: bool) -> Iterator[Candidate]:
     scan = Scan(text)  # the UTF-8 bytes the RE2 prefilters read, encoded once
     yield from pem_blocks(text)
     yield from putty_private_lines(text)
-    for rule in TOKEN_RULES:
-        yield from rule.find(text, lowered, scan)
+    yield from _TOKEN.find(text, lowered, scan)
     hits = list(scan_with_detect_secrets(text, scan))
     yield from _plugin_hits(text, hits, keyword=False)
     yield from url_passwords(text)
-    for rule in CONTEXT_RULES:
-        yield from rule.find(text, lowered, scan)
+    yield from _CONTEXT.find(text, lowered, scan)
     yield from keyword_values(text, scan)
     yield from _plugin_hits(text, hits, keyword=True)
     if decode_base64:
@@ -147,8 +147,7 @@ def _candidates(text: str, *, decode_base64: bool) -> Iterator[Candidate]:
         )
     yield from base64_runs(text, scan)
     yield from emails(text)
-    for rule in PII_RULES:
-        yield from rule.find(text, lowered, scan)
+    yield from _PII.find(text, lowered, scan)
 
 
 def _plugin_hits(text: str, hits: Iterable[DetectorHit], *, keyword: bool) -> Iterator[Candidate]:

@@ -46,7 +46,15 @@ from detect_secrets.plugins.stripe import StripeDetector
 from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 from detect_secrets.plugins.twilio import TwilioKeyDetector
 
-__all__ = ["WINDOW", "DetectorHit", "Scan", "entropy", "re2_pattern", "scan_with_detect_secrets"]
+__all__ = [
+    "WINDOW",
+    "DetectorHit",
+    "Scan",
+    "entropy",
+    "gate_index",
+    "re2_pattern",
+    "scan_with_detect_secrets",
+]
 
 WINDOW = 1024  # characters a plugin sees around a trigger
 _KEYWORD_WINDOW = 240  # the keyword detector's regexes are the slow ones: shorter windows
@@ -61,6 +69,8 @@ class Scan:
     def __init__(self, text: str) -> None:
         self.text = text
         self._data: bytes | None = None
+        self._present: frozenset[int] | None = None
+        self._asked = False
 
     @property
     def data(self) -> bytes:
@@ -68,8 +78,25 @@ class Scan:
             self._data = self.text.encode("utf-8", "surrogatepass")
         return self._data
 
+    def present(self) -> frozenset[int] | None:
+        """The ``gate_index`` of every prefilter that matches somewhere in the text, found in one
+        pass of one ``re2.Set`` (about 90 prefilters are asked of each text, and most match
+        nothing in most texts); None when the pass failed and nothing is ruled out."""
+        if not self._asked:
+            self._asked = True
+            self._present = _GATE.present(self.data)
+        return self._present
+
+    def could_match(self, prefilter: Any) -> bool:
+        """False only when ``prefilter`` matches nowhere in the text."""
+        present = self.present()
+        index = gate_index(prefilter)
+        return present is None or index is None or index in present
+
     def hits(self, prefilter: Any) -> Iterator[tuple[int, int]]:
         """The character spans of the prefilter's matches, in order."""
+        if not self.could_match(prefilter):
+            return
         data = self.data
         if len(data) == len(self.text):  # ASCII: byte offsets are character offsets
             for hit in prefilter.finditer(data):
@@ -98,12 +125,51 @@ class Scan:
 
 def re2_pattern(pattern: str) -> Any:
     """An RE2 program over UTF-8 bytes: linear time, and a DFA where Python's engine would try
-    a character class at every position."""
-    return re2.compile(pattern.encode("utf-8"), _RE2_OPTIONS)
+    a character class at every position. Made at import time only (each is added to ``_GATE``)."""
+    compiled = re2.compile(pattern.encode("utf-8"), _RE2_OPTIONS)
+    _GATE.add(compiled, pattern.encode("utf-8"))
+    return compiled
 
 
 _RE2_OPTIONS = re2.Options()
 _RE2_OPTIONS.max_mem = 64 << 20
+
+
+class _Gate:
+    """Every prefilter in one ``re2.Set``: one pass over a text says which of them match
+    anywhere in it. Index 0 is the empty pattern, which matches every text: a pass that does
+    not report it failed (RE2's DFA ran out of memory, which a set reports as no match at all),
+    and then nothing is ruled out (``present`` gives None)."""
+
+    def __init__(self) -> None:
+        self.index: dict[int, int] = {}  # id of a compiled prefilter -> its index in the set
+        self._patterns: list[bytes] = [b""]
+        self._keep: list[Any] = []  # the compiled prefilters, so their ids stay theirs
+        self._set: Any = None
+
+    def add(self, compiled: Any, pattern: bytes) -> None:
+        self.index[id(compiled)] = len(self._patterns)
+        self._patterns.append(pattern)
+        self._keep.append(compiled)
+        self._set = None
+
+    def present(self, data: bytes) -> frozenset[int] | None:
+        if self._set is None:
+            built = re2.Set.SearchSet(_RE2_OPTIONS)
+            for pattern in self._patterns:
+                built.Add(pattern)
+            built.Compile()
+            self._set = built
+        found = frozenset(self._set.Match(data))
+        return found if 0 in found else None
+
+
+_GATE = _Gate()
+
+
+def gate_index(prefilter: Any) -> int | None:
+    """The index of a prefilter made by ``re2_pattern`` in ``Scan.present``'s answers."""
+    return _GATE.index.get(id(prefilter))
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +185,10 @@ class _Plugin:
     kind: str
     plugin: BasePlugin
     trigger: Any  # where the plugin can possibly find something (RE2, see re2_pattern)
+
+    @property
+    def gate(self) -> int | None:
+        return gate_index(self.trigger)
 
 
 def _trigger(*literals: str, flags: int = 0) -> Any:
@@ -214,7 +284,10 @@ def scan_with_detect_secrets(text: str, scan: Scan | None = None) -> Iterator[De
     """Every value a detect-secrets plugin reports in ``text``, with its position; ``scan`` is
     the text's ``Scan`` when the caller has one."""
     scan = scan or Scan(text)
+    present = scan.present()
     for entry in _PLUGINS:
+        if present is not None and entry.gate not in present:
+            continue  # its trigger is nowhere in the text
         for start, end in _windows(scan, entry.trigger, WINDOW):
             window = text[start:end]
             values = set(entry.plugin.analyze_string(window))

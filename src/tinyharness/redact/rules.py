@@ -19,14 +19,14 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from detect_secrets.filters.heuristic import is_potential_uuid, is_sequential_string, is_templated_secret
 from detect_secrets.plugins.keyword import DENYLIST
 
-from .detect import Scan, entropy, re2_pattern
+from .detect import Scan, entropy, gate_index, re2_pattern
 
 __all__ = [
     "CONTEXT_RULES",
@@ -117,6 +117,34 @@ class Rule:
             if start == end or (self.check is not None and not self.check(match.group(self.group))):
                 continue
             yield Candidate(self.kind, start, end)
+
+
+class RuleSet:
+    """Rules asked of a text in their order, skipping at once those whose prefilter matches
+    nowhere in it (``Scan.present``): the rest are asked as ``Rule.find`` would be alone."""
+
+    def __init__(self, rules: tuple[Rule, ...]) -> None:
+        self.rules = rules
+        self._always: list[int] = []  # positions of the rules without a prefilter
+        self._by_prefilter: dict[int, list[int]] = {}
+        for position, rule in enumerate(rules):
+            index = gate_index(rule.prefilter) if rule.prefilter is not None else None
+            if index is None:
+                self._always.append(position)
+            else:
+                self._by_prefilter.setdefault(index, []).append(position)
+
+    def find(self, text: str, lowered: str, scan: Scan) -> Iterator[Candidate]:
+        present = scan.present()
+        if present is None:
+            chosen: Iterable[Rule] = self.rules
+        else:
+            positions = [*self._always]
+            for index in present:
+                positions += self._by_prefilter.get(index, ())
+            chosen = [self.rules[position] for position in sorted(positions)]
+        for rule in chosen:
+            yield from rule.find(text, lowered, scan)
 
 
 def _rule(
