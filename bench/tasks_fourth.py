@@ -178,25 +178,42 @@ _META = ("pyproject.toml", "PKG-INFO")
 _LICENSE = ("LICENSE.txt", "pyproject.toml", "PKG-INFO")
 _WHAT = says(r"sign|签名|signe", r"data|token|untrusted|tamper|数据|令牌|篡改|不可信|donnée|jeton")
 
+# Facts a note may give of each file: words of the file itself (lower-case), and the same
+# facts in the words a Chinese or French note would use.
 _FACTS: dict[str, tuple[str, ...]] = {
-    f"{_PKG}/__init__.py": ("export", "import", "public", "version", "api", "导出", "公开"),
-    f"{_PKG}/_json.py": ("json", "whitespace", "compact", "separator", "dumps", "loads"),
-    f"{_PKG}/encoding.py": ("base64", "bytes", "want_bytes", "encod", "decod", "编码", "字节"),
-    f"{_PKG}/exc.py": ("exception", "error", "raised", "baddata", "badsignature", "异常", "错误", "erreur"),
-    f"{_PKG}/serializer.py": ("serializ", "dumps", "loads", "payload", "salt", "json", "序列化"),
-    f"{_PKG}/signer.py": ("sign", "hmac", "key", "salt", "digest", "签名", "密钥", "clé"),
-    f"{_PKG}/timed.py": ("time", "timestamp", "expir", "max_age", "age", "时间", "过期", "horodat", "temps"),
-    f"{_PKG}/url_safe.py": ("url", "zlib", "compress", "base64", "压缩", "序列化"),
-    f"{_TESTS}/test_encoding.py": ("base64", "bytes", "want_bytes", "encod", "编码", "字节"),
-    f"{_TESTS}/test_serializer.py": ("serializ", "salt", "payload", "dumps", "loads", "序列化"),
-    f"{_TESTS}/test_signer.py": ("sign", "key", "derivation", "separator", "digest", "签名", "密钥"),
-    f"{_TESTS}/test_timed.py": ("time", "timestamp", "max_age", "expir", "freeze", "时间", "过期"),
-    f"{_TESTS}/test_url_safe.py": ("url", "safe", "serializ", "zlib", "序列化"),
+    f"{_PKG}/__init__.py": ("import", "version", "deprecat", "signer", "serializer"),
+    f"{_PKG}/_json.py": ("json", "whitespace", "compact", "separators", "dumps", "loads"),
+    f"{_PKG}/encoding.py": ("base64", "bytes", "want_bytes", "encode", "decode"),
+    f"{_PKG}/exc.py": ("exception", "raised", "baddata", "badsignature", "expired", "invalid"),
+    f"{_PKG}/serializer.py": ("serializ", "dumps", "loads", "payload", "salt", "json"),
+    f"{_PKG}/signer.py": ("sign", "hmac", "key", "salt", "digest"),
+    f"{_PKG}/timed.py": ("time", "timestamp", "expire", "max_age", "age"),
+    f"{_PKG}/url_safe.py": ("url", "zlib", "compress", "base64"),
+    f"{_TESTS}/test_encoding.py": ("base64", "bytes", "want_bytes", "int_to_bytes", "bytes_to_int"),
+    f"{_TESTS}/test_serializer.py": ("serializ", "salt", "payload", "dumps", "loads", "signer"),
+    f"{_TESTS}/test_signer.py": ("sign", "key", "derivation", "separator", "digest"),
+    f"{_TESTS}/test_timed.py": ("time", "timestamp", "max_age", "expire", "freeze"),
+    f"{_TESTS}/test_url_safe.py": ("url", "safe", "serializ", "zlib"),
+}
+_TRANSLATED: dict[str, tuple[str, ...]] = {
+    f"{_PKG}/__init__.py": ("导入", "导出", "版本", "弃用"),
+    f"{_PKG}/_json.py": ("空白", "紧凑"),
+    f"{_PKG}/encoding.py": ("编码", "解码", "字节"),
+    f"{_PKG}/exc.py": ("异常", "错误", "exception", "erreur"),
+    f"{_PKG}/serializer.py": ("序列化",),
+    f"{_PKG}/signer.py": ("签名", "密钥", "signe", "signature", "clé", "sel"),
+    f"{_PKG}/timed.py": ("时间", "过期", "horodat", "temps", "expir", "date"),
+    f"{_PKG}/url_safe.py": ("压缩", "网址", "序列化"),
+    f"{_TESTS}/test_encoding.py": ("编码", "解码", "字节"),
+    f"{_TESTS}/test_serializer.py": ("序列化", "签名"),
+    f"{_TESTS}/test_signer.py": ("签名", "密钥", "分隔符"),
+    f"{_TESTS}/test_timed.py": ("时间", "过期", "时间戳"),
+    f"{_TESTS}/test_url_safe.py": ("序列化", "压缩", "网址"),
 }
 
 
 def _facts(*paths: str) -> dict[str, tuple[str, ...]]:
-    return {p: _FACTS[p] for p in paths}
+    return {p: _FACTS[p] + _TRANSLATED[p] for p in paths}
 
 
 _MODULES = tuple(p for p in _FACTS if p.startswith(_PKG))
