@@ -176,7 +176,7 @@ _V22 = r"(?<![\d.])2\.2(?:\.0)?(?![\d]|\.\d)"
 _PY38 = r"(?<![\d.])3\.8(?![\d])"
 _META = ("pyproject.toml", "PKG-INFO")
 _LICENSE = ("LICENSE.txt", "pyproject.toml", "PKG-INFO")
-_WHAT = says(r"sign|签名|signe", r"data|token|untrusted|tamper|数据|令牌|篡改|不可信|donnée|jeton")
+_WHAT = says(r"\bsign|签名", r"data|token|untrusted|tamper|数据|令牌|篡改|不可信|donnée|jeton")
 
 # Facts a note may give of each file: words of the file itself (lower-case), and the same
 # facts in the words a Chinese or French note would use.

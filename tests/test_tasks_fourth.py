@@ -191,7 +191,7 @@ ANSWERS: dict[str, tuple[str, str]] = {
     "id-python": ("Python 3.8 and newer (requires-python >=3.8).", "Python 3.7 and newer."),
     "id-what": (
         "It signs data so that it can be passed to untrusted environments and checked when it comes back.",
-        "It is a web framework.",
+        "It is a web framework designed for data pipelines.",
     ),
     "id-entry": ("src/itsdangerous/__init__.py imports and re-exports them.", "src/itsdangerous/signer.py"),
     "id-count-package": ("There are 8 .py files.", "There are 7 .py files."),
