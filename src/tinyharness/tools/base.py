@@ -35,6 +35,7 @@ from jsonschema.validators import validator_for
 from ..events import EventBus
 from ..messages import ToolResultBlock, ToolUseBlock
 from ..models.base import Choices, ToolSpec
+from .argcheck import ArgsCheck, plain_check
 
 Risk = Literal["read", "write", "execute"]
 DEFAULT_RESULT_CAP = 20_000  # characters a tool result may carry into the context
@@ -519,6 +520,12 @@ def _schema_validator(schema: dict[str, Any]) -> Validator | None:
     return cls(schema)
 
 
+def _validators(tool: Tool) -> tuple[Tool, Validator | None, ArgsCheck | None]:
+    """The tool, its schema's validator, and the fast check of ``argcheck`` when it has one."""
+    validator = _schema_validator(tool.input_schema)
+    return tool, validator, plain_check(tool.input_schema) if validator is not None else None
+
+
 class ToolRegistry:
     def __init__(
         self,
@@ -532,7 +539,7 @@ class ToolRegistry:
         # One validator per tool, built when it is added: jsonschema.validate would check the
         # schema and build a validator on every call. Kept with its tool, so a tool replaced by
         # any means never meets another's validator.
-        self._validators: dict[str, tuple[Tool, Validator | None]] = {}
+        self._validators: dict[str, tuple[Tool, Validator | None, ArgsCheck | None]] = {}
         self.permissions: PermissionPolicy = permissions or AllowAll()
         self.result_cap = result_cap
         self.timeout = timeout
@@ -546,16 +553,18 @@ class ToolRegistry:
 
     def add(self, tool: Tool) -> None:
         self._tools[tool.name] = tool
-        self._validators[tool.name] = (tool, _schema_validator(tool.input_schema))
+        self._validators[tool.name] = _validators(tool)
 
     def _check_arguments(self, tool: Tool, args: dict[str, Any]) -> None:
         """``jsonschema.validate(args, tool.input_schema)``, with the tool's validator reused:
         the same error (``best_match`` of all errors) or SchemaError."""
         entry = self._validators.get(tool.name)
         if entry is None or entry[0] is not tool:
-            entry = (tool, _schema_validator(tool.input_schema))
+            entry = _validators(tool)
             self._validators[tool.name] = entry
-        validator = entry[1]
+        _, validator, plain = entry
+        if plain is not None and plain(args):
+            return  # what jsonschema would accept, checked without it (see argcheck)
         if validator is None:
             jsonschema.validate(args, tool.input_schema)
             return
