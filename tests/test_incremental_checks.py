@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tinyharness.context.accounting import Accountant
-from tinyharness.context.prefix import PrefixTracker, _common, identical_prefix
+from tinyharness.context.prefix import PrefixTracker, _common, identical_prefix, message_size
 from tinyharness.context.tokens import HeuristicCounter
 from tinyharness.context.validator import InvalidRequest, RequestValidator, validate_messages
 from tinyharness.messages import (
@@ -225,7 +225,7 @@ def test_validator_signed_rule_is_cached_apart() -> None:
 
 
 class FullPrefixTracker:
-    """PrefixTracker.observe as it was: every size and comparison redone each request."""
+    """PrefixTracker.observe from scratch: every size and comparison redone each request."""
 
     def __init__(self) -> None:
         self.previous: tuple[str, tuple[Message, ...]] | None = None
@@ -235,7 +235,7 @@ class FullPrefixTracker:
             return json.dumps(message_to_dict(m), ensure_ascii=False, default=str)
 
         current = tuple(messages)
-        total = len(system) + sum(len(text(m)) for m in current)
+        total = len(system) + sum(message_size(m) for m in current)
         shared = 0
         if self.previous is not None:
             old_system, old = self.previous
@@ -246,9 +246,9 @@ class FullPrefixTracker:
                         break
                     before = old[index]
                     if before is message or before == message:
-                        shared += len(text(message))
+                        shared += message_size(message)
                         continue
-                    shared += _common(text(message), text(before))
+                    shared += min(_common(text(message), text(before)), message_size(message))
                     break
         self.previous = (system, current)
         return shared / total if total else 0.0
