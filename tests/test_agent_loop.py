@@ -233,12 +233,16 @@ class SnapshotCheckpointer:
         self.snapshots: list[tuple[list[Any], dict[str, Any], TurnProgress]] = []
         self.turn = TurnProgress()
 
-    def save(self, messages: Any, state: dict[str, Any]) -> None:
+    def save(self, messages: Any, state: dict[str, Any], *, starting: Any = ()) -> None:
         if not (messages and messages[-1].tool_uses):
             self.turn = TurnProgress()
+        self.turn.started.update(call.id for call in starting)
+        self._by_save = {call.id for call in starting}
         self.snapshots.append((list(messages), json.loads(json.dumps(state)), self._copy()))
 
     def call_started(self, call: ToolUseBlock) -> None:
+        if call.id in getattr(self, "_by_save", ()):
+            return  # recorded by the save of its reply, as SQLiteSession does
         self.turn.started.add(call.id)
         self.snapshots.append((self.snapshots[-1][0], self.snapshots[-1][1], self._copy()))
 

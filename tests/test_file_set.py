@@ -250,7 +250,7 @@ class _Saved:
     def __init__(self) -> None:
         self.state: dict[str, Any] = {}
 
-    def save(self, messages: Any, state: dict[str, Any]) -> None:
+    def save(self, messages: Any, state: dict[str, Any], *, starting: Any = ()) -> None:
         self.state = json.loads(json.dumps(state))  # what a session stores: JSON
 
     def call_started(self, call: Any) -> None: ...

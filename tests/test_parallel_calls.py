@@ -129,16 +129,16 @@ def _commits(folder: Path, model: Steps, context: ContextConfig | None = None) -
 
 def test_a_turn_without_compaction_saves_no_unchanged_history(tmp_path: Path) -> None:
     """The save after the context step writes only what that step changed: a turn that did not
-    compact commits the reply, the call's start, and the results with the call's finish (3),
-    not a save of the same history with the iteration counted, nor the last call's finish
-    apart from the results that record it."""
+    compact commits the reply with the call's start, and the results with the call's finish
+    (2), not a save of the same history with the iteration counted, nor the call's start or
+    the last call's finish apart from the saves that record them."""
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     few, store = _commits(tmp_path / "a", Steps(2))
     store.close()
     more, store = _commits(tmp_path / "b", Steps(12))
     store.close()
-    assert (more - few) / 10 == 3, (few, more)
+    assert (more - few) / 10 == 2, (few, more)
 
 
 def test_a_compacted_history_is_saved_before_the_next_request(tmp_path: Path) -> None:

@@ -1,14 +1,16 @@
 """What a resumed run may and may not do, tried on real ``tinyharness run`` processes that are
 SIGKILLed at exact points of a tool call:
 
-- ``started:ID``: as the call is about to be recorded as started (it has not run);
+- ``save:ID``: as the reply asking for the call is about to be committed, with the call
+  recorded as started in the same commit (neither is committed);
+- ``started:ID``: as the call is about to run (its reply's commit recorded it as started);
 - ``tool_call:ID``: right after the tool_call event (recorded as started, not run yet);
 - ``tool_result:ID``: right after the tool_result event (it ran; its result is not recorded).
 
-Then ``--resume``. A call that never started runs with its exact arguments; a call that started
-and has no recorded result is never run again (its result says the outcome is unknown), so no
-redaction placeholder lands in a file, no append is doubled, and no identical note is dropped
-while the model is told it was written.
+Then ``--resume``. A call whose reply was never committed is asked of the model again and runs
+once, with its exact arguments; a call that started and has no recorded result is never run
+again (its result says the outcome is unknown), so no redaction placeholder lands in a file, no
+append is doubled, and no identical note is dropped while the model is told it was written.
 """
 
 from __future__ import annotations
@@ -45,6 +47,12 @@ def call_started(self, call):
         os.kill(os.getpid(), signal.SIGKILL)
     return original_started(self, call)
 sqlite_session.SQLiteSession.call_started = call_started
+original_save = sqlite_session.SQLiteSession.save
+def save(self, messages, state, *, starting=()):
+    if where == "save" and any(call.id == target for call in starting):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return original_save(self, messages, state, starting=starting)
+sqlite_session.SQLiteSession.save = save
 from tinyharness.cli import main
 raise SystemExit(main(sys.argv[1:]))
 """
@@ -92,10 +100,29 @@ def turn(call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
 SECRET_FILE = {"path": "setup.cfg", "content": "author_email = jane@example.com\n"}
 
 
-def test_a_call_that_never_started_runs_with_its_exact_arguments(tmp: Path) -> None:
-    results = kill_and_resume(tmp, [turn("w1", "write_file", SECRET_FILE)], "started:w1")
+def test_a_call_whose_reply_was_never_committed_is_asked_again_and_runs_once(tmp: Path) -> None:
+    script = [turn("w1", "write_file", SECRET_FILE), answer("done", None)]
+    first = run(tmp, script, "do it", crash_at="save:w1")
+    assert first.returncode == -9, first.stderr
+    assert not (tmp / "ws" / "setup.cfg").exists()
+    again = [turn("w2", "write_file", SECRET_FILE), answer("checked", None)]
+    second = run(tmp, again, "--resume")
+    assert second.returncode == 0, second.stderr
     assert (tmp / "ws" / "setup.cfg").read_text(encoding="utf-8") == SECRET_FILE["content"]
-    assert "REDACTED" not in results["w1"] and results["w1"] != UNKNOWN_OUTCOME
+    with SessionStore(tmp / "runs.sessions.db") as store:
+        saved = store.open(SESSION).load()
+    assert saved is not None
+    results = {r.tool_use_id: r.content for m in saved.messages for r in m.tool_results}
+    assert "w1" not in results  # the uncommitted reply is gone with its call
+    assert "REDACTED" not in results["w2"] and results["w2"] != UNKNOWN_OUTCOME
+
+
+def test_a_call_killed_as_it_starts_is_never_guessed(tmp: Path) -> None:
+    """Its reply's commit recorded it as started: the resumed run says its outcome is unknown
+    (it may have begun) and does not run it."""
+    results = kill_and_resume(tmp, [turn("w1", "write_file", SECRET_FILE)], "started:w1")
+    assert results["w1"] == UNKNOWN_OUTCOME
+    assert not (tmp / "ws" / "setup.cfg").exists()
 
 
 @pytest.mark.parametrize("point", ["tool_call", "tool_result"])

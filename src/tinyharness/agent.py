@@ -484,8 +484,10 @@ class Agent:
             self.iterations += 1
             step = self._next_step()
             response = await self._agent_turn(step)
-            self._append(response.message)
             calls = response.message.tool_uses
+            # Calls the loop runs next (a cut-off reply's are answered, not run) are recorded as
+            # started in the reply's own commit, one transaction fewer a turn.
+            self._append(response.message, starting=calls if response.stop_reason != "max_tokens" else ())
             if response.stop_reason == "max_tokens":
                 cut_offs += 1
                 if cut_offs > MAX_TOKENS_RETRIES:
@@ -752,14 +754,14 @@ class Agent:
         )
         return result
 
-    def _append(self, message: Message) -> None:
+    def _append(self, message: Message, starting: Sequence[ToolUseBlock] = ()) -> None:
         self.messages.append(message)
         self.context.record_appended([message])
-        self._commit()
+        self._commit(starting)
 
     # --- checkpoints --------------------------------------------------------------------------
 
-    def _commit(self) -> None:
+    def _commit(self, starting: Sequence[ToolUseBlock] = ()) -> None:
         if self.checkpoint is None:
             return
         state = {
@@ -772,7 +774,7 @@ class Agent:
             state["anchors"] = self.anchors.to_state()
         if guided := self.guide.to_state():
             state["guide"] = guided
-        self.checkpoint.save(self.messages, state)
+        self.checkpoint.save(self.messages, state, starting=starting)
         self._saved_as = self._history_mark()
 
     def _history_mark(self) -> tuple[int, int, int]:

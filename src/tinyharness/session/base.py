@@ -44,9 +44,16 @@ class SessionBusy(ConfigError):
 
 class Checkpointer(Protocol):
     """What the loop needs: commit the history and loop state after every step, and record each
-    tool call as started before it runs and as finished, with its result, after."""
+    tool call as started before it runs and as finished, with its result, after.
 
-    def save(self, messages: Sequence[Message], state: dict[str, Any]) -> None: ...
+    ``starting``: the calls of the last message that the loop runs right after this save,
+    recorded as started in the same commit (their ``call_started`` then writes nothing). A kill
+    before the commit loses the reply and its calls together (the model is asked again); after
+    it, they are started, as they would be a moment later."""
+
+    def save(
+        self, messages: Sequence[Message], state: dict[str, Any], *, starting: Sequence[ToolUseBlock] = ()
+    ) -> None: ...
 
     def call_started(self, call: ToolUseBlock) -> None: ...
 

@@ -205,6 +205,7 @@ class SQLiteSession:
         self._step = 0
         self._pending_calls = False  # rows of the turn in progress may exist
         self._calls = 0
+        self._started_by_save: set[str] = set()  # calls the last save recorded as started
         self._lock_file: IO[bytes] | None = None
         self._flush: dict[str, bool] = {}  # the notes flush in progress: ask -> finished
 
@@ -281,15 +282,19 @@ class SQLiteSession:
         self._stored_epoch, self._saved_state = None, ""
         self._pending_calls = bool(turn.started or turn.finished or self._flush)
         self._calls = len(turn.started) + len(turn.finished) + len(self._flush)
+        self._started_by_save = set()
         return SavedSession(str(run_id), messages, json.loads(state), turn)
 
     # --- Checkpointer -------------------------------------------------------------------------
 
-    def save(self, messages: Sequence[Message], state: dict[str, Any]) -> None:
-        """Commit the history and state in one transaction. Only messages after the leading
-        ones that are the very objects already stored are written (messages are immutable).
-        A ``Transcript`` that only grew since the last save is known to start with what is
-        stored, without comparing; a save that would change nothing writes nothing."""
+    def save(
+        self, messages: Sequence[Message], state: dict[str, Any], *, starting: Sequence[ToolUseBlock] = ()
+    ) -> None:
+        """Commit the history and state in one transaction, with ``starting`` recorded as
+        started (``Checkpointer``). Only messages after the leading ones that are the very
+        objects already stored are written (messages are immutable). A ``Transcript`` that
+        only grew since the last save is known to start with what is stored, without
+        comparing; a save that would change nothing writes nothing."""
         if isinstance(messages, Transcript) and messages.epoch == self._stored_epoch:
             keep = len(self._stored)  # the same list, only appended to since
         else:
@@ -300,7 +305,7 @@ class SQLiteSession:
         clear_calls = turn_done and self._pending_calls
         saved_state = f"{self.run_id}\n{state_json}"
         unchanged = not rows and keep == len(self._stored) and saved_state == self._saved_state
-        if not (unchanged and not clear_calls):
+        if not (unchanged and not clear_calls and not starting):
             with self.store.transaction() as db:
                 # Rows past ``keep`` exist only when the stored list was longer, or unknown (no
                 # load or save yet): a save that only appends needs no DELETE.
@@ -318,6 +323,9 @@ class SQLiteSession:
                 )
                 if clear_calls:  # the turn's results are in the history now
                     db.execute("DELETE FROM session_calls WHERE session = ?", (self.name,))
+                for call in starting:
+                    self._calls += 1
+                    self._record_started(db, call)
             self._step += 1
             self._saved_state = saved_state
             self._in_sync = True
@@ -326,15 +334,24 @@ class SQLiteSession:
         self._stored_epoch = messages.epoch if isinstance(messages, Transcript) else None
         if turn_done:
             self._pending_calls, self._calls, self._flush = False, 0, {}
+        if starting:
+            self._pending_calls = True
+            self._started_by_save = {call.id for call in starting}
 
     def call_started(self, call: ToolUseBlock) -> None:
+        if call.id in self._started_by_save:
+            self._started_by_save.discard(call.id)  # recorded by the save of its reply
+            return
         self._calls += 1
         with self.store.transaction() as db:
-            db.execute(
-                "INSERT OR REPLACE INTO session_calls (session, call_id, seq, result) VALUES (?, ?, ?, NULL)",
-                (self.name, call.id, self._calls),
-            )
+            self._record_started(db, call)
         self._pending_calls = True
+
+    def _record_started(self, db: sqlite3.Connection, call: ToolUseBlock) -> None:
+        db.execute(
+            "INSERT OR REPLACE INTO session_calls (session, call_id, seq, result) VALUES (?, ?, ?, NULL)",
+            (self.name, call.id, self._calls),
+        )
 
     def call_finished(self, result: ToolResultBlock) -> None:
         self._calls += 1
