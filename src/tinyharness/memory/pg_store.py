@@ -248,9 +248,11 @@ class PostgresStore(SQLStoreBase):
         at the same time (threads); more wait for a free one."""
         try:
             import psycopg
+            from psycopg_pool import ConnectionPool
         except ImportError:  # pragma: no cover - depends on the environment
             raise ConfigError(
-                "a postgresql:// memory store needs psycopg: pip install 'psycopg[binary]'"
+                "a postgresql:// memory store needs psycopg and its pool: "
+                "pip install 'psycopg[binary]' psycopg-pool"
             ) from None
         if not table_prefix.replace("_", "").isalnum():
             raise ConfigError(f"table prefix must be letters, digits and '_', got {table_prefix!r}")
@@ -279,8 +281,6 @@ class PostgresStore(SQLStoreBase):
                 self._migrate(conn)
         except psycopg.OperationalError as exc:
             raise ConfigError(f"cannot connect to the memory store {_safe_url(url)}: {exc}".strip()) from None
-        from psycopg_pool import ConnectionPool
-
         # A connection per concurrent search (``mcp serve`` answers requests on threads), opened
         # when needed, up to ``pool_size``; the caches above are the store's, not a connection's.
         self._pool = ConnectionPool(
