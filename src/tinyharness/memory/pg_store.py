@@ -498,25 +498,45 @@ class PostgresStore(SQLStoreBase):
             first, second = (column[lexemes[word]] for word in pair.split(" <-> "))
             phrases.append(f"CASE WHEN r{first} IS NOT NULL AND r{second} IS NOT NULL THEN %s ELSE 0 END")
         extra = " + ".join(phrases) or "0"
+        source = (
+            f"FROM {t}memory_terms t WHERE {' AND '.join(['t.term = ANY(%s)', *where])}"
+            if len(distinct) > 1
+            else f"FROM {t}memory_terms t WHERE {' AND '.join(['t.term = %s', *where])}"
+        )
+        if len(distinct) > 1:  # a row per memory: each lexeme's rank and flag side by side
+            rows = f"(SELECT t.seq, {per_lexeme} {source} GROUP BY t.seq)"
+            row_params: list[Any] = [
+                *[lexeme for lexeme in distinct for _ in range(2)],
+                distinct,
+                *scope_params,
+            ]
+        else:  # one lexeme: its postings are already a row per memory
+            rows = f"(SELECT t.seq, t.rank AS r0, t.in_content AS a0 {source})"
+            row_params = [distinct[0], *scope_params]
+        idfs = [idf for _, idf in plan.weights]
+        final = f"SELECT m.id FROM best b JOIN {t}memories m ON m.seq = b.seq AND m.status = 'current' "
+        final += "ORDER BY b.score DESC, b.seq LIMIT %s"
+        if not phrases:  # every score is known from the postings
+            cur.execute(
+                f"WITH best AS (SELECT seq, ({base}) * {coordination} AS score FROM {rows} p "
+                f"ORDER BY 2 DESC, seq LIMIT %s) {final}",
+                [*idfs, *row_params, limit, limit],
+            )
+            return [row[0] for row in cur.fetchall()]
         score, score_params = self._score_sql(plan)
         cur.execute(
-            f"WITH p AS MATERIALIZED (SELECT t.seq, {per_lexeme} FROM {t}memory_terms t "
-            f"WHERE {' AND '.join(['t.term = ANY(%s)', *where])} GROUP BY t.seq), "
-            f"s AS MATERIALIZED (SELECT seq, ({base}) * {coordination} AS low, "
-            f"({extra}) * {coordination} AS extra FROM p), "
+            f"WITH s AS MATERIALIZED (SELECT seq, ({base}) * {coordination} AS low, "
+            f"({extra})::float8 * {coordination} AS extra FROM {rows} p), "
             "bar AS (SELECT low FROM s ORDER BY low DESC LIMIT 1 OFFSET %s), "
             "best AS ((SELECT seq, low AS score FROM s WHERE extra = 0 ORDER BY low DESC, seq LIMIT %s) "
             f"UNION ALL SELECT m.seq, {score} FROM s JOIN {t}memories m ON m.seq = s.seq "
             "AND m.status = 'current' WHERE s.extra > 0 "
             "AND (s.low + s.extra) * 1.000000001 >= coalesce((SELECT low FROM bar), 0)) "
-            f"SELECT m.id FROM best b JOIN {t}memories m ON m.seq = b.seq AND m.status = 'current' "
-            "ORDER BY b.score DESC, b.seq LIMIT %s",
+            f"{final}",
             [
-                *[lexeme for lexeme in distinct for _ in range(2)],
-                distinct,
-                *scope_params,
-                *[idf for _, idf in plan.weights],
+                *idfs,
                 *[idf * RANK_BOUND for _, idf in plan.pairs],
+                *row_params,
                 limit - 1,
                 limit,
                 *score_params,
