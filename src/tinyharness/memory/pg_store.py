@@ -284,7 +284,12 @@ class PostgresStore(SQLStoreBase):
         # A connection per concurrent search (``mcp serve`` answers requests on threads), opened
         # when needed, up to ``pool_size``; the caches above are the store's, not a connection's.
         self._pool = ConnectionPool(
-            url, min_size=1, max_size=max(1, pool_size), kwargs={"autocommit": True}, open=True
+            url,
+            min_size=1,
+            max_size=max(1, pool_size),
+            kwargs={"autocommit": True},
+            configure=_configure,
+            open=True,
         )
 
     def _migrate(self, conn: Any) -> None:
@@ -294,8 +299,17 @@ class PostgresStore(SQLStoreBase):
             cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self._t + "schema",))
             for statement in _schema(self._t):
                 cur.execute(statement)
+            if conn.info.server_version >= 140000:
+                # The planner's estimate of the exact scan's ``vector_dims(embedding) = N`` filter
+                # (0.5% without it) made it probe the memories once per vector: 932 against 319 ms
+                # at 100k memories (bench/notes/memory-speed-pg.md).
+                cur.execute(
+                    f"CREATE STATISTICS IF NOT EXISTS {self._t}vectors_dims ON (vector_dims(embedding)) "
+                    f"FROM {self._t}memory_vectors"
+                )
             cur.execute("SELECT obj_description(to_regclass(%s), 'pg_class')", (f"{self._t}memory_terms",))
-            if cur.fetchone()[0] != TERMS_MARK:
+            built = cur.fetchone()[0] != TERMS_MARK
+            if built:
                 for statement in _terms_schema(self._t):
                     cur.execute(statement)
             # A store grown by single inserts gets its vector index at the next open.
@@ -305,6 +319,8 @@ class PostgresStore(SQLStoreBase):
             )
             if (row := cur.fetchone()) is not None:
                 self._index_vectors_when_many(cur, int(row[0]))
+        if built:  # the new postings' pages all-visible: searches read them from the index alone
+            conn.execute(f"VACUUM (ANALYZE) {self._t}memory_terms")
 
     @contextmanager
     def bulk_load(self) -> Iterator[None]:
@@ -749,12 +765,15 @@ class PostgresStore(SQLStoreBase):
         text = _vector_text(qvec)
         if dim in self._indexed_dims and not self.exact:
             nearest, params = self._nearest_sql(dim, scope)
-            # Both settings in one round trip (set_config(..., true) is SET LOCAL).
-            cur.execute(
-                "SELECT set_config('hnsw.ef_search', %s, true), "
-                "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
-                (str(max(HNSW_EF_SEARCH, limit)),),
-            )
+            # Every connection has these settings from the pool (``_configure``); a deeper
+            # search sets its own (set_config(..., true) is SET LOCAL), and so does a store of
+            # other settings (a subclass, a benchmark).
+            if limit > HNSW_EF_SEARCH or HNSW_EF_SEARCH != _CONFIGURED_EF_SEARCH:
+                cur.execute(
+                    "SELECT set_config('hnsw.ef_search', %s, true), "
+                    "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
+                    (str(max(HNSW_EF_SEARCH, limit)),),
+                )
             # relaxed_order may return near-ties out of order: sorted again over the few found.
             cur.execute(
                 f"WITH hits AS MATERIALIZED ({nearest} LIMIT %s) SELECT id, 1 - distance FROM hits "
@@ -834,6 +853,20 @@ class PostgresStore(SQLStoreBase):
     def _rows_by_key(self, cur: Any, keys: list[str]) -> dict[str, Sequence[Any]]:
         cur.execute(f"SELECT {COLUMNS} FROM {self._t}memories WHERE id = ANY(%s)", (keys,))
         return {r[0]: r for r in cur.fetchall()}
+
+
+_CONFIGURED_EF_SEARCH = HNSW_EF_SEARCH
+
+
+def _configure(conn: Any) -> None:
+    """A new pool connection's session settings: the HNSW walk's (a search then needs no
+    statement of its own to set them). Before pgvector is loaded in the session these are
+    placeholders that pgvector takes over when it loads."""
+    conn.execute(
+        "SELECT set_config('hnsw.ef_search', %s, false), "
+        "set_config('hnsw.iterative_scan', 'relaxed_order', false)",
+        (str(_CONFIGURED_EF_SEARCH),),
+    )
 
 
 # A phrase scores only where its words stand side by side: ts_rank alone ranks ``a <-> b`` almost
