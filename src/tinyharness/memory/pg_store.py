@@ -299,14 +299,6 @@ class PostgresStore(SQLStoreBase):
             cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self._t + "schema",))
             for statement in _schema(self._t):
                 cur.execute(statement)
-            if conn.info.server_version >= 140000:
-                # The planner's estimate of the exact scan's ``vector_dims(embedding) = N`` filter
-                # (0.5% without it) made it probe the memories once per vector: 932 against 319 ms
-                # at 100k memories (bench/notes/memory-speed-pg.md).
-                cur.execute(
-                    f"CREATE STATISTICS IF NOT EXISTS {self._t}vectors_dims ON (vector_dims(embedding)) "
-                    f"FROM {self._t}memory_vectors"
-                )
             cur.execute("SELECT obj_description(to_regclass(%s), 'pg_class')", (f"{self._t}memory_terms",))
             built = cur.fetchone()[0] != TERMS_MARK
             if built:
@@ -804,16 +796,20 @@ class PostgresStore(SQLStoreBase):
     ) -> list[tuple[str, float]]:
         """The ``limit`` nearest vectors in scope by comparing the query with every one (ties by
         ``seq``). Only the id and the distance reach the sort: sorting the rows with their
-        vectors spilled 50 MB to disk at 100k memories."""
+        vectors spilled 50 MB to disk at 100k memories. The size check is in the distance, not
+        the WHERE: there the planner took ``vector_dims(embedding) = N`` for 0.5% of the rows and
+        probed the memories once per vector (932 ms at 100k memories; 319 ms with the memories
+        hashed instead, bench/notes/memory-speed-pg.md)."""
         where, params = self._scope_sql(scope, prefix="m.")
-        where += ["m.status = 'current'", *self._vector_filter(dim)]
+        where += ["m.status = 'current'", self._vector_filter(dim)[0]]
         cur.execute("SET LOCAL enable_indexscan = off")  # not the HNSW index: every vector
         try:
             cur.execute(
-                f"SELECT id, 1 - distance FROM (SELECT m.id, m.seq, v.embedding::vector({dim}) <=> "
-                f"%s::vector({dim}) AS distance FROM {self._t}memory_vectors v JOIN {self._t}memories m "
-                f"ON m.id = v.memory_id WHERE {' AND '.join(where)} OFFSET 0) d ORDER BY distance, seq "
-                "LIMIT %s",
+                f"SELECT id, 1 - distance FROM (SELECT m.id, m.seq, CASE WHEN vector_dims(v.embedding) "
+                f"= {dim} THEN v.embedding::vector({dim}) <=> %s::vector({dim}) END AS distance "
+                f"FROM {self._t}memory_vectors v JOIN {self._t}memories m ON m.id = v.memory_id "
+                f"WHERE {' AND '.join(where)} OFFSET 0) d WHERE distance IS NOT NULL "
+                "ORDER BY distance, seq LIMIT %s",
                 [text, *params, limit],
             )
             return [(r[0], float(r[1])) for r in cur.fetchall()]
