@@ -84,7 +84,9 @@ def _corpus(rng: np.random.Generator, n: int) -> list[str]:
 
 
 def _queries(rng: np.random.Generator, count: int) -> list[str]:
-    picks = [np.minimum(rng.zipf(1.2, size=int(rng.integers(1, 5))) - 1, len(WORDS) - 1) for _ in range(count)]
+    picks = [
+        np.minimum(rng.zipf(1.2, size=int(rng.integers(1, 5))) - 1, len(WORDS) - 1) for _ in range(count)
+    ]
     return [" ".join(WORDS[p] for p in row) for row in picks]
 
 
@@ -98,7 +100,9 @@ SEARCHED = [Scope(user="u1"), Scope(user="u1", agent="a1"), Scope(agent="a1"), S
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(60, 200), limit=st.sampled_from([1, 3, 5, 20]))
-def test_postings_ranking_equals_the_exact_ranking(stores: tuple[Any, Any], seed: int, n: int, limit: int) -> None:
+def test_postings_ranking_equals_the_exact_ranking(
+    stores: tuple[Any, Any], seed: int, n: int, limit: int
+) -> None:
     """Memories in several scopes (users, agents, sessions), some updated and some deleted: for
     every searched scope (a user, a user's agent, an agent of any user, no scope) every query's
     ranking, ids and order, is the exact one's, and the postings equal what the current
@@ -109,7 +113,9 @@ def test_postings_ranking_equals_the_exact_ranking(stores: tuple[Any, Any], seed
     scopes = [Scope(user=f"{s.user}-{tag}", agent=s.agent, session=s.session) for s in SCOPES]
     ids: list[str] = []
     for scope in scopes:
-        contexts = [WORDS[int(r)] if rng.random() < 0.2 else "" for r in rng.integers(0, len(WORDS), size=n // 3)]
+        contexts = [
+            WORDS[int(r)] if rng.random() < 0.2 else "" for r in rng.integers(0, len(WORDS), size=n // 3)
+        ]
         ids += fast.add_many(_corpus(rng, n // 3), scope, contexts=contexts)
     changed = rng.choice(len(ids), size=len(ids) // 5, replace=False)
     for index in changed[: len(changed) // 2]:
@@ -140,7 +146,9 @@ def test_the_ranking_reads_the_postings_not_the_tsvectors(
     fast, exact = stores
     monkeypatch.setattr(pg_store, "MAX_TERM_ROWS", 30)
     scope = Scope(user="reads")
-    fast.add_many([f"common filler{i}" for i in range(150)] + [f"rare common note{i}" for i in range(12)], scope)
+    fast.add_many(
+        [f"common filler{i}" for i in range(150)] + [f"rare common note{i}" for i in range(12)], scope
+    )
     fast.add_many(["alpha beta"] * 40 + ["alpha gamma beta beta"] * 40, scope)
     store_type = type(fast)
     for name in ("_ranked", "_newest_ranking", "_bounded_ranking"):
@@ -172,18 +180,22 @@ def test_a_killed_writer_leaves_no_postings() -> None:
     try:
         kept = store.add_many(["apple banana", "banana cherry"], Scope(user="k"))
         before = _postings(store)
+        insert = (
+            f"INSERT INTO {prefix}memories (id, root_id, version, content, body, content_hash, "
+            "valid_from, last_access_at, user_id) VALUES ('x', 'x', 1, 'durian', 'durian', 'h', 0, 0, 'k')"
+        )
+        close = f"UPDATE {prefix}memories SET status = 'deleted' WHERE id = '{kept[0]}'"
+        count = f"SELECT count(*) FROM {prefix}memory_terms"
         script = (
             "import sys, psycopg\n"
             "conn = psycopg.connect(sys.argv[1])\n"
-            f"conn.execute(\"INSERT INTO {prefix}memories (id, root_id, version, content, body, content_hash, "
-            "valid_from, last_access_at, user_id) VALUES ('x', 'x', 1, 'durian', 'durian', 'h', 0, 0, 'k')\")\n"
-            f"conn.execute(\"UPDATE {prefix}memories SET status = 'deleted' WHERE id = %s\", (sys.argv[2],))\n"
-            f"n = conn.execute('SELECT count(*) FROM {prefix}memory_terms').fetchone()[0]\n"
-            "print(n, flush=True)\n"
+            "conn.execute(sys.argv[2])\n"
+            "conn.execute(sys.argv[3])\n"
+            "print(conn.execute(sys.argv[4]).fetchone()[0], flush=True)\n"
             "sys.stdin.readline()\n"
         )
         with subprocess.Popen(
-            [sys.executable, "-c", script, memory_pg_url(), kept[0]],
+            [sys.executable, "-c", script, memory_pg_url(), insert, close, count],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -261,7 +273,7 @@ def test_the_pool_serves_searches_at_the_same_time() -> None:
             try:
                 for query in part:
                     results[query] = [h.item.id for h in store.search(query, scope, limit=5)]
-            except BaseException as exc:  # noqa: BLE001 - reported by the main thread
+            except BaseException as exc:
                 errors.append(exc)
 
         threads = [threading.Thread(target=search, args=(queries[i::8],)) for i in range(8)]
