@@ -11,6 +11,7 @@ reciprocal rank fusion as in the SQLite store. Needs ``psycopg`` (3).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import struct
@@ -357,7 +358,22 @@ class PostgresStore(SQLStoreBase):
         # READ COMMITTED lets two check-then-insert transactions both miss the other's row.
         cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self._t + "unique:" + key,))
 
-    _read = _tx
+    @contextmanager
+    def _read(self) -> Iterator[Any]:
+        """A connection of the pool without a transaction block: each statement sees the latest
+        committed data, as it would inside a READ COMMITTED transaction, without the BEGIN and
+        COMMIT round trips (two of a search's seven). Statements that change a setting for
+        themselves open their own transaction (``_local_settings``)."""
+        held = getattr(self._held, "cursor", None)
+        if held is not None:
+            yield held
+            return
+        with self._pool.connection() as conn, conn.cursor() as cur:
+            self._held.cursor = cur
+            try:
+                yield cur
+            finally:
+                self._held.cursor = None
 
     def _insert_version(self, cur: Any, row: dict[str, Any], vector: Vectors | None) -> MemoryItem:
         row = _with_text(row)
@@ -760,19 +776,21 @@ class PostgresStore(SQLStoreBase):
             # Every connection has these settings from the pool (``_configure``); a deeper
             # search sets its own (set_config(..., true) is SET LOCAL), and so does a store of
             # other settings (a subclass, a benchmark).
-            if limit > HNSW_EF_SEARCH or HNSW_EF_SEARCH != _CONFIGURED_EF_SEARCH:
+            own = limit > HNSW_EF_SEARCH or HNSW_EF_SEARCH != _CONFIGURED_EF_SEARCH
+            with cur.connection.transaction() if own else contextlib.nullcontext():
+                if own:
+                    cur.execute(
+                        "SELECT set_config('hnsw.ef_search', %s, true), "
+                        "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
+                        (str(max(HNSW_EF_SEARCH, limit)),),
+                    )
+                # relaxed_order may return near-ties out of order: sorted again over the few found.
                 cur.execute(
-                    "SELECT set_config('hnsw.ef_search', %s, true), "
-                    "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
-                    (str(max(HNSW_EF_SEARCH, limit)),),
+                    f"WITH hits AS MATERIALIZED ({nearest} LIMIT %s) SELECT id, 1 - distance FROM hits "
+                    "ORDER BY distance, id",
+                    [text, *params, text, limit],
                 )
-            # relaxed_order may return near-ties out of order: sorted again over the few found.
-            cur.execute(
-                f"WITH hits AS MATERIALIZED ({nearest} LIMIT %s) SELECT id, 1 - distance FROM hits "
-                "ORDER BY distance, id",
-                [text, *params, text, limit],
-            )
-            found = [(r[0], float(r[1])) for r in cur.fetchall()]
+                found = [(r[0], float(r[1])) for r in cur.fetchall()]
             if len(found) >= limit:
                 return found
         return self._exact_nearest(cur, text, dim, scope, limit)
@@ -802,8 +820,8 @@ class PostgresStore(SQLStoreBase):
         hashed instead, bench/notes/memory-speed-pg.md)."""
         where, params = self._scope_sql(scope, prefix="m.")
         where += ["m.status = 'current'", self._vector_filter(dim)[0]]
-        cur.execute("SET LOCAL enable_indexscan = off")  # not the HNSW index: every vector
-        try:
+        with cur.connection.transaction():  # SET LOCAL needs one
+            cur.execute("SET LOCAL enable_indexscan = off")  # not the HNSW index: every vector
             cur.execute(
                 f"SELECT id, 1 - distance FROM (SELECT m.id, m.seq, CASE WHEN vector_dims(v.embedding) "
                 f"= {dim} THEN v.embedding::vector({dim}) <=> %s::vector({dim}) END AS distance "
@@ -812,9 +830,9 @@ class PostgresStore(SQLStoreBase):
                 "ORDER BY distance, seq LIMIT %s",
                 [text, *params, limit],
             )
-            return [(r[0], float(r[1])) for r in cur.fetchall()]
-        finally:
-            cur.execute("RESET enable_indexscan")  # the rest of the transaction uses indexes again
+            found = [(r[0], float(r[1])) for r in cur.fetchall()]
+            cur.execute("RESET enable_indexscan")  # an enclosing transaction uses indexes again
+            return found
 
     def _vector_filter(self, dim: int) -> list[str]:
         """The partial index's predicate, spelled with literals so the planner can match it."""
