@@ -4,9 +4,12 @@ Chosen by a ``postgresql://`` URL. Many processes and machines can share one sto
 is one transaction, and an update or delete first locks the version it closes (``FOR UPDATE``), so
 two writers cannot both supersede the same version. Full-text ranking weights each query term by
 its inverse document frequency (``ts_rank`` alone has no IDF, which makes OR-queries rank common
-words as high as rare ones); the vector ranking walks an HNSW index (pgvector's iterative scan, so
-the scope filter still leaves enough rows), exact where the index gives too few. Both are fused by
-reciprocal rank fusion as in the SQLite store. Needs ``psycopg`` (3).
+words as high as rare ones), read from term postings kept by triggers (``_terms_schema``) rather
+than from every matching ``tsvector``; the vector ranking walks an HNSW index (pgvector's
+iterative scan, so the scope filter still leaves enough rows), exact where the index gives too
+few. Both are fused by reciprocal rank fusion as in the SQLite store. A store holds a pool of
+connections, so searches from several threads (``mcp serve``) run at the same time. Needs
+``psycopg`` (3) and ``psycopg-pool``.
 """
 
 from __future__ import annotations
