@@ -286,3 +286,40 @@ def test_the_pool_serves_searches_at_the_same_time() -> None:
     finally:
         store.drop_tables()
         store.close()
+
+
+def test_every_posting_matches_its_memory_whatever_the_lexeme() -> None:
+    """Lexemes with quotes, backslashes, colons, slashes or dashes (file paths, URLs, e-mail
+    addresses, words with apostrophes) become one-lexeme tsqueries verbatim: each posting's query
+    matches its own memory with a rank above 0, and a search for such a word ranks as the exact
+    reference does."""
+    prefix = f"t{uuid.uuid4().hex[:10]}_"
+    store = _store(prefix)
+    exact = _store(prefix, exact=True)
+    try:
+        scope = Scope(user="odd")
+        store.add_many(
+            [
+                r"it's in C:\Users\o'neil\notes.txt, see 'quoted' words",
+                "mail bob@example.com about http://example.com/a?b=1&c=2 and foo-bar:baz",
+                r"back\\slash and a*b|c!d (e) <f> o'neil",
+            ],
+            scope,
+        )
+        with store._read() as cur:
+            cur.execute(
+                f"SELECT t.term, m.tsv @@ {prefix}term_query(t.term), t.rank FROM {prefix}memory_terms t "
+                f"JOIN {prefix}memories m ON m.seq = t.seq"
+            )
+            rows = cur.fetchall()
+        assert len(rows) > 20
+        assert all(matched and rank > 0 for _, matched, rank in rows), [r for r in rows if not r[1]]
+        for query in ("neil notes", "example com", "foo bar baz", "slash"):
+            with store._read() as cur:
+                got = store._text_ranking(cur, query, scope, 3)
+            with exact._read() as cur:
+                assert got == exact._text_ranking(cur, query, scope, 3), query
+    finally:
+        exact.close()
+        store.drop_tables()
+        store.close()
