@@ -365,8 +365,8 @@ class PostgresStore(SQLStoreBase):
     def _read(self) -> Iterator[Any]:
         """A connection of the pool without a transaction block: each statement sees the latest
         committed data, as it would inside a READ COMMITTED transaction, without the BEGIN and
-        COMMIT round trips (two of a search's seven). Statements that change a setting for
-        themselves open their own transaction (``_local_settings``)."""
+        COMMIT round trips (two of a search's eight). The statements that change a setting for
+        themselves (a deeper HNSW walk, the exact scan) open their own transaction."""
         held = getattr(self._held, "cursor", None)
         if held is not None:
             yield held
