@@ -239,6 +239,27 @@ def test_an_older_store_gets_its_postings_when_opened() -> None:
         store.close()
 
 
+def test_a_memories_table_created_again_gets_its_triggers_back() -> None:
+    """The memories table dropped and created again (by a tool that knows nothing of the
+    postings) while the postings table stays: the next open puts the triggers back and rebuilds
+    the postings, so new memories are found."""
+    prefix = f"t{uuid.uuid4().hex[:10]}_"
+    store = _store(prefix)
+    try:
+        store.add_many(["old words here"], Scope(user="again"))
+        with store._tx() as cur:
+            cur.execute(f"DROP TABLE {prefix}memory_vectors, {prefix}memories")
+        store.close()
+        store = _store(prefix)
+        new = store.add("fresh words", Scope(user="again"))
+        assert _postings(store) == _postings_from_memories(store)
+        with store._read() as cur:
+            assert store._text_ranking(cur, "fresh", Scope(user="again"), 5) == [new.id]
+    finally:
+        store.drop_tables()
+        store.close()
+
+
 def test_the_pool_serves_searches_at_the_same_time() -> None:
     """While one thread holds a transaction open, another thread's search completes (a store
     is no longer one connection behind a lock); 8 threads searching at once each get the answer

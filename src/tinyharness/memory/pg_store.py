@@ -303,8 +303,19 @@ class PostgresStore(SQLStoreBase):
             cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self._t + "schema",))
             for statement in _schema(self._t):
                 cur.execute(statement)
-            cur.execute("SELECT obj_description(to_regclass(%s), 'pg_class')", (f"{self._t}memory_terms",))
-            built = cur.fetchone()[0] != TERMS_MARK
+            # Rebuilt when computed otherwise, or when the memories table lost its triggers (it was
+            # dropped and created again, the postings table left behind).
+            cur.execute(
+                "SELECT obj_description(to_regclass(%s), 'pg_class'), (SELECT count(*) FROM pg_trigger "
+                "WHERE tgrelid = to_regclass(%s) AND tgname = ANY(%s))",
+                (
+                    f"{self._t}memory_terms",
+                    f"{self._t}memories",
+                    [f"{self._t}memory_terms_{name}" for name in ("add", "update", "remove")],
+                ),
+            )
+            mark, triggers = cur.fetchone()
+            built = mark != TERMS_MARK or triggers != 3
             if built:
                 for statement in _terms_schema(self._t):
                     cur.execute(statement)
