@@ -119,8 +119,12 @@ class NaiveStore(PostgresStore):
         return []
 
     def _vector_ranking(self, cur: Any, qvec: Vectors, scope: Scope, limit: int) -> list[tuple[str, float]]:
-        cur.execute("SELECT set_config('hnsw.ef_search', '100', true)")
-        cur.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)")
+        with cur.connection.transaction():  # the settings last as long as it (SET LOCAL)
+            cur.execute("SELECT set_config('hnsw.ef_search', '100', true)")
+            cur.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)")
+            return self._naive_nearest(cur, qvec, scope, limit)
+
+    def _naive_nearest(self, cur: Any, qvec: Vectors, scope: Scope, limit: int) -> list[tuple[str, float]]:
         dim = int(qvec.shape[0])
         text = _vector_text(qvec)
         if dim in self._indexed_dims:

@@ -4,16 +4,21 @@ Chosen by a ``postgresql://`` URL. Many processes and machines can share one sto
 is one transaction, and an update or delete first locks the version it closes (``FOR UPDATE``), so
 two writers cannot both supersede the same version. Full-text ranking weights each query term by
 its inverse document frequency (``ts_rank`` alone has no IDF, which makes OR-queries rank common
-words as high as rare ones); the vector ranking walks an HNSW index (pgvector's iterative scan, so
-the scope filter still leaves enough rows), exact where the index gives too few. Both are fused by
-reciprocal rank fusion as in the SQLite store. Needs ``psycopg`` (3).
+words as high as rare ones), read from term postings kept by triggers (``_terms_schema``) rather
+than from every matching ``tsvector``; the vector ranking walks an HNSW index (pgvector's
+iterative scan, so the scope filter still leaves enough rows), exact where the index gives too
+few. Both are fused by reciprocal rank fusion as in the SQLite store. A store holds a pool of
+connections, so searches from several threads (``mcp serve``) run at the same time. Needs
+``psycopg`` (3) and ``psycopg-pool``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import struct
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -113,6 +118,90 @@ def _schema(prefix: str) -> list[str]:
     ]
 
 
+# What the term postings were computed with: when this differs from the comment on a store's
+# postings table (an older release, other rank weights) they are rebuilt from the memories.
+TERMS_MARK = f"tinyharness postings 1, ts_rank weights {','.join(repr(w) for w in RANK_WEIGHTS)}"
+
+
+def _terms_schema(prefix: str) -> list[str]:
+    """The term postings: one row per (lexeme, current memory) with the lexeme's ``ts_rank`` in
+    that memory (the same call as the exact ranking makes, so the same float) and whether it
+    stands in the content (label A); indexed by (lexeme, user, seq), the row's scope included, so
+    a search reads the postings of its words only and never the memories' ``tsvector``.
+
+    Kept by statement triggers on the memories table, in the writer's own transaction (a writer
+    killed mid-way leaves neither its memories nor their postings, and any client writing the
+    table, of any release, keeps them): a row inserted as current gets its postings, a version
+    closed (status no longer current) or a row deleted loses them."""
+    t = f"{prefix}memory_terms"
+    weights = "ARRAY[" + ",".join(repr(float(w)) for w in RANK_WEIGHTS) + "]::float8[]::float4[]"
+    postings = (
+        f"INSERT INTO {t} (term, seq, user_id, agent_id, session_id, rank, in_content) "
+        "SELECT u.lexeme, n.seq, n.user_id, n.agent_id, n.session_id, "
+        f"ts_rank({weights}, n.tsv, {prefix}term_query(u.lexeme), 0), 'A' = ANY(u.weights) "
+        "FROM {rows}, unnest(n.tsv) u WHERE {where};"
+    )
+    drop = (
+        "FOR gone IN SELECT o.seq, o.user_id, tsvector_to_array(o.tsv) AS terms FROM {rows} WHERE {where} "
+        f"LOOP DELETE FROM {t} WHERE term = ANY(gone.terms) AND user_id = gone.user_id AND seq = gone.seq; "
+        "END LOOP;"
+    )
+    changed = "old_rows o JOIN new_rows n ON n.id = o.id"
+    triggers = [  # (name, event, transition tables, body)
+        (
+            "add",
+            "INSERT",
+            "NEW TABLE AS new_rows",
+            postings.format(rows="new_rows n", where="n.status = 'current'"),
+        ),
+        (
+            "update",
+            "UPDATE",
+            "OLD TABLE AS old_rows NEW TABLE AS new_rows",
+            drop.format(rows=changed, where="o.status = 'current' AND n.status <> 'current'")
+            + postings.format(rows=changed, where="n.status = 'current' AND o.status <> 'current'"),
+        ),
+        (
+            "remove",
+            "DELETE",
+            "OLD TABLE AS old_rows",
+            drop.format(rows="old_rows o", where="o.status = 'current'"),
+        ),
+    ]
+    statements = [
+        f"""CREATE TABLE IF NOT EXISTS {t} (
+            term TEXT NOT NULL,
+            seq BIGINT NOT NULL,
+            user_id TEXT NOT NULL,
+            agent_id TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            rank REAL NOT NULL,
+            in_content BOOLEAN NOT NULL
+        )""",
+        f"CREATE INDEX IF NOT EXISTS {t}_term ON {t} (term, user_id, seq DESC) "
+        "INCLUDE (rank, in_content, agent_id, session_id)",
+        # A lexeme as a one-lexeme tsquery, verbatim (quoted: no parsing, no stemming again).
+        f"CREATE OR REPLACE FUNCTION {prefix}term_query(lexeme TEXT) RETURNS tsquery LANGUAGE sql "
+        "IMMUTABLE STRICT AS $$ SELECT ('''' || replace(replace(lexeme, '\\', '\\\\'), '''', '''''') "
+        "|| '''')::tsquery $$",
+    ]
+    for name, event, tables, sql in triggers:
+        statements += [
+            f"CREATE OR REPLACE FUNCTION {prefix}memory_terms_{name}() RETURNS trigger LANGUAGE plpgsql "
+            f"AS $$ DECLARE gone RECORD; BEGIN {sql} RETURN NULL; END $$",
+            f"DROP TRIGGER IF EXISTS {prefix}memory_terms_{name} ON {prefix}memories",
+            f"CREATE TRIGGER {prefix}memory_terms_{name} AFTER {event} ON {prefix}memories "
+            f"REFERENCING {tables} FOR EACH STATEMENT EXECUTE FUNCTION {prefix}memory_terms_{name}()",
+        ]
+    statements += [
+        f"TRUNCATE {t}",
+        postings.format(rows=f"{prefix}memories n", where="n.status = 'current'").rstrip(";"),
+        f"COMMENT ON TABLE {t} IS '{TERMS_MARK}'",
+        f"ANALYZE {t}",
+    ]
+    return statements
+
+
 @dataclass(frozen=True)
 class _TextPlan:
     """What a full-text search ranks: the scope's WHERE clause and its parameters, the terms
@@ -154,15 +243,20 @@ class PostgresStore(SQLStoreBase):
         candidates: int = 40,
         vector_weight: float = VECTOR_WEIGHT,
         exact: bool = False,
+        pool_size: int = 8,
     ) -> None:
         """``exact``: rank every full-text match and compare the query with every vector in
-        scope, never the HNSW index nor the rare-terms-first bound: the reference the tests and
-        the benchmark compare the fast paths with (slow on a large store)."""
+        scope, never the HNSW index, the term postings nor the rare-terms-first bound: the
+        reference the tests and the benchmark compare the fast paths with (slow on a large
+        store). ``pool_size``: at most this many connections, one per search or write running
+        at the same time (threads); more wait for a free one."""
         try:
             import psycopg
+            from psycopg_pool import ConnectionPool
         except ImportError:  # pragma: no cover - depends on the environment
             raise ConfigError(
-                "a postgresql:// memory store needs psycopg: pip install 'psycopg[binary]'"
+                "a postgresql:// memory store needs psycopg and its pool: "
+                "pip install 'psycopg[binary]' psycopg-pool"
             ) from None
         if not table_prefix.replace("_", "").isalnum():
             raise ConfigError(f"table prefix must be letters, digits and '_', got {table_prefix!r}")
@@ -182,14 +276,49 @@ class PostgresStore(SQLStoreBase):
         # database snapshot they were counted in.
         self._counts: dict[tuple[tuple[str | None, ...], str | None], tuple[int, int]] = {}
         self._counts_snapshot: str | None = None
+        self._cache_lock = threading.Lock()  # the caches above, shared by the pool's threads
+        self._lexemes: dict[str, tuple[str, ...]] = {}  # query term -> its lexemes (english config)
+        self._held = threading.local()  # the cursor of this thread's open transaction, if any
         try:
-            self._conn: Any = psycopg.connect(url, autocommit=True)
+            # One connection first: a wrong URL or password is one clear error, now.
+            with psycopg.connect(url, autocommit=True) as conn:
+                self._migrate(conn)
         except psycopg.OperationalError as exc:
             raise ConfigError(f"cannot connect to the memory store {_safe_url(url)}: {exc}".strip()) from None
-        with self._tx() as cur:
+        # A connection per concurrent search (``mcp serve`` answers requests on threads), opened
+        # when needed, up to ``pool_size``; the caches above are the store's, not a connection's.
+        self._pool = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=max(1, pool_size),
+            kwargs={"autocommit": True},
+            configure=_configure,
+            open=True,
+        )
+
+    def _migrate(self, conn: Any) -> None:
+        """Create or upgrade the tables (one process at a time), build the postings where they
+        are missing or were computed otherwise, and the vector index where it is due."""
+        with conn.transaction(), conn.cursor() as cur:
             cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self._t + "schema",))
             for statement in _schema(self._t):
                 cur.execute(statement)
+            # Rebuilt when computed otherwise, or when the memories table lost its triggers (it was
+            # dropped and created again, the postings table left behind).
+            cur.execute(
+                "SELECT obj_description(to_regclass(%s), 'pg_class'), (SELECT count(*) FROM pg_trigger "
+                "WHERE tgrelid = to_regclass(%s) AND tgname = ANY(%s))",
+                (
+                    f"{self._t}memory_terms",
+                    f"{self._t}memories",
+                    [f"{self._t}memory_terms_{name}" for name in ("add", "update", "remove")],
+                ),
+            )
+            mark, triggers = cur.fetchone()
+            built = mark != TERMS_MARK or triggers != 3
+            if built:
+                for statement in _terms_schema(self._t):
+                    cur.execute(statement)
             # A store grown by single inserts gets its vector index at the next open.
             cur.execute(
                 f"SELECT vector_dims(embedding) FROM {self._t}memory_vectors WHERE model = %s LIMIT 1",
@@ -197,6 +326,8 @@ class PostgresStore(SQLStoreBase):
             )
             if (row := cur.fetchone()) is not None:
                 self._index_vectors_when_many(cur, int(row[0]))
+        if built:  # the new postings' pages all-visible: searches read them from the index alone
+            conn.execute(f"VACUUM (ANALYZE) {self._t}memory_terms")
 
     @contextmanager
     def bulk_load(self) -> Iterator[None]:
@@ -216,11 +347,24 @@ class PostgresStore(SQLStoreBase):
             )
             if (row := cur.fetchone()) is not None:
                 self._index_vectors_when_many(cur, int(row[0]))
+        # VACUUM marks the new postings' pages all-visible, so searches read them from the index
+        # alone (an index-only scan); it cannot run inside a transaction.
+        with self._pool.connection() as conn:
+            conn.execute(f"VACUUM (ANALYZE) {self._t}memory_terms")
 
     @contextmanager
     def _tx(self) -> Iterator[Any]:
-        with self._lock, self._conn.transaction(), self._conn.cursor() as cur:
-            yield cur
+        """A transaction on a connection of the pool; nested calls on the same thread share it."""
+        held = getattr(self._held, "cursor", None)
+        if held is not None:
+            yield held
+            return
+        with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
+            self._held.cursor = cur
+            try:
+                yield cur
+            finally:
+                self._held.cursor = None
 
     _write = _tx  # every statement runs in a transaction
 
@@ -228,7 +372,22 @@ class PostgresStore(SQLStoreBase):
         # READ COMMITTED lets two check-then-insert transactions both miss the other's row.
         cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self._t + "unique:" + key,))
 
-    _read = _tx
+    @contextmanager
+    def _read(self) -> Iterator[Any]:
+        """A connection of the pool without a transaction block: each statement sees the latest
+        committed data, as it would inside a READ COMMITTED transaction, without the BEGIN and
+        COMMIT round trips (two of a search's eight). The statements that change a setting for
+        themselves (a deeper HNSW walk, the exact scan) open their own transaction."""
+        held = getattr(self._held, "cursor", None)
+        if held is not None:
+            yield held
+            return
+        with self._pool.connection() as conn, conn.cursor() as cur:
+            self._held.cursor = cur
+            try:
+                yield cur
+            finally:
+                self._held.cursor = None
 
     def _insert_version(self, cur: Any, row: dict[str, Any], vector: Vectors | None) -> MemoryItem:
         row = _with_text(row)
@@ -274,11 +433,15 @@ class PostgresStore(SQLStoreBase):
     def drop_tables(self) -> None:
         """Remove this prefix's tables (tests)."""
         with self._tx() as cur:
-            cur.execute(f"DROP TABLE IF EXISTS {self._t}memory_vectors, {self._t}memories")
+            cur.execute(
+                f"DROP TABLE IF EXISTS {self._t}memory_vectors, {self._t}memory_terms, {self._t}memories"
+            )
+            for name in ("memory_terms_add", "memory_terms_update", "memory_terms_remove"):
+                cur.execute(f"DROP FUNCTION IF EXISTS {self._t}{name}()")
+            cur.execute(f"DROP FUNCTION IF EXISTS {self._t}term_query(TEXT)")
 
     def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+        self._pool.close()
 
     # --- search -----------------------------------------------------------------------------
 
@@ -286,22 +449,178 @@ class PostgresStore(SQLStoreBase):
         """The ``limit`` best full-text matches in ``scope``, best first (score, then ``seq``).
 
         The score of a memory is the IDF-weighted sum of each kept term's ``ts_rank`` (and of each
-        phrase's), times its content coordination. Ranking every match row by row was most of a
-        search at 100k memories, so a query with rarer and commoner terms is ranked as MaxScore
-        does (``_bounded_ranking``): the memories holding a rare term are ranked first, and the
-        commoner terms' matches are read only when their best possible score could still reach the
-        top ``limit``. A query of common terms only ranks its newest MAX_TERM_ROWS matches in one
-        pass along the ``seq`` index (``_newest_ranking``). Both return what ranking every match
-        returns (tests compare them)."""
+        phrase's), times its content coordination. Ranking every match from its ``tsvector`` was
+        most of a search at 100k memories, so the store ranks from the term postings
+        (``_postings_ranking``): the postings of the query's words hold each memory's ``ts_rank``
+        of each word, so one statement sums them without reading a memory; only memories that
+        hold both words of a phrase of the question and could still reach the top are ranked from
+        their ``tsvector`` (the phrase needs positions). A query of common terms only ranks its
+        newest MAX_TERM_ROWS matches, found by walking the postings backwards
+        (``_newest_postings``). Both return what ranking every match returns (tests compare them);
+        a term that is not one lexeme (rare: to_tsquery splits it) takes the statements over the
+        ``tsvector`` column (``_bounded_ranking``, ``_newest_ranking``)."""
         plan = self._text_plan(cur, query, scope)
         if plan is None:
             return []
+        lexemes = None if self.exact else self._term_lexemes(cur, [term for term, _ in plan.weights])
         if plan.all_common:
+            if lexemes is not None:
+                found = self._newest_postings(cur, plan, scope, lexemes, limit)
+                if found:
+                    return found
+                terms = [term for term, _ in plan.weights]
+                return self._newest_ranking(cur, plan, limit, [" | ".join(terms)])
             return self._newest_ranking(cur, plan, limit)
         if self.exact:
             everything = " | ".join(term for term, _ in plan.weights)
             return [key for key, _ in self._ranked(cur, plan, everything, limit)]
+        if lexemes is not None:
+            return self._postings_ranking(cur, plan, scope, lexemes, limit)
         return self._bounded_ranking(cur, plan, limit)
+
+    def _term_lexemes(self, cur: Any, terms: list[str]) -> dict[str, str] | None:
+        """Each query term's lexeme in the store's text configuration (kept between searches);
+        None when a term is not exactly one lexeme."""
+        with self._cache_lock:
+            missing = [term for term in dict.fromkeys(terms) if term not in self._lexemes]
+        if missing:
+            cur.execute(
+                f"SELECT w, ARRAY(SELECT lexeme FROM unnest(to_tsvector('{TS_CONFIG}', w))) "
+                "FROM unnest(%s::text[]) w",
+                (missing,),
+            )
+            found = {row[0]: tuple(row[1]) for row in cur.fetchall()}
+            with self._cache_lock:
+                if len(self._lexemes) > 100_000:
+                    self._lexemes.clear()
+                self._lexemes.update(found)
+                known = {term: self._lexemes.get(term, found.get(term, ())) for term in terms}
+        else:
+            with self._cache_lock:
+                known = {term: self._lexemes[term] for term in terms}
+        if any(len(lexemes) != 1 for lexemes in known.values()):
+            return None
+        return {term: lexemes[0] for term, lexemes in known.items()}
+
+    def _postings_ranking(
+        self, cur: Any, plan: _TextPlan, scope: Scope, lexemes: dict[str, str], limit: int
+    ) -> list[str]:
+        """The exact ranking, from the postings of the kept terms (each in at most
+        MAX_TERM_ROWS memories in scope, else it would be common), in one statement:
+
+        - ``p``: per memory holding a term, each lexeme's ``ts_rank`` and content flag;
+        - ``s``: its score without phrases (``low``), computed as the exact ranking computes it,
+          term by term in the same order with the same floats, so equal to the bit; and
+          ``extra``: what the phrases could add at most (each phrase whose two words it holds:
+          its IDF x RANK_BOUND, times the coordination);
+        - memories without such a phrase have their exact score: the best ``limit`` of them by
+          (score, seq); the others are ranked from their ``tsvector`` (the exact score SQL)
+          unless even ``low + extra`` stays below the ``limit``-th best ``low`` (a margin of
+          1e-9 covers the rounding of that sum);
+        - the best ``limit`` of both, with their ids."""
+        t = self._t
+        distinct = list(dict.fromkeys(lexemes[term] for term, _ in plan.weights))
+        column = {lexeme: index for index, lexeme in enumerate(distinct)}
+        of = {term: column[lexemes[term]] for term, _ in plan.weights}
+        per_lexeme = ", ".join(
+            f"max(t.rank) FILTER (WHERE t.term = %s) AS r{i}, "
+            f"bool_or(t.in_content) FILTER (WHERE t.term = %s) AS a{i}"
+            for i in range(len(distinct))
+        )
+        where, scope_params = self._scope_sql(scope, prefix="t.")
+        base = " + ".join(f"%s * coalesce(r{of[term]}, 0)" for term, _ in plan.weights)
+        flags = " + ".join(f"coalesce(a{of[term]}::int, 0)" for term, _ in plan.weights)
+        coordination = f"(1 + {flags}) / {1 + len(plan.weights)}.0"
+        phrases = []
+        for pair, _ in plan.pairs:
+            first, second = (column[lexemes[word]] for word in pair.split(" <-> "))
+            phrases.append(f"CASE WHEN r{first} IS NOT NULL AND r{second} IS NOT NULL THEN %s ELSE 0 END")
+        extra = " + ".join(phrases) or "0"
+        source = (
+            f"FROM {t}memory_terms t WHERE {' AND '.join(['t.term = ANY(%s)', *where])}"
+            if len(distinct) > 1
+            else f"FROM {t}memory_terms t WHERE {' AND '.join(['t.term = %s', *where])}"
+        )
+        if len(distinct) > 1:  # a row per memory: each lexeme's rank and flag side by side
+            rows = f"(SELECT t.seq, {per_lexeme} {source} GROUP BY t.seq)"
+            row_params: list[Any] = [
+                *[lexeme for lexeme in distinct for _ in range(2)],
+                distinct,
+                *scope_params,
+            ]
+        else:  # one lexeme: its postings are already a row per memory
+            rows = f"(SELECT t.seq, t.rank AS r0, t.in_content AS a0 {source})"
+            row_params = [distinct[0], *scope_params]
+        idfs = [idf for _, idf in plan.weights]
+        final = f"SELECT m.id FROM best b JOIN {t}memories m ON m.seq = b.seq AND m.status = 'current' "
+        final += "ORDER BY b.score DESC, b.seq LIMIT %s"
+        if not phrases:  # every score is known from the postings
+            cur.execute(
+                f"WITH best AS (SELECT seq, ({base}) * {coordination} AS score FROM {rows} p "
+                f"ORDER BY 2 DESC, seq LIMIT %s) {final}",
+                [*idfs, *row_params, limit, limit],
+            )
+            return [row[0] for row in cur.fetchall()]
+        score, score_params = self._score_sql(plan)
+        cur.execute(
+            f"WITH s AS MATERIALIZED (SELECT seq, ({base}) * {coordination} AS low, "
+            f"({extra})::float8 * {coordination} AS extra FROM {rows} p), "
+            "bar AS (SELECT low FROM s ORDER BY low DESC LIMIT 1 OFFSET %s), "
+            "best AS ((SELECT seq, low AS score FROM s WHERE extra = 0 ORDER BY low DESC, seq LIMIT %s) "
+            f"UNION ALL SELECT m.seq, {score} FROM s JOIN {t}memories m ON m.seq = s.seq "
+            "AND m.status = 'current' WHERE s.extra > 0 "
+            "AND (s.low + s.extra) * 1.000000001 >= coalesce((SELECT low FROM bar), 0)) "
+            f"{final}",
+            [
+                *idfs,
+                *[idf * RANK_BOUND for _, idf in plan.pairs],
+                *row_params,
+                limit - 1,
+                limit,
+                *score_params,
+                limit,
+            ],
+        )
+        return [row[0] for row in cur.fetchall()]
+
+    def _newest_postings(
+        self, cur: Any, plan: _TextPlan, scope: Scope, lexemes: dict[str, str], limit: int
+    ) -> list[str]:
+        """Every term common: of the memories holding all of them, the newest MAX_TERM_ROWS,
+        ranked (what ``_newest_ranking`` ranks), found by walking the first term's postings
+        backwards along ``seq`` and looking each up in the other terms' postings; their
+        ``ts_rank`` and content flags come with them. Empty when no memory holds all terms."""
+        t = self._t
+        distinct = list(dict.fromkeys(lexemes[term] for term, _ in plan.weights))
+        of = {term: distinct.index(lexemes[term]) for term, _ in plan.weights}
+        where, scope_params = self._scope_sql(scope, prefix="t0.")
+        joins = "".join(
+            f" JOIN {t}memory_terms t{i} ON t{i}.term = %s AND t{i}.user_id = t0.user_id "
+            f"AND t{i}.seq = t0.seq"
+            for i in range(1, len(distinct))
+        )
+        columns = ", ".join(f"t{i}.rank AS r{i}, t{i}.in_content AS a{i}" for i in range(len(distinct)))
+        base = " + ".join(f"%s * r{of[term]}" for term, _ in plan.weights)
+        coordination = (
+            f"(1 + {' + '.join(f'a{of[term]}::int' for term, _ in plan.weights)}) / {1 + len(plan.weights)}.0"
+        )
+        cur.execute(
+            f"WITH newest AS MATERIALIZED (SELECT t0.seq, {columns} FROM {t}memory_terms t0{joins} "
+            f"WHERE {' AND '.join(['t0.term = %s', *where])} ORDER BY t0.seq DESC LIMIT %s), "
+            f"best AS (SELECT seq, ({base}) * {coordination} AS score FROM newest "
+            "ORDER BY 2 DESC, seq LIMIT %s) "
+            f"SELECT m.id FROM best b JOIN {t}memories m ON m.seq = b.seq AND m.status = 'current' "
+            "ORDER BY b.score DESC, b.seq",
+            [
+                *distinct[1:],
+                distinct[0],
+                *scope_params,
+                MAX_TERM_ROWS,
+                *[idf for _, idf in plan.weights],
+                limit,
+            ],
+        )
+        return [row[0] for row in cur.fetchall()]
 
     def _text_plan(self, cur: Any, query: str, scope: Scope) -> _TextPlan | None:
         """Which terms a query searches for, their IDF weights and counts, and its phrases."""
@@ -383,13 +702,15 @@ class PostgresStore(SQLStoreBase):
         everything = " | ".join(term for term, _ in plan.weights)
         return [key for key, _ in self._ranked(cur, plan, everything, limit)]
 
-    def _newest_ranking(self, cur: Any, plan: _TextPlan, limit: int) -> list[str]:
+    def _newest_ranking(
+        self, cur: Any, plan: _TextPlan, limit: int, matches: list[str] | None = None
+    ) -> list[str]:
         """Only common terms: the memories holding all of them (else any), of those the newest
         MAX_TERM_ROWS only, ranked. One statement walks the ``seq`` index backwards, keeps the
         first MAX_TERM_ROWS rows that match and ranks them."""
         score, score_params = self._score_sql(plan)
         terms = [t for t, _ in plan.weights]
-        for match in (" & ".join(terms), " | ".join(terms)):
+        for match in matches or [" & ".join(terms), " | ".join(terms)]:
             cur.execute(
                 f"WITH newest AS MATERIALIZED (SELECT id, seq, tsv FROM {self._t}memories WHERE "
                 f"{plan.scope_sql} AND tsv @@ to_tsquery('{TS_CONFIG}', %s) ORDER BY seq DESC LIMIT %s) "
@@ -414,7 +735,9 @@ class PostgresStore(SQLStoreBase):
         between writes."""
         key = (scope.user, scope.agent, scope.session)
         for retry in (False, True):
-            known = self._counts if not retry else {}
+            with self._cache_lock:
+                known = set(self._counts) if not retry else set()
+                snapshot = self._counts_snapshot
             need_total = (key, None) not in known
             missing = [t for t in dict.fromkeys(terms) if (key, t) not in known]
             columns = ["pg_current_snapshot()::text"]
@@ -431,24 +754,28 @@ class PostgresStore(SQLStoreBase):
                 values += [term, *params, term, LARGEST_CAP + 1]
             cur.execute(f"SELECT {', '.join(columns)}", values)
             row = cur.fetchone()
-            if row[0] != self._counts_snapshot:
-                if (not need_total or len(missing) < len(set(terms))) and not retry:
-                    continue  # some counts would come from before the change: count them all again
-                self._counts.clear()
-                self._counts_snapshot = row[0]
-            if len(self._counts) > 10_000:
-                self._counts.clear()
+            counted: dict[tuple[tuple[str | None, ...], str | None], tuple[int, int]] = {}
             position = 1
             if need_total:
-                self._counts[(key, None)] = (0, int(row[1]))
+                counted[(key, None)] = (0, int(row[1]))
                 position = 2
             for index, term in enumerate(missing):
-                self._counts[(key, term)] = (
-                    int(row[position + 2 * index]),
-                    int(row[position + 2 * index + 1]),
-                )
-            break
-        return self._counts[(key, None)][1], {term: self._counts[(key, term)] for term in terms}
+                counted[(key, term)] = (int(row[position + 2 * index]), int(row[position + 2 * index + 1]))
+            with self._cache_lock:
+                if row[0] != self._counts_snapshot or row[0] != snapshot:
+                    if (not need_total or len(missing) < len(set(terms))) and not retry:
+                        continue  # some counts would come from before the change: count them all again
+                    self._counts.clear()
+                    self._counts_snapshot = row[0]
+                if len(self._counts) > 10_000:
+                    self._counts.clear()
+                self._counts.update(counted)
+                wanted = [(key, None), *((key, term) for term in terms)]
+                mine = {k: self._counts[k] for k in wanted if k in self._counts}
+            if len(mine) == len(set(wanted)):
+                break
+            # Another thread emptied the cache between our look and our count: count them all.
+        return mine[(key, None)][1], {term: mine[(key, term)] for term in terms}
 
     def _vector_ranking(self, cur: Any, qvec: Vectors, scope: Scope, limit: int) -> list[tuple[str, float]]:
         """Nearest vectors in scope by the HNSW index (an iterative scan: pgvector keeps walking the
@@ -460,19 +787,24 @@ class PostgresStore(SQLStoreBase):
         text = _vector_text(qvec)
         if dim in self._indexed_dims and not self.exact:
             nearest, params = self._nearest_sql(dim, scope)
-            # Both settings in one round trip (set_config(..., true) is SET LOCAL).
-            cur.execute(
-                "SELECT set_config('hnsw.ef_search', %s, true), "
-                "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
-                (str(max(HNSW_EF_SEARCH, limit)),),
-            )
-            # relaxed_order may return near-ties out of order: sorted again over the few found.
-            cur.execute(
-                f"WITH hits AS MATERIALIZED ({nearest} LIMIT %s) SELECT id, 1 - distance FROM hits "
-                "ORDER BY distance, id",
-                [text, *params, text, limit],
-            )
-            found = [(r[0], float(r[1])) for r in cur.fetchall()]
+            # Every connection has these settings from the pool (``_configure``); a deeper
+            # search sets its own (set_config(..., true) is SET LOCAL), and so does a store of
+            # other settings (a subclass, a benchmark).
+            own = limit > HNSW_EF_SEARCH or HNSW_EF_SEARCH != _CONFIGURED_EF_SEARCH
+            with cur.connection.transaction() if own else contextlib.nullcontext():
+                if own:
+                    cur.execute(
+                        "SELECT set_config('hnsw.ef_search', %s, true), "
+                        "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
+                        (str(max(HNSW_EF_SEARCH, limit)),),
+                    )
+                # relaxed_order may return near-ties out of order: sorted again over the few found.
+                cur.execute(
+                    f"WITH hits AS MATERIALIZED ({nearest} LIMIT %s) SELECT id, 1 - distance FROM hits "
+                    "ORDER BY distance, id",
+                    [text, *params, text, limit],
+                )
+                found = [(r[0], float(r[1])) for r in cur.fetchall()]
             if len(found) >= limit:
                 return found
         return self._exact_nearest(cur, text, dim, scope, limit)
@@ -496,21 +828,25 @@ class PostgresStore(SQLStoreBase):
     ) -> list[tuple[str, float]]:
         """The ``limit`` nearest vectors in scope by comparing the query with every one (ties by
         ``seq``). Only the id and the distance reach the sort: sorting the rows with their
-        vectors spilled 50 MB to disk at 100k memories."""
+        vectors spilled 50 MB to disk at 100k memories. The size check is in the distance, not
+        the WHERE: there the planner took ``vector_dims(embedding) = N`` for 0.5% of the rows and
+        probed the memories once per vector (932 ms at 100k memories; 319 ms with the memories
+        hashed instead, bench/notes/memory-speed-pg.md)."""
         where, params = self._scope_sql(scope, prefix="m.")
-        where += ["m.status = 'current'", *self._vector_filter(dim)]
-        cur.execute("SET LOCAL enable_indexscan = off")  # not the HNSW index: every vector
-        try:
+        where += ["m.status = 'current'", self._vector_filter(dim)[0]]
+        with cur.connection.transaction():  # SET LOCAL needs one
+            cur.execute("SET LOCAL enable_indexscan = off")  # not the HNSW index: every vector
             cur.execute(
-                f"SELECT id, 1 - distance FROM (SELECT m.id, m.seq, v.embedding::vector({dim}) <=> "
-                f"%s::vector({dim}) AS distance FROM {self._t}memory_vectors v JOIN {self._t}memories m "
-                f"ON m.id = v.memory_id WHERE {' AND '.join(where)} OFFSET 0) d ORDER BY distance, seq "
-                "LIMIT %s",
+                f"SELECT id, 1 - distance FROM (SELECT m.id, m.seq, CASE WHEN vector_dims(v.embedding) "
+                f"= {dim} THEN v.embedding::vector({dim}) <=> %s::vector({dim}) END AS distance "
+                f"FROM {self._t}memory_vectors v JOIN {self._t}memories m ON m.id = v.memory_id "
+                f"WHERE {' AND '.join(where)} OFFSET 0) d WHERE distance IS NOT NULL "
+                "ORDER BY distance, seq LIMIT %s",
                 [text, *params, limit],
             )
-            return [(r[0], float(r[1])) for r in cur.fetchall()]
-        finally:
-            cur.execute("RESET enable_indexscan")  # the rest of the transaction uses indexes again
+            found = [(r[0], float(r[1])) for r in cur.fetchall()]
+            cur.execute("RESET enable_indexscan")  # an enclosing transaction uses indexes again
+            return found
 
     def _vector_filter(self, dim: int) -> list[str]:
         """The partial index's predicate, spelled with literals so the planner can match it."""
@@ -545,6 +881,20 @@ class PostgresStore(SQLStoreBase):
     def _rows_by_key(self, cur: Any, keys: list[str]) -> dict[str, Sequence[Any]]:
         cur.execute(f"SELECT {COLUMNS} FROM {self._t}memories WHERE id = ANY(%s)", (keys,))
         return {r[0]: r for r in cur.fetchall()}
+
+
+_CONFIGURED_EF_SEARCH = HNSW_EF_SEARCH
+
+
+def _configure(conn: Any) -> None:
+    """A new pool connection's session settings: the HNSW walk's (a search then needs no
+    statement of its own to set them). Before pgvector is loaded in the session these are
+    placeholders that pgvector takes over when it loads."""
+    conn.execute(
+        "SELECT set_config('hnsw.ef_search', %s, false), "
+        "set_config('hnsw.iterative_scan', 'relaxed_order', false)",
+        (str(_CONFIGURED_EF_SEARCH),),
+    )
 
 
 # A phrase scores only where its words stand side by side: ts_rank alone ranks ``a <-> b`` almost
