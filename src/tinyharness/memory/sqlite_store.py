@@ -544,6 +544,9 @@ class SQLiteStore(SQLStoreBase):
         whether they are done."""
         build = self._text_build
         done = build.wait(timeout) if build is not None else True
+        if build is not None and done:
+            with self._read() as db:
+                self._text_index(db)  # installs it
         index = self._index
         return (index.wait_for_coarse(timeout) if index is not None else True) and done
 

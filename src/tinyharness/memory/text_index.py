@@ -172,7 +172,9 @@ class TextIndex:
         self._instances = instances
         self._extra: dict[int, npt.NDArray[np.int64]] = {}  # term id -> all its instances, when added to
         self._derived: dict[int, tuple[int, npt.NDArray[np.intp], npt.NDArray[np.float64]]] = {}
-        docs = np.unique(instances >> _DOC_SHIFT)
+        # Every current memory has a full-text row, some with no tokens at all.
+        known = np.fromiter(scopes, dtype=np.int64, count=len(scopes))
+        docs = np.union1d(np.unique(instances >> _DOC_SHIFT), known)
         in_body = (instances & _COL_BIT) == 0
         self._rowids = docs
         self._body = np.bincount(np.searchsorted(docs, instances[in_body] >> _DOC_SHIFT), minlength=len(docs))
@@ -284,7 +286,7 @@ class TextIndex:
         extra = self._extra.get(term_id)
         if extra is not None:
             return extra
-        if term_id >= len(self._start):
+        if term_id >= len(self._stop):
             return np.zeros(0, dtype=np.int64)
         return self._instances[self._start[term_id] : self._stop[term_id]]
 
