@@ -105,7 +105,12 @@ class Tokenizer:
 
     def __init__(self) -> None:
         self._db = sqlite3.connect(":memory:", check_same_thread=False)
-        self._db.execute(f"CREATE VIRTUAL TABLE t USING fts5(body, context, tokenize = '{FTS_TOKENIZE}')")
+        # Its text in a plain table (external content): emptying it is then one 'delete-all',
+        # not a delete that splits every row again (0.3 against 0.5 ms for 40 rows).
+        self._db.execute("CREATE TABLE c (rowid INTEGER PRIMARY KEY, body TEXT, context TEXT)")
+        self._db.execute(
+            f"CREATE VIRTUAL TABLE t USING fts5(body, context, content = 'c', tokenize = '{FTS_TOKENIZE}')"
+        )
         self._db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
         self._cache: dict[str, tuple[str, ...]] = {}
 
@@ -124,9 +129,9 @@ class Tokenizer:
         """(term, instance) of every token of ``rows`` (rowid, body, context): an instance as in
         ``TextIndex`` (rowid, column, position in one int)."""
         with self._db:
-            self._db.executemany("INSERT INTO t (rowid, body, context) VALUES (?, ?, ?)", rows)
+            self._fill(rows)
             found = self._db.execute(f"SELECT term, {_INSTANCE_SQL}, offset FROM v").fetchall()
-            self._db.execute("DELETE FROM t")
+            self._empty()
         if any(offset >= _MAX_POSITION for _, _, offset in found):
             raise IndexRefused("a memory of over a million tokens")
         return [(term, int(key)) for term, key, _ in found]
@@ -137,12 +142,20 @@ class Tokenizer:
         so the same marks as on the store's table, where it cost 0.6 ms a row (each looked up
         through the whole query's doclists) against a few microseconds here."""
         with self._db:
-            self._db.executemany("INSERT INTO t (rowid, body, context) VALUES (?, ?, ?)", rows)
+            self._fill(rows)
             found = self._db.execute(
                 "SELECT rowid, highlight(t, 0, char(1), char(2)) FROM t WHERE t MATCH ?", (match,)
             ).fetchall()
-            self._db.execute("DELETE FROM t")
+            self._empty()
         return {int(rowid): str(text) for rowid, text in found}
+
+    def _fill(self, rows: Sequence[tuple[int, str, str]]) -> None:
+        self._db.executemany("INSERT INTO c (rowid, body, context) VALUES (?, ?, ?)", rows)
+        self._db.executemany("INSERT INTO t (rowid, body, context) VALUES (?, ?, ?)", rows)
+
+    def _empty(self) -> None:
+        self._db.execute("INSERT INTO t (t) VALUES ('delete-all')")
+        self._db.execute("DELETE FROM c")
 
     def close(self) -> None:
         self._db.close()
