@@ -570,7 +570,10 @@ class SQLiteStore(SQLStoreBase):
             return []
         pairs = [p for p in query_phrases(query) if all(word in terms for word in p.split())]
         pair_tokens = [tokenizer.tokens(pair) for pair in pairs]
-        if any(found != tokens[a] + tokens[b] for found, (a, b) in zip(pair_tokens, (p.split() for p in pairs), strict=True)):
+        if any(
+            found != tokens[a] + tokens[b]
+            for found, (a, b) in zip(pair_tokens, (p.split() for p in pairs), strict=True)
+        ):
             return None
         words = [tokens[term] for term in terms]
         passes = [(True, words, terms), (False, words + pair_tokens, terms + pairs)]

@@ -211,15 +211,21 @@ class TextIndex:
         """The index of the full-text table as ``db`` sees it (call inside a read transaction that
         also read ``seq``): FTS5's instance table read in one string, not row by row (1.2 million
         rows cost 9 s as Python tuples, 2 s this way, at load 6)."""
-        db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.memory_fts_rows USING fts5vocab(main, memory_fts, 'row')")
+        db.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.memory_fts_rows USING fts5vocab(main, memory_fts, 'row')"
+        )
         db.execute(
             "CREATE VIRTUAL TABLE IF NOT EXISTS temp.memory_fts_instances "
             "USING fts5vocab(main, memory_fts, 'instance')"
         )
-        if (db.execute("SELECT max(offset) FROM temp.memory_fts_instances").fetchone()[0] or 0) >= _MAX_POSITION:
+        if (
+            db.execute("SELECT max(offset) FROM temp.memory_fts_instances").fetchone()[0] or 0
+        ) >= _MAX_POSITION:
             raise IndexRefused("a memory of over a million tokens")
         vocabulary = db.execute("SELECT term, cnt FROM temp.memory_fts_rows").fetchall()
-        text = db.execute(f"SELECT group_concat({_INSTANCE_SQL}, ' ') FROM temp.memory_fts_instances").fetchone()[0]
+        text = db.execute(
+            f"SELECT group_concat({_INSTANCE_SQL}, ' ') FROM temp.memory_fts_instances"
+        ).fetchone()[0]
         instances = np.array(text.split(), dtype=np.int64) if text else np.zeros(0, dtype=np.int64)
         counts = np.array([count for _, count in vocabulary], dtype=np.int64)
         if int(counts.sum()) != len(instances):
@@ -329,7 +335,9 @@ class TextIndex:
         keep = self._alive[rows]
         return rows[keep], freq[keep]
 
-    def _count(self, instances: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]:
+    def _count(
+        self, instances: npt.NDArray[np.int64]
+    ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]:
         docs = instances >> _DOC_SHIFT
         if not len(docs):
             return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.float64)

@@ -34,8 +34,8 @@ import numpy as np
 import numpy.typing as npt
 import simsimd
 
-from .base import Scope
 from .background import Build
+from .base import Scope
 from .coarse_index import CoarseIndex
 
 _FIELDS = ("user", "agent", "session")
