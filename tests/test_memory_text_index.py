@@ -22,6 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tinyharness.memory import text_index
 from tinyharness.memory.base import Scope
 from tinyharness.memory.sqlite_store import SQLiteStore
 from tinyharness.memory.text_index import TextIndex, Tokenizer
@@ -173,6 +174,25 @@ def test_a_stale_or_torn_index_is_rebuilt(tmp_path: Path) -> None:
         assert reopened._text_index(db) is None
     assert "FTS5 counts" in reopened.text_index_refusals[-1]
     reopened.close()
+
+
+def test_postings_with_many_removed_rows_are_built_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(text_index, "WORN_AFTER", 4)
+    store = open_store(tmp_path / "memory.db")
+    ids = [store.add(f"painting {n} festival", Scope("ana")).id for n in range(12)]
+    store.search("painting", Scope("ana"))
+    assert store.wait_for_indexes(30) and store.text_index_builds == 1
+    for memory_id in ids[:8]:
+        store.delete(memory_id)
+    old = store._text
+    store.search("painting", Scope("ana"))  # more removed rows than live ones: a build starts
+    assert store.text_index_builds == 2 and store._text is old  # the old one serves meanwhile
+    assert store.wait_for_indexes(30)
+    assert store._text is not old and store._text is not None and store._text.dead == 0
+    assert_same_ranking(store, [("painting festival", 1), ("festival", 0)])
+    store.close()
 
 
 def test_searches_during_the_text_build_are_exact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -445,12 +445,13 @@ class SQLiteStore(SQLStoreBase):
         row): derived data that disagrees with the table (a torn update, a database put back
         from a copy, a write that did not stamp its rows) is dropped and built again."""
         rows, body, context = averages(db)
+        latest = int(db.execute("SELECT COALESCE(MAX(seq), 0) FROM memories").fetchone()[0])
+        fresh = self._take_text_build(latest)
         index = self._text
         if index is None:
-            index = self._install_text_build(rows)
-            if index is None:
-                return None
-        latest = int(db.execute("SELECT COALESCE(MAX(seq), 0) FROM memories").fetchone()[0])
+            if self._text_build is None and rows >= self.text_index_from and self._text_refused_at != latest:
+                self._start_text_build()
+            return None
         why = ""
         if latest < index.seq:
             why = f"it reflects seq {index.seq}, the database is at {latest}"
@@ -464,32 +465,28 @@ class SQLiteStore(SQLStoreBase):
         if why:
             self.text_index_refusals.append(why)
             self._text = None
-            self._start_text_build()
+            if fresh is index:
+                self._text_refused_at = latest  # built just now and wrong: not again until a write
+            elif self._text_build is None:
+                self._start_text_build()
             return None
         if index.worn() and self._text_build is None:
             self._start_text_build()  # a fresh copy without the removed rows; this one serves meanwhile
         return index
 
-    def _install_text_build(self, rows: int) -> TextIndex | None:
-        """The background build's index once it is done; starts one when the table is large."""
+    def _take_text_build(self, latest: int) -> TextIndex | None:
+        """The background build's index once it is done (installed), else None."""
         build = self._text_build
-        if build is None:
-            if rows >= self.text_index_from and self._text_refused_at != self._seen_text_seq():
-                self._start_text_build()
-            return None
-        if not build.done():
+        if build is None or not build.done():
             return None
         self._text_build = None
         index = build.result()
         if index is None:
             self.text_index_refusals.append(f"the build failed: {build.error}")
-            self._text_refused_at = self._seen_text_seq()  # not again until something is written
+            self._text_refused_at = latest  # not again until something is written
             return None
         self._text = index
         return index
-
-    def _seen_text_seq(self) -> int:
-        return int(self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM memories").fetchone()[0])
 
     def _start_text_build(self) -> None:
         self.text_index_builds += 1

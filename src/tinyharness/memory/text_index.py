@@ -36,6 +36,7 @@ K1, B = 1.2, 0.75  # FTS5's bm25() constants
 _DOC_SHIFT, _COL_BIT, _MAX_POSITION = 21, 1 << 20, (1 << 20) - 1
 _INSTANCE_SQL = "(doc << 21) | (iif(col = 'body', 0, 1) << 20) | offset"
 _FREQ_TABLE = 64  # frequencies of up to this many instances per column are looked up
+WORN_AFTER = 1024  # removed rows kept in the postings before they are built again (see ``worn``)
 
 
 class IndexRefused(ValueError):
@@ -297,7 +298,7 @@ class TextIndex:
 
     def worn(self) -> bool:
         """Whether enough rows were removed that a fresh build pays (half of them)."""
-        return self.dead > max(1024, self.rows)
+        return self.dead > max(WORN_AFTER, self.rows)
 
     # --- ranking ---------------------------------------------------------------------------
 
