@@ -252,3 +252,32 @@ def test_searches_during_the_vector_build_are_exact(monkeypatch: pytest.MonkeyPa
     assert coarse is not None and len(coarse) == len(index) == rows
     assert index.search(vectors[0], Scope("ana"), 2)[0][0] in (1, rows + 1)
     assert index.approximate_answers == 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    picks=st.lists(st.integers(0, 5), min_size=1, max_size=4),
+    every=st.booleans(),
+    scope_at=st.integers(0, len(QUERY_SCOPES) - 1),
+    newest=st.integers(1, 12),
+)
+def test_the_newest_matches_from_the_tails_are_the_newest_of_all(
+    picks: list[int], every: bool, scope_at: int, newest: int
+) -> None:
+    """The floor of all-common queries (the newest MAX_TERM_ROWS matches) read from the lists'
+    tails, against the whole lists, with a floor small enough that the tails are cut."""
+    with tempfile.TemporaryDirectory() as tmp:
+        store = open_store(Path(tmp) / "memory.db")
+        rng = np.random.default_rng(len(picks) * 100 + newest)
+        words = ["alpha", "beta", "gamma", "delta", "omega", "sigma"]
+        for n in range(80):
+            chosen = [w for w in words if rng.random() < 0.6] or ["alpha"]
+            store.add(" ".join(chosen), SCOPES[n % len(SCOPES)])
+        store.search("alpha", Scope())
+        assert store.wait_for_indexes(30) and store._text is not None
+        index = store._text
+        lists = [index._phrase((words[p],))[0] for p in picks]
+        scope = QUERY_SCOPES[scope_at]
+        whole = index._in_scope(index._matching(lists, every), scope)[-newest:]
+        assert index._newest_matching(lists, every, scope, newest).tolist() == whole.tolist()
+        store.close()

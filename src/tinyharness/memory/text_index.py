@@ -359,13 +359,10 @@ class TextIndex:
         live = np.flatnonzero(self._alive[: self._size])
         return int(self._rowids[live[-1]]) if len(live) else 0
 
-    def _matching(
-        self, found: list[tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]], every: bool
-    ) -> npt.NDArray[np.intp]:
-        """The rows (ascending) holding every phrase (``every``) or any of them."""
-        lists = [rows for rows, _ in found]
+    def _matching(self, lists: list[npt.NDArray[np.intp]], every: bool) -> npt.NDArray[np.intp]:
+        """The rows (ascending) in every one of ``lists`` (``every``) or in any of them."""
         if every:
-            lists.sort(key=len)
+            lists = sorted(lists, key=len)
             matched = lists[0]
             for rows in lists[1:]:
                 if not len(rows):
@@ -380,6 +377,30 @@ class TextIndex:
         for rows in lists:
             marked[rows] = True
         return np.flatnonzero(marked)
+
+    def _in_scope(self, rows: npt.NDArray[np.intp], scope: Scope) -> npt.NDArray[np.intp]:
+        for field, value in enumerate((scope.user, scope.agent, scope.session)):
+            if value is not None:
+                rows = rows[self._scope[rows, field] == self._codes[field].get(value, -1)]
+        return rows
+
+    def _newest_matching(
+        self, lists: list[npt.NDArray[np.intp]], every: bool, scope: Scope, newest: int
+    ) -> npt.NDArray[np.intp]:
+        """The newest ``newest`` rows in scope of ``_matching``, from the lists' tails: a row at
+        or above the highest row where a cut list's tail begins is in the tails' match exactly
+        when it is in the whole lists' one, so once the tails hold ``newest`` such rows, those
+        are the answer (the lists of common words hold tens of thousands of rows at 100k)."""
+        take = 2 * newest
+        while True:
+            cut = [rows for rows in lists if len(rows) > take]
+            matched = self._in_scope(self._matching([rows[-take:] for rows in lists], every), scope)
+            if not cut:
+                return matched[-newest:]
+            complete = matched[matched >= max(int(rows[-take]) for rows in cut)]
+            if len(complete) >= newest:
+                return complete[-newest:]
+            take *= 4
 
     def rank(
         self,
@@ -396,12 +417,11 @@ class TextIndex:
         if not phrases or not self.rows:
             return []
         found = [self._phrase(tokens) for tokens in phrases]
-        candidates = self._matching(found, every)
-        for field, value in enumerate((scope.user, scope.agent, scope.session)):
-            if value is not None:
-                candidates = candidates[self._scope[candidates, field] == self._codes[field].get(value, -1)]
-        if newest is not None and len(candidates) > newest:
-            candidates = candidates[-newest:]  # rows are in rowid order
+        lists = [rows for rows, _ in found]
+        if newest is None:
+            candidates = self._in_scope(self._matching(lists, every), scope)
+        else:
+            candidates = self._newest_matching(lists, every, scope, newest)
         total_rows = self.rows
         average = (self.tokens[0] + self.tokens[1]) / total_rows
         # Summed phrase by phrase in the query's order from 0.0, with bm25()'s own order of
