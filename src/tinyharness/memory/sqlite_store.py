@@ -6,7 +6,12 @@ approximate first look, kept only when its answer stands out); the index is buil
 per process and then follows the table incrementally: every write stamps its rows with a rising
 ``seq``, and before a search the store reads the rows whose ``seq`` is newer than what it has seen
 (one indexed ``MAX(seq)`` when nothing changed), so writes by other processes show up too.
-Full-text and vector rankings are fused by reciprocal rank fusion. Writes run in
+Full-text search is FTS5's (porter stemming, BM25 with the context column weighted): from
+TEXT_INDEX_FROM rows the process keeps FTS5's postings in memory (``text_index``, built in a
+background thread, followed by ``seq`` like the vector index, checked against FTS5's own counts
+before each use) and scores every match at once, with the same result as FTS5's ``bm25()`` row
+by row (``exact=True`` keeps that reference path). Full-text and vector rankings are fused by
+reciprocal rank fusion. Writes run in
 ``sqlitedb.write_transaction`` (``BEGIN IMMEDIATE``) with a busy timeout, so several processes
 may share the file.
 
