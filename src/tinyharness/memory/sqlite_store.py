@@ -303,6 +303,9 @@ class SQLiteStore(SQLStoreBase):
             ):
                 self._save_snapshot()
             self._db.close()
+            if self._tokenizer is not None:
+                self._tokenizer.close()
+                self._tokenizer = None
 
     # --- search -----------------------------------------------------------------------------
 
