@@ -587,13 +587,16 @@ class SQLiteStore(SQLStoreBase):
                 phrases, every=every, scope=scope, newest=MAX_TERM_ROWS if all_common else None, limit=limit
             )
             if scored:
-                match = (" AND " if every else " OR ").join(map(fts5_term, spelled))
+                # highlight() marks the instances of the query's phrases in the content column,
+                # the same under AND as under OR; a row whose content holds none gets no marks
+                # either way. So the content alone, under OR: the context is not split again.
+                match = " OR ".join(map(fts5_term, spelled))
                 marks = ",".join(str(rowid) for rowid, _ in scored)
                 # The full-text table's text of a row is ``index_text`` of the row's (``_insert_row``).
                 texts = [
-                    (rowid, index_text(content), index_text(context))
-                    for rowid, content, context in db.execute(
-                        f"SELECT rowid, content, context FROM memories WHERE rowid IN ({marks})"
+                    (rowid, index_text(content), "")
+                    for rowid, content in db.execute(
+                        f"SELECT rowid, content FROM memories WHERE rowid IN ({marks})"
                     )
                 ]
                 marked = tokenizer.highlighted(texts, match)
