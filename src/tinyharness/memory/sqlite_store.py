@@ -526,6 +526,7 @@ class SQLiteStore(SQLStoreBase):
             elif not index.has(rowid):
                 added[rowid] = Scope(user or None, agent or None, session or None)
         rowids = list(added)
+        new_rows: list[tuple[int, Scope, list[tuple[str, int]]]] = []
         for start in range(0, len(rowids), 500):
             chunk = rowids[start : start + 500]
             marks = ",".join("?" * len(chunk))
@@ -535,8 +536,8 @@ class SQLiteStore(SQLStoreBase):
             by_row: dict[int, list[tuple[str, int]]] = {rowid: [] for rowid, _, _ in texts}
             for term, key in self._fts_tokenizer().instances(texts):
                 by_row[key >> 21].append((term, key))
-            for rowid, found in by_row.items():
-                index.add(rowid, added[rowid], found)
+            new_rows += [(rowid, added[rowid], found) for rowid, found in by_row.items()]
+        index.add(new_rows)
         index.seq = latest
 
     def _fts_tokenizer(self) -> Tokenizer:

@@ -246,23 +246,26 @@ class TextIndex:
             codes.append(table.setdefault(value or "", len(table)))
         return codes
 
-    def add(self, rowid: int, scope: Scope, found: list[tuple[str, int]]) -> None:
-        """A new row (rowid above every row so far) with its (term, instance) pairs."""
-        if self._size and rowid <= int(self._rowids[self._size - 1]):
-            raise IndexRefused(f"row {rowid} is not newer than the rows indexed")
-        self._grow(self._size + 1)
-        at = self._size
-        self._rowids[at] = rowid
+    def add(self, rows: Sequence[tuple[int, Scope, list[tuple[str, int]]]]) -> None:
+        """New rows (rowid, scope, its (term, instance) pairs), in rising rowid order and above
+        every row so far. Each term's list is extended once for all of them (once per row, a
+        word in most rows made an import of n rows copy its list n times)."""
         by_term: dict[str, list[int]] = {}
-        for term, key in found:
-            by_term.setdefault(term, []).append(key)
-        body = sum(1 for _, key in found if not key & _COL_BIT)
-        self._body[at], self._context[at] = body, len(found) - body
-        self._scope[at] = self._scope_codes(scope)
-        self._alive[at] = True
-        self._size += 1
-        self.rows += 1
-        self.tokens = (self.tokens[0] + body, self.tokens[1] + len(found) - body)
+        for rowid, scope, found in rows:
+            if self._size and rowid <= int(self._rowids[self._size - 1]):
+                raise IndexRefused(f"row {rowid} is not newer than the rows indexed")
+            self._grow(self._size + 1)
+            at = self._size
+            self._rowids[at] = rowid
+            for term, key in found:
+                by_term.setdefault(term, []).append(key)
+            body = sum(1 for _, key in found if not key & _COL_BIT)
+            self._body[at], self._context[at] = body, len(found) - body
+            self._scope[at] = self._scope_codes(scope)
+            self._alive[at] = True
+            self._size += 1
+            self.rows += 1
+            self.tokens = (self.tokens[0] + body, self.tokens[1] + len(found) - body)
         for term, keys in by_term.items():
             term_id = self._term_id.setdefault(term, len(self._term_id))
             added = np.array(sorted(keys), dtype=np.int64)
