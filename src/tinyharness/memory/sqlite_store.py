@@ -6,7 +6,12 @@ approximate first look, kept only when its answer stands out); the index is buil
 per process and then follows the table incrementally: every write stamps its rows with a rising
 ``seq``, and before a search the store reads the rows whose ``seq`` is newer than what it has seen
 (one indexed ``MAX(seq)`` when nothing changed), so writes by other processes show up too.
-Full-text and vector rankings are fused by reciprocal rank fusion. Writes run in
+Full-text search is FTS5's (porter stemming, BM25 with the context column weighted): from
+TEXT_INDEX_FROM rows the process keeps FTS5's postings in memory (``text_index``, built in a
+background thread, followed by ``seq`` like the vector index, checked against FTS5's own counts
+before each use) and scores every match at once, with the same result as FTS5's ``bm25()`` row
+by row (``exact=True`` keeps that reference path). Full-text and vector rankings are fused by
+reciprocal rank fusion. Writes run in
 ``sqlitedb.write_transaction`` (``BEGIN IMMEDIATE``) with a busy timeout, so several processes
 may share the file.
 
@@ -33,6 +38,7 @@ import numpy as np
 from ..errors import ConfigError
 from ..sqlitedb import Schema, open_database, write_transaction
 from . import index_file
+from .background import Build
 from .base import COLUMNS, MemoryItem, Scope, Status
 from .embed import Embedder, Vectors
 from .sqlbase import EXTERNAL_MODEL as EXTERNAL_MODEL  # re-exported
@@ -48,14 +54,18 @@ from .text import (
     query_phrases,
     query_terms,
 )
+from .text_index import FTS_TOKENIZE, IndexRefused, TextIndex, Tokenizer, averages
 from .vector_index import APPROX_FROM, EXACT_BELOW, VectorIndex
 
 SNAPSHOT_MIN_ROWS = EXACT_BELOW  # an index of fewer vectors is built from the rows (it is quick)
 # Rows changed since the snapshot (and at least a tenth of the index) before close writes it
 # again; until then a process reads the snapshot and those rows.
 SNAPSHOT_EVERY = 1024
+# Full-text rows from which a search ranks from postings held in memory (``text_index``) instead
+# of FTS5's bm25() row by row: below it FTS5 is as fast (the index is built once there are more).
+TEXT_INDEX_FROM = 4096
 
-_SCHEMA = """
+_SCHEMA = f"""
 CREATE TABLE memories (
     rowid INTEGER PRIMARY KEY,
     id TEXT NOT NULL UNIQUE,
@@ -66,7 +76,7 @@ CREATE TABLE memories (
     agent_id TEXT NOT NULL DEFAULT '',
     session_id TEXT NOT NULL DEFAULT '',
     kind TEXT NOT NULL DEFAULT 'fact',
-    metadata TEXT NOT NULL DEFAULT '{}',
+    metadata TEXT NOT NULL DEFAULT '{{}}',
     content_hash TEXT NOT NULL,
     status TEXT NOT NULL DEFAULT 'current',
     valid_from REAL NOT NULL,
@@ -85,7 +95,7 @@ CREATE INDEX memories_hash ON memories(content_hash) WHERE status = 'current';
 CREATE INDEX memories_scope ON memories(user_id, agent_id, session_id) WHERE status = 'current';
 CREATE INDEX memories_seq ON memories(seq);
 CREATE VIRTUAL TABLE memory_fts USING fts5(
-    body, context, tokenize = 'porter unicode61 remove_diacritics 2'
+    body, context, tokenize = '{FTS_TOKENIZE}'
 );
 CREATE TABLE memory_vectors (
     memory_rowid INTEGER NOT NULL,
@@ -169,7 +179,12 @@ class SQLiteStore(SQLStoreBase):
         snapshot_min_rows: int = SNAPSHOT_MIN_ROWS,
         snapshot_every: int = SNAPSHOT_EVERY,
         approx_from: int = APPROX_FROM,
+        exact: bool = False,
+        text_index_from: int = TEXT_INDEX_FROM,
     ) -> None:
+        """``exact``: rank every full-text match with FTS5's bm25() and compare the query with
+        every vector (the reference the faster ways are measured against); ``text_index_from``:
+        see TEXT_INDEX_FROM."""
         self.path = sqlite_path(str(path))
         self.url = f"sqlite:///{self.path.resolve()}"
         self._init_common(embedder, vector_model, candidates, vector_weight)
@@ -189,6 +204,14 @@ class SQLiteStore(SQLStoreBase):
         self._term_counts: dict[str, int] = {}  # see ``_useful_terms``
         self._counted_at = -1
         self._count_cap = 0
+        self.exact = exact
+        self.text_index_from = text_index_from
+        self._text: TextIndex | None = None  # see ``_text_index``
+        self._text_build: Build[TextIndex] | None = None
+        self._text_refused_at: int | None = None  # the seq at which a build was refused
+        self._tokenizer: Tokenizer | None = None
+        self.text_index_builds = 0  # builds started (for tests)
+        self.text_index_refusals: list[str] = []  # why a text index was dropped, oldest first
 
     # --- plumbing ---------------------------------------------------------------------------
 
@@ -280,6 +303,9 @@ class SQLiteStore(SQLStoreBase):
             ):
                 self._save_snapshot()
             self._db.close()
+            if self._tokenizer is not None:
+                self._tokenizer.close()
+                self._tokenizer = None
 
     # --- search -----------------------------------------------------------------------------
 
@@ -405,7 +431,187 @@ class SQLiteStore(SQLStoreBase):
         self._index = index
 
     def _text_ranking(self, db: sqlite3.Connection, query: str, scope: Scope, limit: int) -> list[int]:
-        """BM25's best ``limit`` rows, reordered by BM25 times ``content_coordination``."""
+        """BM25's best ``limit`` rows, reordered by BM25 times ``content_coordination``: from the
+        postings in memory once the store is large and they are built (``_text_index``), else
+        (and with ``exact``) from FTS5 row by row. Both give the same rows in the same order."""
+        index = None if self.exact else self._text_index(db)
+        if index is not None:
+            ranked = self._indexed_text_ranking(db, index, query, scope, limit)
+            if ranked is not None:
+                return ranked
+        return self._fts5_text_ranking(db, query, scope, limit)
+
+    # --- the full-text postings in memory (``text_index``) -----------------------------------
+
+    def _text_index(self, db: sqlite3.Connection) -> TextIndex | None:
+        """The postings, up to date with the table, or None while there are none to trust.
+
+        Built in a background thread from FTS5 (the first search of a large store starts it;
+        FTS5 ranks meanwhile), then brought up to date before each search with the rows stamped
+        since (every write, by any process, stamps its rows with a new ``seq``). Before each use
+        its row count and token totals are compared with FTS5's own (its averages record, one
+        row): derived data that disagrees with the table (a torn update, a database put back
+        from a copy, a write that did not stamp its rows) is dropped and built again."""
+        rows, body, context = averages(db)
+        latest = int(db.execute("SELECT COALESCE(MAX(seq), 0) FROM memories").fetchone()[0])
+        fresh = self._take_text_build(latest)
+        index = self._text
+        if index is None:
+            if self._text_build is None and rows >= self.text_index_from and self._text_refused_at != latest:
+                self._start_text_build()
+            return None
+        why = ""
+        if latest < index.seq:
+            why = f"it reflects seq {index.seq}, the database is at {latest}"
+        elif latest > index.seq:
+            try:
+                self._apply_text_since(db, index, latest)
+            except IndexRefused as exc:
+                why = str(exc)
+        if not why and (index.rows, *index.tokens) != (rows, body, context):
+            why = f"{index.rows} rows and {index.tokens} tokens, FTS5 counts {rows} and {(body, context)}"
+        if why:
+            self.text_index_refusals.append(why)
+            self._text = None
+            if fresh is index:
+                self._text_refused_at = latest  # built just now and wrong: not again until a write
+            elif self._text_build is None:
+                self._start_text_build()
+            return None
+        if index.worn() and self._text_build is None:
+            self._start_text_build()  # a fresh copy without the removed rows; this one serves meanwhile
+        return index
+
+    def _take_text_build(self, latest: int) -> TextIndex | None:
+        """The background build's index once it is done (installed), else None."""
+        build = self._text_build
+        if build is None or not build.done():
+            return None
+        self._text_build = None
+        index = build.result()
+        if index is None:
+            self.text_index_refusals.append(f"the build failed: {build.error}")
+            self._text_refused_at = latest  # not again until something is written
+            return None
+        self._text = index
+        return index
+
+    def _start_text_build(self) -> None:
+        self.text_index_builds += 1
+        self._text_build = Build(self._build_text_index, "tinyharness-text-index")
+
+    def _build_text_index(self) -> TextIndex:
+        """The postings as one consistent state of the table (a read transaction on a connection
+        of the build's own: it runs in the background thread)."""
+        db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+        try:
+            db.execute("BEGIN")
+            seq = int(db.execute("SELECT COALESCE(MAX(seq), 0) FROM memories").fetchone()[0])
+            return TextIndex.build(db, seq, CONTEXT_WEIGHT)
+        finally:
+            db.close()
+
+    def _apply_text_since(self, db: sqlite3.Connection, index: TextIndex, latest: int) -> None:
+        """Apply to ``index`` the rows stamped after its seq: a current row it lacks is added
+        (its text split by FTS5's tokenizer), a closed one it holds is removed."""
+        changed = db.execute(
+            "SELECT rowid, status, user_id, agent_id, session_id FROM memories "
+            "WHERE seq > ? AND seq <= ? ORDER BY rowid",
+            (index.seq, latest),
+        ).fetchall()
+        added: dict[int, Scope] = {}
+        for rowid, status, user, agent, session in changed:
+            if status != "current":
+                index.remove(rowid)
+            elif not index.has(rowid):
+                added[rowid] = Scope(user or None, agent or None, session or None)
+        rowids = list(added)
+        new_rows: list[tuple[int, Scope, list[tuple[str, int]]]] = []
+        for start in range(0, len(rowids), 500):
+            chunk = rowids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            texts = db.execute(
+                f"SELECT rowid, body, context FROM memory_fts WHERE rowid IN ({marks}) ORDER BY rowid", chunk
+            ).fetchall()
+            by_row: dict[int, list[tuple[str, int]]] = {rowid: [] for rowid, _, _ in texts}
+            for term, key in self._fts_tokenizer().instances(texts):
+                by_row[key >> 21].append((term, key))
+            new_rows += [(rowid, added[rowid], found) for rowid, found in by_row.items()]
+        index.add(new_rows)
+        index.seq = latest
+
+    def _fts_tokenizer(self) -> Tokenizer:
+        if self._tokenizer is None:
+            self._tokenizer = Tokenizer()
+        return self._tokenizer
+
+    def wait_for_indexes(self, timeout: float | None = None) -> bool:
+        """Wait for the background builds under way (benchmarks and tests: a search never waits);
+        whether they are done."""
+        build = self._text_build
+        done = build.wait(timeout) if build is not None else True
+        if build is not None and done:
+            with self._read() as db:
+                self._text_index(db)  # installs it
+        index = self._index
+        return (index.wait_for_coarse(timeout) if index is not None else True) and done
+
+    def _indexed_text_ranking(
+        self, db: sqlite3.Connection, index: TextIndex, query: str, scope: Scope, limit: int
+    ) -> list[int] | None:
+        """``_fts5_text_ranking`` over the postings in memory: the same terms kept, phrases,
+        matches, newest floor and scores; the coordination factor of the best ``limit`` rows
+        from FTS5's ``highlight`` (on those rows only). None for a query whose words FTS5 splits
+        otherwise than ``query_terms`` (FTS5 ranks it)."""
+        tokenizer = self._fts_tokenizer()
+        raw = query_terms(query)
+        tokens = {term: tokenizer.tokens(term) for term in raw}
+        if any(len(found) != 1 for found in tokens.values()):
+            return None
+        cap = common_term_cap(index.last_rowid())
+        kept = [term for term in raw if index.matches(tokens[term][0]) <= cap]
+        all_common = not kept
+        terms = kept or raw
+        if not terms:
+            return []
+        pairs = [p for p in query_phrases(query) if all(word in terms for word in p.split())]
+        pair_tokens = [tokenizer.tokens(pair) for pair in pairs]
+        if any(
+            found != tokens[a] + tokens[b]
+            for found, (a, b) in zip(pair_tokens, (p.split() for p in pairs), strict=True)
+        ):
+            return None
+        words = [tokens[term] for term in terms]
+        passes = [(True, words, terms), (False, words + pair_tokens, terms + pairs)]
+        for every, phrases, spelled in passes if all_common else passes[1:]:
+            scored = index.rank(
+                phrases, every=every, scope=scope, newest=MAX_TERM_ROWS if all_common else None, limit=limit
+            )
+            if scored:
+                # highlight() marks the instances of the query's phrases in the content column,
+                # the same under AND as under OR; a row whose content holds none gets no marks
+                # either way. So the content alone, under OR: the context is not split again.
+                match = " OR ".join(map(fts5_term, spelled))
+                marks = ",".join(str(rowid) for rowid, _ in scored)
+                # The full-text table's text of a row is ``index_text`` of the row's (``_insert_row``).
+                texts = [
+                    (rowid, index_text(content), "")
+                    for rowid, content in db.execute(
+                        f"SELECT rowid, content FROM memories WHERE rowid IN ({marks})"
+                    )
+                ]
+                marked = tokenizer.highlighted(texts, match)
+                coordination = [
+                    content_coordination(marked_terms(marked.get(rowid, ""), len(terms)), len(terms))
+                    for rowid, _ in scored
+                ]
+                ranked = sorted(zip(scored, coordination, strict=True), key=lambda rc: rc[0][1] * rc[1])
+                return [row[0] for row, _ in ranked]
+        return []
+
+    def _fts5_text_ranking(self, db: sqlite3.Connection, query: str, scope: Scope, limit: int) -> list[int]:
+        """BM25's best ``limit`` rows, reordered by BM25 times ``content_coordination``, by FTS5
+        (``bm25()`` and ``highlight()`` on every match: the reference ranking)."""
         terms, all_common = self._useful_terms(query_terms(query))
         if not terms:
             return []
@@ -505,7 +711,7 @@ class SQLiteStore(SQLStoreBase):
         index = self._refresh_index()
         if index is None or index.dim != qvec.shape[0]:
             return []
-        return index.search(qvec, scope, limit)
+        return index.search(qvec, scope, limit, approximate=not self.exact)
 
     def _rows_by_key(self, db: sqlite3.Connection, keys: list[str]) -> dict[str, Sequence[Any]]:
         rowids = [int(key) for key in keys]

@@ -34,6 +34,7 @@ import numpy as np
 import numpy.typing as npt
 import simsimd
 
+from .background import Build
 from .base import Scope
 from .coarse_index import CoarseIndex
 
@@ -64,6 +65,9 @@ class VectorIndex:
         self.exact_below = exact_below
         self.approx_from = approx_from
         self._coarse: CoarseIndex | None = None
+        self._coarse_build: Build[CoarseIndex] | None = None  # see ``_coarse_ready``
+        self._coarse_log: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.float32] | None]] = []
+        self.coarse_builds = 0  # builds started (for tests)
         self._sample: tuple[npt.NDArray[np.float32], npt.NDArray[np.intp]] | None = None
         self._refusals = 0  # approximate answers refused in a row (see ``_approximate``)
         self.approximate_answers = 0  # searches answered from the approximate index (for tests)
@@ -123,8 +127,7 @@ class VectorIndex:
         self._live[row] = True
         self._position[key] = row
         self._size += 1
-        if self._coarse is not None:
-            self._coarse.add(np.array([key], dtype=np.int64), vector[None])
+        self._follow(np.array([key], dtype=np.int64), vector[None])
 
     def add_many(
         self, keys: npt.NDArray[np.int64], vectors: npt.NDArray[np.float32], scopes: list[Scope]
@@ -148,8 +151,7 @@ class VectorIndex:
         for offset, key in enumerate(keys.tolist()):
             self._position[key] = self._size + offset
         self._size += count
-        if self._coarse is not None:
-            self._coarse.add(keys, vectors)
+        self._follow(keys, vectors)
 
     def _quantize(self, start: int, stop: int) -> None:
         """Fill the int8 copy of the float32 rows ``start:stop``: per row, scale = max |x| / 127.
@@ -179,8 +181,7 @@ class VectorIndex:
         if row is None:
             return
         self._live[row] = False
-        if self._coarse is not None:
-            self._coarse.remove(np.array([key], dtype=np.int64))
+        self._follow(np.array([key], dtype=np.int64), None)
         if self._size > 1024 and len(self._position) < self._size // 2:
             self._compact()
 
@@ -304,7 +305,9 @@ class VectorIndex:
         in_scope = mask[sample_rows]
         if int(in_scope.sum()) < 64 or top >= live:
             return None
-        coarse = self.coarse_index()
+        coarse = self._coarse_ready()
+        if coarse is None:
+            return None  # (its first build is under way: the exact scan answers)
         # Over-fetch by the share of the rows in scope (the candidates ignore the scope).
         fetch = min(len(self._position), -(-FETCH * top * self._size // live))
         keys = coarse.candidates(query, fetch)
@@ -346,13 +349,76 @@ class VectorIndex:
         return cached
 
     def coarse_index(self) -> CoarseIndex:
-        """The approximate index over the live rows: built on first use, and again (trained
-        anew) once the rows have doubled or halved since it was trained."""
+        """The approximate index over the live rows, waiting for its build if one is under way
+        (tests and tools; a search never waits: ``_coarse_ready``)."""
+        build = self._coarse_build
+        self._coarse_ready()  # starts a build when one is due
+        self.wait_for_coarse()
+        if self._coarse_build is None and build is None and self._coarse is None:
+            raise RuntimeError("the approximate index could not be built")
+        if self._coarse is None:
+            return self.coarse_index()  # (the build that was under way failed: once more)
+        return self._coarse
+
+    def _coarse_ready(self) -> CoarseIndex | None:
+        """The approximate index as it stands, or None while the first one is built. A build
+        runs in a background thread (9-38 s at 100k rows on a busy machine: inside a search it
+        made that search wait) over a copy of the live rows; it starts when none exists and
+        again (trained anew) once the rows have doubled or halved since the last was trained,
+        the old one answering meanwhile. The upserts and removals made during the build are
+        replayed on the new index when it is installed, so it holds exactly the live rows."""
+        self._install_coarse()
         coarse, count = self._coarse, len(self._position)
-        if coarse is None or count >= 2 * coarse.trained_rows or 2 * count < coarse.trained_rows:
-            rows = np.flatnonzero(self._live[: self._size])
-            self._coarse = coarse = CoarseIndex.build(self._keys[rows], self._matrix[rows])
+        due = coarse is None or count >= 2 * coarse.trained_rows or 2 * count < coarse.trained_rows
+        if due and self._coarse_build is None:
+            keys, vectors = self._live_rows()
+            self._coarse_log = []
+            self.coarse_builds += 1
+            self._coarse_build = Build(lambda: self._build_coarse(keys, vectors), "tinyharness-vector-index")
         return coarse
+
+    def _live_rows(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        rows = np.flatnonzero(self._live[: self._size])
+        return self._keys[rows], self._matrix[rows]  # copies (fancy indexing): rows move meanwhile
+
+    @staticmethod
+    def _build_coarse(keys: npt.NDArray[np.int64], vectors: npt.NDArray[np.float32]) -> CoarseIndex:
+        return CoarseIndex.build(keys, vectors)
+
+    def _install_coarse(self) -> None:
+        build = self._coarse_build
+        if build is None or not build.done():
+            return
+        self._coarse_build = None
+        built = build.result()
+        log, self._coarse_log = self._coarse_log, []
+        if built is None:
+            return  # (the exact scan answers; the next search that asks starts another build)
+        for keys, vectors in log:
+            if vectors is None:
+                built.remove(keys)
+            else:
+                built.add(keys, vectors)
+        self._coarse = built
+
+    def wait_for_coarse(self, timeout: float | None = None) -> bool:
+        """Wait for a build of the approximate index under way and install it; whether done."""
+        build = self._coarse_build
+        if build is not None and not build.wait(timeout):
+            return False
+        self._install_coarse()
+        return True
+
+    def _follow(self, keys: npt.NDArray[np.int64], vectors: npt.NDArray[np.float32] | None) -> None:
+        """Keep the approximate index (and one being built) in step: add ``vectors`` under
+        ``keys``, or remove ``keys`` when ``vectors`` is None."""
+        if self._coarse is not None:
+            if vectors is None:
+                self._coarse.remove(keys)
+            else:
+                self._coarse.add(keys, vectors)
+        if self._coarse_build is not None:
+            self._coarse_log.append((keys.copy(), None if vectors is None else vectors.copy()))
 
     def _bound_maxima(self) -> tuple[float, float]:
         """The largest |s c| and |r| of any row (dead rows too: still an upper bound), kept
