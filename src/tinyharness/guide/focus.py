@@ -39,6 +39,7 @@ under a grammar, never read from the task's words.
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -170,8 +171,8 @@ class TaskFocus:
     def _files_for(self, task: str) -> tuple[list[str], str]:
         """The files the task names, else the files of the plan's targets, else those that
         define a symbol the task names (and the symbol)."""
-        if not task:
-            return [], ""
+        if not task or (self.plan.kind == "list" and any(t.endswith("/") for t in self.plan.targets)):
+            return [], ""  # a list or count over folders: listed, no file of it read first
         files = list(self.files())
         named = named_files(task, files)
         if not named:
@@ -200,9 +201,12 @@ class TaskFocus:
             return None
         if self.notes:
             return notes_done_prompt(named, self._unnoted(named))
-        if not self.answer:
+        if not self.answer and self.plan.kind not in ("answer", "list"):
             return edit_done_prompt(named, messages)
-        return answer_prompt(self.task, named, symbol)
+        outline = ""
+        if self.plan.kind == "list" and self.read_text is not None:
+            outline = "".join(f" {outline_line(path, self.read_text(path))}" for path in named)
+        return answer_prompt(self.task, named, symbol, outline)
 
     def next_tool(self, messages: Sequence[Message]) -> str | None:
         """The tool the next request must call: read_file while planned files are unread (the
@@ -316,13 +320,45 @@ def answer_ask(task: str) -> str:
     return ASK_QUESTION.format(task=task) if is_question(task) else ASK_REQUEST
 
 
-def answer_prompt(task: str, files: Sequence[str], symbol: str = "") -> str:
-    """What asks for the answer: the files read, where the symbol is defined, then
-    ``answer_ask``'s words (no instruction to copy; the request's grammar already allows only
-    the final answer)."""
+def answer_prompt(task: str, files: Sequence[str], symbol: str = "", outline: str = "") -> str:
+    """What asks for the answer: the files read, where the symbol is defined (or the files'
+    outlines, for a count), then ``answer_ask``'s words (no instruction to copy; the request's
+    grammar already allows only the final answer)."""
     where = ", ".join(files)
     found = FOUND.format(symbol=symbol, where=where) if symbol else ""
-    return ANSWER_NOW.format(files=where, found=found, ask=answer_ask(task))
+    return ANSWER_NOW.format(files=where, found=found + outline, ask=answer_ask(task))
+
+
+def outline_line(path: str, text: str) -> str:
+    """A Python file's top-level definitions, counted by kind ("markdown/serializers.py
+    defines at top level 8 functions (a, b, ...), 1 class (C)."); "" for a file ``ast`` cannot
+    parse. A count a small model can copy: asked how many functions a file defines, the 0.5B
+    read the file and answered "1" (it has 8). Statements, not words of the task."""
+    if not path.endswith((".py", ".pyi")):
+        return ""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return ""
+    kinds: dict[str, list[str]] = {"function": [], "class": [], "assignment": []}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            kinds["function"].append(node.name)
+        elif isinstance(node, ast.ClassDef):
+            kinds["class"].append(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            kinds["assignment"] += [t.id for t in targets if isinstance(t, ast.Name)]
+    said = [
+        f"{len(names)} {kind if len(names) == 1 else ('classes' if kind == 'class' else kind + 's')}"
+        f" ({', '.join(names[:MAX_OUTLINE_NAMES])}{', ...' if len(names) > MAX_OUTLINE_NAMES else ''})"
+        for kind, names in kinds.items()
+        if names
+    ]
+    return f"{path} defines at top level {', '.join(said) or 'nothing'}."
+
+
+MAX_OUTLINE_NAMES = 12
 
 
 MAX_EDIT_CHOICES = 300  # lines offered as edit_file's old text

@@ -56,6 +56,36 @@ PLAN_ASK = (
     "What does the task ask for, and which one to three of the files or folders above is it about?"
 )
 
+# The kind alone, for a task whose files the task names (exact evidence gives the targets):
+# one tiny request under a grammar whose only field is the kind. Without it the plan had no
+# kind, and the 0.5B, asked to change a named file, wrote free text to max_tokens for minutes.
+KIND_TOKENS = 24
+KIND_ASK = "Files the task names: {named}\n\nTask:\n{task}\n\nWhat does the task ask for?"
+
+
+def kind_schema(kinds: Sequence[str]) -> dict[str, Any]:
+    """The schema of the kind-only reply: ``kind`` one of the meanings of ``kinds``."""
+    meanings = [KIND_MEANINGS[k] for k in kinds if k in KIND_MEANINGS]
+    return {
+        "type": "object",
+        "properties": {"kind": {"type": "string", "enum": meanings}},
+        "required": ["kind"],
+        "additionalProperties": False,
+    }
+
+
+def kind_request(task: str, named: Sequence[str], kinds: Sequence[str]) -> ModelRequest:
+    """The request that asks only the kind of a task naming ``named`` (purpose "plan")."""
+    text = KIND_ASK.format(task=task, named=", ".join(named) or "(none)")
+    return ModelRequest(
+        messages=(Message("user", (TextBlock(text),)),),
+        system=PLAN_SYSTEM,
+        purpose="plan",
+        max_tokens=KIND_TOKENS,
+        response_schema=kind_schema(kinds),
+    )
+
+
 # A ranking of the workspace's files against a task: (workspace root, task, k) -> up to k items,
 # best first, each a workspace-relative path or an object with a ``path`` (see ``candidates``).
 Rank = Callable[[Path, str, int], Sequence[Any]]
