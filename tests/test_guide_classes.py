@@ -123,7 +123,7 @@ def test_a_task_naming_its_file_asks_the_kind_alone_and_keeps_its_files(project:
 
 def test_a_run_that_may_not_write_is_not_offered_a_change(project: Path) -> None:
     guide, _ = _guide(project, may_write=False)
-    model = ScriptedModel({"responses": [_kind("answer a question")]})
+    model = ScriptedModel({"responses": [_kind("answer in words")]})
     asyncio.run(guide.start(EDIT["zh"], model.complete))
     schema = model.requests[0].response_schema
     assert schema is not None and "change a file" not in schema["properties"]["kind"]["enum"]
@@ -157,7 +157,7 @@ def test_notes_on_named_files_are_notes_in_three_languages(project: Path, langua
     """notes-two: its files are named and the notes file is not; the kind the model gives makes it
     a notes plan over those files, the same in every language (before: no kind, answered)."""
     guide, _ = _guide(project)
-    model = ScriptedModel({"responses": [_kind("write a note about each file")]})
+    model = ScriptedModel({"responses": [_kind("add a line per file to the notes")]})
     asyncio.run(guide.start(NOTES_TWO[language], model.complete))
     assert guide.plan == TaskPlan("notes", ("src/shop/cart.py", "src/shop/pricing.py"), "model")
     assert guide.focus.notes
@@ -205,7 +205,7 @@ def test_an_edit_naming_no_file_changes_the_rankings_best_file(project: Path, la
 def test_a_question_changes_no_existing_file_but_may_write_a_new_one(project: Path) -> None:
     guide, state = _guide(project, may_write=True)
     script = [
-        _kind("answer a question"),
+        _kind("answer in words"),
         _use("e1", "edit_file", {"path": "src/shop/cart.py", "old": '"""The cart."""', "new": '"""X."""'}),
         _use("w1", "write_file", {"path": "out/new.txt", "content": "hello"}),
         _reply("0.2"),
@@ -232,7 +232,7 @@ def test_a_count_over_a_folder_lists_it_and_the_listing_holds_the_number(
     """The task names a file (__init__.py) and writes a folder and an extension: a count lists
     the folder (before: it read __init__.py and answered "1"), and the listing counts."""
     guide, state = _guide(project)
-    script = [_kind("list or count files"), _use("l1", "list_dir", {"path": "src/shop"}), _reply("4")]
+    script = [_kind("count or list files"), _use("l1", "list_dir", {"path": "src/shop"}), _reply("4")]
     model = ScriptedModel({"responses": script})
     result = _agent(project, guide, state, model).run(COUNT_FOLDER[language])
     assert guide.plan == TaskPlan("list", ("src/shop/",), "model")
@@ -256,7 +256,7 @@ def test_a_count_over_a_named_file_gets_its_outline_in_the_answer_prompt(
 ) -> None:
     guide, state = _guide(project)
     script = [
-        _kind("list or count files"),
+        _kind("count or list files"),
         _use("r1", "read_file", {"path": "src/shop/cart.py"}),
         _reply("1"),
     ]
@@ -280,9 +280,8 @@ def test_the_file_defining_a_name_whose_words_the_task_writes_ranks_first(projec
     from tinyharness.cli import _workspace_rank
     from tinyharness.guide.plan import top_files
 
-    (project / "CHANGES.md").write_text(
-        "# Changes\nversion 1.0 changed the version of the shop\n", encoding="utf-8"
-    )
+    history = "Each version of the shop, the version of its library, version by version.\n"
+    (project / "docs/version-history.md").write_text(history, encoding="utf-8")
     assert top_files(_workspace_rank(project, task, 40), 1) == ["src/shop/__init__.py"]
 
 
@@ -293,7 +292,7 @@ def test_the_file_defining_a_name_whose_words_the_task_writes_ranks_first(projec
 def test_a_final_answer_that_is_a_tool_name_or_empty_is_asked_again(project: Path, bare: str) -> None:
     guide, state = _guide(project)
     script = [
-        _kind("answer a question"),
+        _kind("answer in words"),
         _use("r1", "read_file", {"path": "src/shop/pricing.py"}),
         _reply(bare),
         _reply("0.2"),
