@@ -151,14 +151,14 @@ class Index:
         # project's version to 3.7.1." BM25 ranked change logs first, and __meta__.py was not
         # among the ten best).
         written = set(terms(task))
-        for name, defining in self.defined_in.items():
+        for name, holders in self.defined_in.items():
             words = identifier_parts(name)[1:] or identifier_parts(name)
             if (
-                0 < len(defining) <= self.config.max_defining_files
+                0 < len(holders) <= self.config.max_defining_files
                 and sum(map(len, words)) >= MIN_NAME_CHARS
                 and all(w in written for w in words)
             ):
-                for number in defining:
+                for number in holders:
                     lift(number, NAME_WORDS)
         # Names inside a path the task writes are the path's, not names of code.
         code = " ".join(m for m in mentions if "/" not in m and "." not in m)
