@@ -302,3 +302,22 @@ def test_a_final_answer_that_is_a_tool_name_or_empty_is_asked_again(project: Pat
     assert result.final == "0.2"
     assert model.requests[3].final_only  # asked again under the answer grammar
     assert len(model.requests) == 4  # once
+
+
+@pytest.mark.parametrize("again", ["read_file", "read_file is the name of a tool, not an answer."])
+def test_no_answer_twice_gives_what_the_plan_found(project: Path, again: str) -> None:
+    """md-def-xhtml: the 0.5B answered "read_file", then, asked again, copied the words that
+    asked. The symbol's file the harness found is the answer then, not the tool's name."""
+    guide, state = _guide(project)
+    script = [
+        _kind("answer in words"),
+        _use("r1", "read_file", {"path": "src/shop/cart.py"}),
+        _reply("read_file"),
+        _reply(again),
+    ]
+    model = ScriptedModel({"responses": script})
+    result = _agent(project, guide, state, model).run("哪个文件定义了类 Cart？")
+    assert "[Read: src/shop/cart.py] Cart is defined in src/shop/cart.py." in str(
+        model.requests[2].messages[-1].content
+    )
+    assert result.final == "Cart is defined in src/shop/cart.py."

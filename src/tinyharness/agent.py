@@ -510,18 +510,17 @@ class Agent:
                     self._append(Message("user", (TextBlock(objection),)))
                     continue
             if not calls:
-                bare = (
-                    None
-                    if self.output is not None or asked_again
-                    else self._bare_answer(response.message.text)
-                )
+                text = response.message.text
+                bare = None if self.output is not None or asked_again else self._bare_answer(text)
                 if bare is not None:
                     asked_again = True  # not an answer: asked once more, under the answer grammar
                     self._append(Message("user", (TextBlock(bare),)))
                     again = _Turn(final_only=True, done=step.done)
                     continue
+                if self.output is None and asked_again and self._bare_answer(text) is not None:
+                    return step.done or "(no final answer)"  # no answer twice: what the plan found
                 if self.output is None:
-                    return self._without_echo(response.message.text, done=step.done)
+                    return self._without_echo(text, *self._asked_again(), done=step.done)
                 if self.output.accepts(response.message.text):
                     return response.message.text
                 self._append(self.output.retry_message())  # raises BadOutput on the second miss
@@ -553,6 +552,18 @@ class Agent:
         if said in self.tools.names:
             return NOT_AN_ANSWER.format(name=said)
         return None
+
+    def _asked_again(self) -> tuple[str, ...]:
+        """The words ``_bare_answer`` asked again with, in the last messages (so an answer that
+        copies them is stripped of them: the 0.5B answered with them once)."""
+        texts = (NOT_AN_ANSWER.partition("{name}")[2], NO_ANSWER)
+        return tuple(
+            b.text
+            for m in self.messages[-3:]
+            if m.role == "user"
+            for b in m.content
+            if isinstance(b, TextBlock) and any(b.text.endswith(t) for t in texts)
+        )
 
     def _unfinished(self) -> str | None:
         """The guide's word when the model answered too early (None: the run may end)."""

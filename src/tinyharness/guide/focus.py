@@ -175,12 +175,13 @@ class TaskFocus:
             return [], ""  # a list or count over folders: listed, no file of it read first
         files = list(self.files())
         named = named_files(task, files)
+        if not named and self.read_text is not None:
+            symbol, defining = symbol_files(named_symbols(task), files, self.read_text)
+            if defining:
+                return defining, symbol
         if not named:
             named = [t for t in self.plan.targets if t in files]
-        if named or self.read_text is None:
-            return named, ""
-        symbol, defining = symbol_files(named_symbols(task), files, self.read_text)
-        return defining, symbol
+        return named, ""
 
     @property
     def notes(self) -> bool:
@@ -207,6 +208,12 @@ class TaskFocus:
         if self.plan.kind == "list" and self.read_text is not None:
             outline = "".join(f" {outline_line(path, self.read_text(path))}" for path in named)
         return answer_prompt(self.task, named, symbol, outline)
+
+    def found(self, messages: Sequence[Message]) -> str | None:
+        """What the harness itself found for a task naming a symbol ("X is defined in f.py."):
+        the answer when the model's is none (see ``Agent._bare_answer``)."""
+        named, symbol = self._planned(messages)
+        return FOUND.format(symbol=symbol, where=", ".join(named)).strip() if symbol and named else None
 
     def next_tool(self, messages: Sequence[Message]) -> str | None:
         """The tool the next request must call: read_file while planned files are unread (the

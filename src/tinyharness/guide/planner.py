@@ -119,7 +119,9 @@ class StepsGuide:
                 return step
             prompt = focus(messages) if focus is not None else None
             if prompt is not None:
-                return Turn(prompt, final_only=True)
+                return Turn(
+                    prompt, final_only=True, done=focus.found(messages) if focus is not None else None
+                )
         if self._folders_to_list(messages):
             return Turn(tool=LIST_TOOL)
         tool = focus.next_tool(messages) if focus is not None else None
