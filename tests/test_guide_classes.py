@@ -321,3 +321,26 @@ def test_no_answer_twice_gives_what_the_plan_found(project: Path, again: str) ->
         model.requests[2].messages[-1].content
     )
     assert result.final == "Cart is defined in src/shop/cart.py."
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "How many .txt files does tests/basic contain?",
+        "tests/basic 里有多少个 .txt 文件？",
+        "Combien de fichiers .txt tests/basic contient-il ?",
+    ],
+)
+def test_a_count_of_one_extension_is_said_before_the_ask(tmp_path: Path, task: str) -> None:
+    """md-count-basic: 18 .txt and 18 .html files; the 0.5B answered 36, the header's count of
+    all entries. The count of the extension the task writes comes right before the ask."""
+    for n in range(3):
+        (tmp_path / "tests/basic").mkdir(parents=True, exist_ok=True)
+        (tmp_path / f"tests/basic/t{n}.txt").write_text("x", encoding="utf-8")
+        (tmp_path / f"tests/basic/t{n}.html").write_text("x", encoding="utf-8")
+    guide, state = _guide(tmp_path)
+    script = [_kind("count or list files"), _use("l1", "list_dir", {"path": "tests/basic"}), _reply("3")]
+    model = ScriptedModel({"responses": script})
+    _agent(tmp_path, guide, state, model).run(task)
+    asked = model.requests[2].messages[-1].content[-1]
+    assert model.requests[2].final_only and str(getattr(asked, "text", "")).startswith("[3 .txt files] ")

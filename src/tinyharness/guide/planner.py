@@ -65,6 +65,19 @@ NO_CHANGE = "this task asks for no change to a file, so {path} stays as it is"
 MAX_READ_FIRST = 2  # the ranking's best files read first for a question that names nothing
 
 
+def counted_kinds(listing: str, extensions: Sequence[str]) -> str:
+    """The counts a listing's last line gives (``tools.files.entry_counts``: "[18 .html files,
+    18 .txt files]") of the extensions the task writes (".txt"): "18 .txt files". Measured with
+    the 0.5B on "How many .txt files does tests/basic contain?": after the listing it answered
+    36, the header's count of all entries; the extension is the task's own string."""
+    last = listing.strip().splitlines()[-1] if listing.strip() else ""
+    if not (last.startswith("[") and last.endswith("]")) or not extensions:
+        return ""
+    parts = [p.strip() for p in last[1:-1].split(",")]
+    wanted = [p for p in parts if any(p.split(" ")[1:2] == [ext] for ext in extensions)]
+    return ", ".join(wanted)
+
+
 class StepsGuide:
     """The guide over a task focus and a file set already made (``focus``, ``file_set``; either
     may be None) and a plan stated (``plan``; by default exact path matches only): the library's
@@ -176,7 +189,9 @@ class StepsGuide:
         listing = "\n".join(r.content for r in messages[-1].tool_results if not r.is_error)
         # No "[Listed: ...]" label: the 0.5B answered "Listed: src/shop/" with it. The listing
         # itself is the answer when the model's is only the ask copied back (``done``).
-        return Turn(answer_ask(self.task), final_only=True, done=listing.strip() or None)
+        counted = counted_kinds(listing, self.found.extensions)
+        ask = f"[{counted}] {answer_ask(self.task)}" if counted else answer_ask(self.task)
+        return Turn(ask, final_only=True, done=listing.strip() or None)
 
     def _edit_choices(self, messages: Sequence[Message]) -> Mapping[str, Sequence[str]]:
         """edit_file's choices in a run that may write: the named files, their lines as old."""
