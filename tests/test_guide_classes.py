@@ -344,3 +344,27 @@ def test_a_count_of_one_extension_is_said_before_the_ask(tmp_path: Path, task: s
     _agent(tmp_path, guide, state, model).run(task)
     asked = model.requests[2].messages[-1].content[-1]
     assert model.requests[2].final_only and str(getattr(asked, "text", "")).startswith("[3 .txt files] ")
+
+
+def test_an_edit_of_a_named_symbol_is_offered_its_definition_line(project: Path) -> None:
+    """md-edit-pipe: offered every line naming PIPE_RIGHT, the 0.5B edited a use of it."""
+    (project / "src/shop/pricing.py").write_text(
+        "TAX_RATE = 0.2\n\n\ndef price(x):\n    return x * (1 + TAX_RATE)\n", encoding="utf-8"
+    )
+    guide, state = _guide(project, may_write=True)
+    script = [
+        _kind("change a file"),
+        _use("r1", "read_file", {"path": "src/shop/pricing.py"}),
+        _use(
+            "e1",
+            "edit_file",
+            {"path": "src/shop/pricing.py", "old": "TAX_RATE = 0.2", "new": "TAX_RATE = 0.25"},
+        ),
+        _reply("Done."),
+    ]
+    model = ScriptedModel({"responses": script})
+    _agent(project, guide, state, model, write=True).run(EDIT["fr"])
+    assert model.requests[2].tool_choice == "edit_file"
+    choices = guide.choices("edit_file", model.requests[2].messages)
+    # (asked after the run: the file holds the new line by now; the use is never offered)
+    assert list(choices["old"]) == ["TAX_RATE = 0.25"] and list(choices["path"]) == ["src/shop/pricing.py"]
