@@ -368,3 +368,18 @@ def test_an_edit_of_a_named_symbol_is_offered_its_definition_line(project: Path)
     choices = guide.choices("edit_file", model.requests[2].messages)
     # (asked after the run: the file holds the new line by now; the use is never offered)
     assert list(choices["old"]) == ["TAX_RATE = 0.25"] and list(choices["path"]) == ["src/shop/pricing.py"]
+
+
+@pytest.mark.parametrize("language", sorted(EDIT_UNNAMED))
+def test_an_edit_naming_no_name_is_offered_the_lines_defining_names_it_writes(
+    project: Path, language: str
+) -> None:
+    """md-edit-version: offered every line of __meta__.py, the 0.5B edited an import. The line
+    defining a name whose words the task writes is offered (the page size: PAGE_SIZE); a task
+    in a language that writes none of them keeps every line."""
+    guide, _ = _guide(project, may_write=True, rank=_settings_rank)
+    model = ScriptedModel({"responses": [_reply(json.dumps({"kind": "change a file", "targets": []}))]})
+    asyncio.run(guide.start(EDIT_UNNAMED[language], model.complete))
+    choices = guide.choices("edit_file", [])
+    expected = ["PAGE_SIZE = 25"] if language == "en" else ["PAGE_SIZE = 25", "DEBUG = False"]
+    assert list(choices["old"]) == expected

@@ -368,6 +368,24 @@ def outline_line(path: str, text: str) -> str:
 MAX_OUTLINE_NAMES = 12
 
 
+_DEFINED = re.compile(
+    r"^[ \t]*(?:(?:async[ \t]+)?def|class)?[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*(?:\(|:|=(?!=))"
+)
+_NAME_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+
+
+def _defines_a_written_name(line: str, task: str) -> bool:
+    """Whether ``line`` defines a name (an assignment, a def, a class) of four or more letters
+    whose every part (snake_case, camelCase) the task writes as a word, in any case: the
+    workspace's own name matched word for word, as ``retrieval.rank`` does."""
+    match = _DEFINED.match(line)
+    if match is None:
+        return False
+    parts = [p.lower() for chunk in match.group(1).split("_") for p in _NAME_PART.findall(chunk)]
+    written = {w.lower() for w in re.findall(r"[A-Za-z0-9]+", task)}
+    return sum(map(len, parts)) >= 4 and all(p in written for p in parts)
+
+
 MAX_EDIT_CHOICES = 300  # lines offered as edit_file's old text
 MAX_EDIT_CHOICE_CHARS = 300
 MAX_EDIT_CHOICE_BYTES = 200_000  # a larger named file leaves old free
@@ -402,6 +420,12 @@ def edit_choices(workspace: Workspace, messages: Sequence[Message], focus: TaskF
     lines = [line for line in lines if any(s in line for s in symbols)] or lines
     patterns = [definition_pattern(s) for s in symbols]
     lines = [line for line in lines if any(p.search(line) for p in patterns)] or lines
+    if not symbols:
+        # No name written: the lines defining a name whose every word the task writes
+        # (``__version__`` for "change this project's version", ``PAGE_SIZE`` for "the page
+        # size"), as the ranking finds the file (measured with the 0.5B, offered every line of
+        # __meta__.py for a version change: it edited the ``from __future__`` import).
+        lines = [line for line in lines if _defines_a_written_name(line, focus.task)] or lines
     if not lines or len(lines) > MAX_EDIT_CHOICES:
         return {"path": named} if named else {}
     return {"path": named, "old": lines}
