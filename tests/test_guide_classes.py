@@ -157,7 +157,7 @@ def test_notes_on_named_files_are_notes_in_three_languages(project: Path, langua
     """notes-two: its files are named and the notes file is not; the kind the model gives makes it
     a notes plan over those files, the same in every language (before: no kind, answered)."""
     guide, _ = _guide(project)
-    model = ScriptedModel({"responses": [_kind("add a line per file to the notes")]})
+    model = ScriptedModel({"responses": [_kind("note each file")]})
     asyncio.run(guide.start(NOTES_TWO[language], model.complete))
     assert guide.plan == TaskPlan("notes", ("src/shop/cart.py", "src/shop/pricing.py"), "model")
     assert guide.focus.notes

@@ -191,7 +191,7 @@ def test_a_list_gets_the_folder_the_task_names_whatever_targets_the_model_chose(
 @pytest.mark.parametrize("language", sorted(LIST_TASK))
 def test_a_question_called_notes_without_the_notes_named_is_a_question(project: Path, language: str) -> None:
     guide, _ = _guide(project)
-    reply = {"kind": "add a line per file to the notes", "targets": ["src/shop/**/*.py"]}
+    reply = {"kind": "note each file", "targets": ["src/shop/**/*.py"]}
     model = ScriptedModel({"responses": [_reply(json.dumps(reply))]})
     asyncio.run(guide.start(LIST_TASK[language], model.complete))
     assert guide.plan.kind == "answer" and guide.plan.targets == ("src/shop/**/*.py",)

@@ -42,16 +42,15 @@ QUESTION_MARKS = ("?", "\uff1f", "\u061f", "\u037e")
 # checks a user's password, and in which file is it?" in English and Chinese (8 of 14 right);
 # without it, 9 of 14.
 # Measured again with the 0.5B on 24 tasks of the tune and unseen halves in three languages,
-# the kind asked alone (``docs/guide.md``; bench/notes/tasks.md, session 13): these words
-# 20 of 24 right, the earlier ("answer a question", "list or count files", "write a note about
-# each file") 14 of 24: with them every count was called a question and every named README
-# question a notes task. Still wrong with these: a task asking a note per named file (3 of 3
-# called a question) and a version change naming no file (1 of 2).
+# the kind asked alone (bench/notes/tasks.md, session 13): these words 23 of 24 right; the
+# earlier ("answer a question", "list or count files", "write a note about each file") 14 of
+# 24: every count was called a question and a README question naming its file a notes task.
+# "add a line per file to the notes" gave 20 of 24 (a note per named file called a question).
 KIND_MEANINGS = {
     "answer": "answer in words",
     "list": "count or list files",
     "edit": "change a file",
-    "notes": "add a line per file to the notes",
+    "notes": "note each file",
 }
 MAX_CANDIDATES = 80  # files and folders shown to the plan request (its enum)
 MAX_TARGETS = 3
