@@ -383,32 +383,3 @@ def test_an_edit_naming_no_name_is_offered_the_lines_defining_names_it_writes(
     choices = guide.choices("edit_file", [])
     expected = ["PAGE_SIZE = 25"] if language == "en" else ["PAGE_SIZE = 25", "DEBUG = False"]
     assert list(choices["old"]) == expected
-
-
-VERSION_Q = {
-    "en": "Which version is this shop library?",
-    "zh": "这个商店库是哪个版本？",
-    "fr": "Quelle version est cette bibliothèque ?",
-}
-
-
-@pytest.mark.parametrize("language", sorted(VERSION_Q))
-def test_a_question_naming_nothing_reads_the_files_a_ranking_tier_points_to(
-    project: Path, language: str
-) -> None:
-    """shop-version-words: the 0.5B chose three files, read them all and answered with their
-    names. Files the ranking puts in a tier (the task wrote a path or a name of theirs) are the
-    reads; plain word matches (below the tier) are not."""
-
-    def rank(root: Path, task: str, k: int) -> list[Ranked | str]:
-        return [
-            Ranked("src/shop/__init__.py", 2.0),
-            Ranked("README.md", 1.25),
-            Ranked("src/shop/cart.py", 0.5),
-        ]
-
-    guide, _ = _guide(project, rank=rank)
-    reply = {"kind": "answer in words", "targets": ["src/shop/cart.py", "src/shop/pricing.py"]}
-    model = ScriptedModel({"responses": [_reply(json.dumps(reply))]})
-    asyncio.run(guide.start(VERSION_Q[language], model.complete))
-    assert guide.plan == TaskPlan("answer", ("src/shop/__init__.py", "README.md"), "model")

@@ -220,9 +220,9 @@ class Ranked:
     score: float
 
 
-def top_files(items: Sequence[Any], k: int, least: float = 0.0) -> list[str]:
-    """The first ``k`` files (not folders or globs) a ranking scored above ``least``."""
-    scored = [i.path for i in items if isinstance(i, Ranked) and i.score > least]
+def top_files(items: Sequence[Any], k: int) -> list[str]:
+    """The first ``k`` files (not folders or globs) a ranking scored above zero."""
+    scored = [i.path for i in items if isinstance(i, Ranked) and i.score > 0]
     return [p for p in scored if not p.endswith("/") and "*" not in p][:k]
 
 

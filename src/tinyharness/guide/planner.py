@@ -63,7 +63,6 @@ LIST_TOOL = "list_dir"
 UNPLANNED_FILE = "{path} is not a file this task changes; the plan changes {files}"
 NO_CHANGE = "this task asks for no change to a file, so {path} stays as it is"
 MAX_READ_FIRST = 2  # the ranking's best files read first for a question that names nothing
-POINTED = 0.999  # a ranking score this high is a tier: the task wrote a path or a name of the file
 
 
 def counted_kinds(listing: str, extensions: Sequence[str]) -> str:
@@ -373,17 +372,6 @@ class PlanGuide(StepsGuide):
             # files are read first (left free, the 0.5B paged through README, LICENSE and
             # CHANGELOG for a version question).
             plan = TaskPlan(plan.kind, tuple(dict.fromkeys([*top, *plan.targets]))[:MAX_TARGETS], plan.source)
-        elif (
-            plan.kind == "answer"
-            and not found.folders
-            and (pointed := top_files(items, MAX_READ_FIRST, POINTED))
-        ):
-            # A question that names nothing, and files the task points to by the workspace's own
-            # names (a path, a defined name, a name whose words it writes: a ranking tier): those
-            # are read, not the model's other choices (measured with the 0.5B on "Which version
-            # is this shop library?": it chose __init__.py, users.py and inventory.py, read all
-            # three and answered with their names).
-            plan = TaskPlan(plan.kind, tuple(pointed), plan.source)
         return plan
 
     def _named_files(self, task: str) -> list[str]:
