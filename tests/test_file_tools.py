@@ -189,8 +189,10 @@ def test_read_file_empty_missing_folder_and_outside(tools: ToolRegistry, root: P
 
 def test_list_dir_sorted_with_folders_marked_and_sizes(tools: ToolRegistry, root: Path) -> None:
     (root / "src" / "data.bin").write_bytes(bytes(3000))
-    assert ok(tools, "list_dir", path=".") == "./ (2 entries)\nREADME.md  24 B\nsrc/"
-    assert ok(tools, "list_dir", path="src") == ("src/ (2 entries)\napp.py  36 B\ndata.bin  2.9 KB")
+    assert ok(tools, "list_dir", path=".") == "./ (2 entries)\nREADME.md  24 B\nsrc/\n[1 .md file, 1 folder]"
+    assert ok(tools, "list_dir", path="src") == (
+        "src/ (2 entries)\napp.py  36 B\ndata.bin  2.9 KB\n[1 .bin file, 1 .py file]"
+    )
 
 
 def test_list_dir_marks_links_and_hides_outside_targets(tools: ToolRegistry, root: Path) -> None:
@@ -211,6 +213,19 @@ def test_list_dir_caps_long_listings(tools: ToolRegistry, root: Path) -> None:
     assert listing.startswith(f"many/ ({files_module.MAX_LIST_ENTRIES + 20} entries)")
     assert "f0000.txt" in listing
     assert "20 more entries not shown" in listing
+    assert listing.endswith(f"[{files_module.MAX_LIST_ENTRIES + 20} .txt files]")  # all counted
+
+
+def test_list_dir_counts_each_kind_of_entry(tools: ToolRegistry, root: Path) -> None:
+    """The listing's last line counts its entries by extension, folders and links apart, so a
+    count is a number in the result (a small model answered "1" for a folder of 7 files)."""
+    mixed = root / "mixed"
+    (mixed / "sub").mkdir(parents=True)
+    for name in ("a.py", "b.py", "c.PY", "d.md", "Makefile"):
+        (mixed / name).write_text("x")
+    (mixed / "up").symlink_to(root / "src")
+    listing = ok(tools, "list_dir", path="mixed")
+    assert listing.splitlines()[-1] == "[3 .py files, 1 .md file, 1 other file, 1 folder, 1 link]"
 
 
 def test_list_dir_errors(tools: ToolRegistry, root: Path) -> None:

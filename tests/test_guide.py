@@ -308,16 +308,20 @@ def test_agent_from_a_model_object_is_the_loop_as_before() -> None:
         "Quelle est la valeur de TAX_RATE ?",
     ],
 )
-def test_a_task_naming_a_file_or_a_symbol_is_planned_without_asking(project: Path, task: str) -> None:
-    """Exact evidence (a file or a defined symbol, in any language) plans the reads; the small
-    model's guess is asked only without it (it classified the README's first task as notes)."""
+def test_a_task_naming_a_file_or_a_symbol_asks_only_its_kind(project: Path, task: str) -> None:
+    """Exact evidence (a file or a defined symbol, in any language) gives the targets; only
+    the kind is asked, under a grammar with nothing else in it."""
     guide, _ = _guide_for(project)
+    asked: list[Any] = []
 
     async def ask(request: Any) -> Any:
-        raise AssertionError("no plan request when the task names a file or a symbol")
+        asked.append(request)
+        return await ScriptedModel({"responses": [_answer('{"kind": "answer in words"}')]}).complete(request)
 
     asyncio.run(guide.start(task, ask))
-    assert guide.plan.source == "paths" and guide.focus.named([]) != []
+    assert [list(r.response_schema["properties"]) for r in asked] == [["kind"]]
+    assert guide.plan.kind == "answer" and guide.focus.named([]) != []
+    assert guide.plan.targets == tuple(guide.focus.named([]))
 
 
 def test_a_task_naming_neither_asks_the_plan(project: Path) -> None:

@@ -172,9 +172,9 @@ LIST_TASK = {
 @pytest.mark.parametrize(
     ("language", "reply"),
     [
-        ("en", {"kind": "list or count files", "targets": ["src/shop/**/*.py", "src/shop/cart.py"]}),
-        ("zh", {"kind": "list or count files", "targets": ["src/"]}),
-        ("fr", {"kind": "list or count files", "targets": ["docs/", "README.md"]}),
+        ("en", {"kind": "count or list files", "targets": ["src/shop/**/*.py", "src/shop/cart.py"]}),
+        ("zh", {"kind": "count or list files", "targets": ["src/"]}),
+        ("fr", {"kind": "count or list files", "targets": ["docs/", "README.md"]}),
     ],
 )
 def test_a_list_gets_the_folder_the_task_names_whatever_targets_the_model_chose(
@@ -191,7 +191,7 @@ def test_a_list_gets_the_folder_the_task_names_whatever_targets_the_model_chose(
 @pytest.mark.parametrize("language", sorted(LIST_TASK))
 def test_a_question_called_notes_without_the_notes_named_is_a_question(project: Path, language: str) -> None:
     guide, _ = _guide(project)
-    reply = {"kind": "write a note about each file", "targets": ["src/shop/**/*.py"]}
+    reply = {"kind": "note each file", "targets": ["src/shop/**/*.py"]}
     model = ScriptedModel({"responses": [_reply(json.dumps(reply))]})
     asyncio.run(guide.start(LIST_TASK[language], model.complete))
     assert guide.plan.kind == "answer" and guide.plan.targets == ("src/shop/**/*.py",)
@@ -208,7 +208,7 @@ def test_a_list_lists_its_folder_then_asks_for_the_answer(project: Path) -> None
         permissions=Permissions(),
         read_state=state,
     )
-    reply = {"kind": "list or count files", "targets": ["src/shop/**/*.py"]}
+    reply = {"kind": "count or list files", "targets": ["src/shop/**/*.py"]}
     script = [
         _reply(json.dumps(reply)),
         _use("l1", "list_dir", {"path": "src/shop"}),
@@ -230,7 +230,7 @@ def test_a_question_that_names_nothing_reads_the_rankings_best_files_first(proje
         return [Ranked("src/shop/version.py", 0.9), Ranked("src/shop/", 0.5), "README.md", "docs/guide.md"]
 
     guide, _ = _guide(project, rank=rank)
-    model = ScriptedModel({"responses": [_reply('{"kind": "answer a question", "targets": []}')]})
+    model = ScriptedModel({"responses": [_reply('{"kind": "answer in words", "targets": []}')]})
     asyncio.run(guide.start("这个项目是什么版本？", model.complete))
     assert guide.plan.targets == ("src/shop/version.py",)  # only a scored file, not the listing's
     assert guide.focus.named([]) == ["src/shop/version.py"]
@@ -238,18 +238,27 @@ def test_a_question_that_names_nothing_reads_the_rankings_best_files_first(proje
 
 def test_named_files_with_the_notes_file_named_are_noted_not_answered(project: Path) -> None:
     """The suite's notes-two, failed in this session's first tune run: its files are named, so
-    no plan request is made, and it was answered instead of noted. The notes file's name says
-    notes in any language; the word "note" (English, French) does not."""
-    for task, kind in (
-        ("读 src/shop/cart.py 和 src/shop/pricing.py，给每个写一行总结，写进 NOTES.md", "notes"),
-        ("Read src/shop/cart.py and src/shop/pricing.py, write what each does into NOTES.md", "notes"),
-        ("Read src/shop/cart.py and src/shop/pricing.py and note what each does", None),
-        ("Read src/shop/cart.py and src/shop/pricing.py and tell me what each does", None),
+    no plan request was made, and it was answered instead of noted. The notes file's name says
+    notes in any language, with no request; the word "note" (English, French) does not: such a
+    task's kind is the model's, asked alone (``test_guide_classes``)."""
+    for task in (
+        "读 src/shop/cart.py 和 src/shop/pricing.py，给每个写一行总结，写进 NOTES.md",
+        "Read src/shop/cart.py and src/shop/pricing.py, write what each does into NOTES.md",
     ):
         guide, _ = _guide(project)
         silent = ScriptedModel({"responses": []})
         asyncio.run(guide.start(task, silent.complete))
-        assert silent.requests == [] and guide.plan == TaskPlan(kind, (), "paths")
+        assert silent.requests == [] and guide.plan == TaskPlan("notes", (), "paths")
+    for task in (
+        "Read src/shop/cart.py and src/shop/pricing.py and note what each does",
+        "Read src/shop/cart.py and src/shop/pricing.py and tell me what each does",
+    ):
+        guide, _ = _guide(project)
+        model = ScriptedModel({"responses": [_reply('{"kind": "answer in words"}')]})
+        asyncio.run(guide.start(task, model.complete))
+        assert guide.plan == TaskPlan("answer", ("src/shop/cart.py", "src/shop/pricing.py"), "model")
+        schema = model.requests[0].response_schema
+        assert schema is not None and list(schema["properties"]) == ["kind"]
 
 
 # --- the acceptance bench --------------------------------------------------------------------------

@@ -86,6 +86,9 @@ DEFAULT_SYSTEM_PROMPT = (
     "survive when old conversation is summarized. When the task is done, answer directly."
 )
 MAX_TOKENS_RETRIES = 2  # consecutive cut-off replies asked to continue before giving up
+# A final answer that is no answer (``Agent._bare_answer``) is asked again once with these words.
+NOT_AN_ANSWER = "{name} is the name of a tool, not an answer. Answer the task itself, in words."
+NO_ANSWER = "The answer was empty. Answer the task itself, in words."
 
 
 @dataclass(frozen=True, slots=True)
@@ -468,6 +471,8 @@ class Agent:
     async def _loop(self) -> str:
         cut_offs = 0
         hook_objected = False
+        asked_again = False  # a bare tool name or an empty reply is asked again once
+        again: _Turn | None = None
         if self.messages and self.messages[-1].role == "assistant" and self.messages[-1].tool_uses:
             await self._run_tools(self.messages[-1].tool_uses)  # a turn interrupted by a kill
         while True:
@@ -482,7 +487,7 @@ class Agent:
                 spent = f"stopped after its time limit of {self.config.time_limit:g} s"
                 raise TimeLimit(spent + _hint(self.config, "time_limit"))
             self.iterations += 1
-            step = self._next_step()
+            step, again = again or self._next_step(), None
             response = await self._agent_turn(step)
             calls = response.message.tool_uses
             # Calls the loop runs next (a cut-off reply's are answered, not run) are recorded as
@@ -507,8 +512,17 @@ class Agent:
                     self._append(Message("user", (TextBlock(objection),)))
                     continue
             if not calls:
+                text = response.message.text
+                bare = None if self.output is not None or asked_again else self._bare_answer(text)
+                if bare is not None:
+                    asked_again = True  # not an answer: asked once more, under the answer grammar
+                    self._append(Message("user", (TextBlock(bare),)))
+                    again = _Turn(final_only=True, done=step.done)
+                    continue
+                if self.output is None and asked_again and self._bare_answer(text) is not None:
+                    return step.done or "(no final answer)"  # no answer twice: what the plan found
                 if self.output is None:
-                    return self._without_echo(response.message.text, done=step.done)
+                    return self._without_echo(text, *self._asked_again(), done=step.done)
                 if self.output.accepts(response.message.text):
                     return response.message.text
                 self._append(self.output.retry_message())  # raises BadOutput on the second miss
@@ -529,6 +543,29 @@ class Agent:
             if turn.final_only:
                 self.events.emit("answer_now", message=step.prompt)
         return turn
+
+    def _bare_answer(self, text: str) -> str | None:
+        """What to say when a final answer is no answer: empty, or only a tool's name (measured
+        with the 0.5B: asked for the answer after reading the right file, it answered
+        "read_file"); None for any other answer."""
+        said = text.strip().strip("`'\".").strip()
+        if not said:
+            return NO_ANSWER
+        if said in self.tools.names:
+            return NOT_AN_ANSWER.format(name=said)
+        return None
+
+    def _asked_again(self) -> tuple[str, ...]:
+        """The words ``_bare_answer`` asked again with, in the last messages (so an answer that
+        copies them is stripped of them: the 0.5B answered with them once)."""
+        texts = (NOT_AN_ANSWER.partition("{name}")[2], NO_ANSWER)
+        return tuple(
+            b.text
+            for m in self.messages[-3:]
+            if m.role == "user"
+            for b in m.content
+            if isinstance(b, TextBlock) and any(b.text.endswith(t) for t in texts)
+        )
 
     def _unfinished(self) -> str | None:
         """The guide's word when the model answered too early (None: the run may end)."""

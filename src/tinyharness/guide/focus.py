@@ -39,6 +39,7 @@ under a grammar, never read from the task's words.
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -170,16 +171,17 @@ class TaskFocus:
     def _files_for(self, task: str) -> tuple[list[str], str]:
         """The files the task names, else the files of the plan's targets, else those that
         define a symbol the task names (and the symbol)."""
-        if not task:
-            return [], ""
+        if not task or (self.plan.kind == "list" and any(t.endswith("/") for t in self.plan.targets)):
+            return [], ""  # a list or count over folders: listed, no file of it read first
         files = list(self.files())
         named = named_files(task, files)
+        if not named and self.read_text is not None:
+            symbol, defining = symbol_files(named_symbols(task), files, self.read_text)
+            if defining:
+                return defining, symbol
         if not named:
             named = [t for t in self.plan.targets if t in files]
-        if named or self.read_text is None:
-            return named, ""
-        symbol, defining = symbol_files(named_symbols(task), files, self.read_text)
-        return defining, symbol
+        return named, ""
 
     @property
     def notes(self) -> bool:
@@ -200,9 +202,18 @@ class TaskFocus:
             return None
         if self.notes:
             return notes_done_prompt(named, self._unnoted(named))
-        if not self.answer:
+        if not self.answer and self.plan.kind not in ("answer", "list"):
             return edit_done_prompt(named, messages)
-        return answer_prompt(self.task, named, symbol)
+        outline = ""
+        if self.plan.kind == "list" and self.read_text is not None:
+            outline = "".join(f" {outline_line(path, self.read_text(path))}" for path in named)
+        return answer_prompt(self.task, named, symbol, outline)
+
+    def found(self, messages: Sequence[Message]) -> str | None:
+        """What the harness itself found for a task naming a symbol ("X is defined in f.py."):
+        the answer when the model's is none (see ``Agent._bare_answer``)."""
+        named, symbol = self._planned(messages)
+        return FOUND.format(symbol=symbol, where=", ".join(named)).strip() if symbol and named else None
 
     def next_tool(self, messages: Sequence[Message]) -> str | None:
         """The tool the next request must call: read_file while planned files are unread (the
@@ -316,13 +327,63 @@ def answer_ask(task: str) -> str:
     return ASK_QUESTION.format(task=task) if is_question(task) else ASK_REQUEST
 
 
-def answer_prompt(task: str, files: Sequence[str], symbol: str = "") -> str:
-    """What asks for the answer: the files read, where the symbol is defined, then
-    ``answer_ask``'s words (no instruction to copy; the request's grammar already allows only
-    the final answer)."""
+def answer_prompt(task: str, files: Sequence[str], symbol: str = "", outline: str = "") -> str:
+    """What asks for the answer: the files read, where the symbol is defined (or the files'
+    outlines, for a count), then ``answer_ask``'s words (no instruction to copy; the request's
+    grammar already allows only the final answer)."""
     where = ", ".join(files)
     found = FOUND.format(symbol=symbol, where=where) if symbol else ""
-    return ANSWER_NOW.format(files=where, found=found, ask=answer_ask(task))
+    return ANSWER_NOW.format(files=where, found=found + outline, ask=answer_ask(task))
+
+
+def outline_line(path: str, text: str) -> str:
+    """A Python file's top-level definitions, counted by kind ("markdown/serializers.py
+    defines at top level 8 functions (a, b, ...), 1 class (C)."); "" for a file ``ast`` cannot
+    parse. A count a small model can copy: asked how many functions a file defines, the 0.5B
+    read the file and answered "1" (it has 8). Statements, not words of the task."""
+    if not path.endswith((".py", ".pyi")):
+        return ""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return ""
+    kinds: dict[str, list[str]] = {"function": [], "class": [], "assignment": []}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            kinds["function"].append(node.name)
+        elif isinstance(node, ast.ClassDef):
+            kinds["class"].append(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            kinds["assignment"] += [t.id for t in targets if isinstance(t, ast.Name)]
+    said = [
+        f"{len(names)} {kind if len(names) == 1 else ('classes' if kind == 'class' else kind + 's')}"
+        f" ({', '.join(names[:MAX_OUTLINE_NAMES])}{', ...' if len(names) > MAX_OUTLINE_NAMES else ''})"
+        for kind, names in kinds.items()
+        if names
+    ]
+    return f"{path} defines at top level {', '.join(said) or 'nothing'}."
+
+
+MAX_OUTLINE_NAMES = 12
+
+
+_DEFINED = re.compile(
+    r"^[ \t]*(?:(?:async[ \t]+)?def|class)?[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*(?:\(|:|=(?!=))"
+)
+_NAME_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+
+
+def _defines_a_written_name(line: str, task: str) -> bool:
+    """Whether ``line`` defines a name (an assignment, a def, a class) of four or more letters
+    whose every part (snake_case, camelCase) the task writes as a word, in any case: the
+    workspace's own name matched word for word, as ``retrieval.rank`` does."""
+    match = _DEFINED.match(line)
+    if match is None:
+        return False
+    parts = [p.lower() for chunk in match.group(1).split("_") for p in _NAME_PART.findall(chunk)]
+    written = {w.lower() for w in re.findall(r"[A-Za-z0-9]+", task)}
+    return sum(map(len, parts)) >= 4 and all(p in written for p in parts)
 
 
 MAX_EDIT_CHOICES = 300  # lines offered as edit_file's old text
@@ -352,9 +413,19 @@ def edit_choices(workspace: Workspace, messages: Sequence[Message], focus: TaskF
             for line, count in counts.items()
             if count == 1 and line.strip() and len(line) <= MAX_EDIT_CHOICE_CHARS and text.count(line) == 1
         )
-    # The line to change names what the task names ("change TAX_RATE ...": 2 of 9 lines).
+    # The line to change names what the task names ("change TAX_RATE ...": 2 of 9 lines), and
+    # defines it when one does (measured with the 0.5B on "In tables.py, change PIPE_RIGHT from
+    # 2 to 4": offered every line naming PIPE_RIGHT, it edited a use, not the definition).
     symbols = named_symbols(focus.task)
     lines = [line for line in lines if any(s in line for s in symbols)] or lines
+    patterns = [definition_pattern(s) for s in symbols]
+    lines = [line for line in lines if any(p.search(line) for p in patterns)] or lines
+    if not symbols:
+        # No name written: the lines defining a name whose every word the task writes
+        # (``__version__`` for "change this project's version", ``PAGE_SIZE`` for "the page
+        # size"), as the ranking finds the file (measured with the 0.5B, offered every line of
+        # __meta__.py for a version change: it edited the ``from __future__`` import).
+        lines = [line for line in lines if _defines_a_written_name(line, focus.task)] or lines
     if not lines or len(lines) > MAX_EDIT_CHOICES:
         return {"path": named} if named else {}
     return {"path": named, "old": lines}

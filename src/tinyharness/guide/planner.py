@@ -29,6 +29,7 @@ from ..tools.workspace import Workspace
 from .base import Ask, Reviewed, Turn, refusal
 from .coverage import ROOM_CHARS, FileSetPlan, review_note
 from .focus import (
+    CHANGE_TOOLS,
     MAX_SYMBOL_SEARCH_BYTES,
     TaskFocus,
     answer_ask,
@@ -38,6 +39,7 @@ from .focus import (
     symbol_files,
 )
 from .plan import (
+    KIND_MEANINGS,
     MAX_CANDIDATES,
     MAX_TARGETS,
     Evidence,
@@ -45,6 +47,7 @@ from .plan import (
     Rank,
     TaskPlan,
     evidence,
+    kind_request,
     parse_plan,
     paths_of,
     plan_request,
@@ -57,7 +60,22 @@ MAX_NOTE_CHECK_BYTES = 20_000  # of a file, to check that a note is about it
 RUN_NOTED = "Noted in this run's own notes ({where}): the task asked for no notes in {notes}."
 NO_REWRITE = "update_notes would replace the notes of the files already noted; add a line with note"
 LIST_TOOL = "list_dir"
+UNPLANNED_FILE = "{path} is not a file this task changes; the plan changes {files}"
+NO_CHANGE = "this task asks for no change to a file, so {path} stays as it is"
 MAX_READ_FIRST = 2  # the ranking's best files read first for a question that names nothing
+
+
+def counted_kinds(listing: str, extensions: Sequence[str]) -> str:
+    """The counts a listing's last line gives (``tools.files.entry_counts``: "[18 .html files,
+    18 .txt files]") of the extensions the task writes (".txt"): "18 .txt files". Measured with
+    the 0.5B on "How many .txt files does tests/basic contain?": after the listing it answered
+    36, the header's count of all entries; the extension is the task's own string."""
+    last = listing.strip().splitlines()[-1] if listing.strip() else ""
+    if not (last.startswith("[") and last.endswith("]")) or not extensions:
+        return ""
+    parts = [p.strip() for p in last[1:-1].split(",")]
+    wanted = [p for p in parts if any(p.split(" ")[1:2] == [ext] for ext in extensions)]
+    return ", ".join(wanted)
 
 
 class StepsGuide:
@@ -114,7 +132,9 @@ class StepsGuide:
                 return step
             prompt = focus(messages) if focus is not None else None
             if prompt is not None:
-                return Turn(prompt, final_only=True)
+                return Turn(
+                    prompt, final_only=True, done=focus.found(messages) if focus is not None else None
+                )
         if self._folders_to_list(messages):
             return Turn(tool=LIST_TOOL)
         tool = focus.next_tool(messages) if focus is not None else None
@@ -169,7 +189,9 @@ class StepsGuide:
         listing = "\n".join(r.content for r in messages[-1].tool_results if not r.is_error)
         # No "[Listed: ...]" label: the 0.5B answered "Listed: src/shop/" with it. The listing
         # itself is the answer when the model's is only the ask copied back (``done``).
-        return Turn(answer_ask(self.task), final_only=True, done=listing.strip() or None)
+        counted = counted_kinds(listing, self.found.extensions)
+        ask = f"[{counted}] {answer_ask(self.task)}" if counted else answer_ask(self.task)
+        return Turn(ask, final_only=True, done=listing.strip() or None)
 
     def _edit_choices(self, messages: Sequence[Message]) -> Mapping[str, Sequence[str]]:
         """edit_file's choices in a run that may write: the named files, their lines as old."""
@@ -317,11 +339,13 @@ class PlanGuide(StepsGuide):
             return TaskPlan(kind or "notes", (each.removeprefix("./"),), "flag")
         if kind is not None:
             return TaskPlan(kind, (), "flag")
-        if not self.classify or self._names_a_file_or_symbol(task):
-            # The files are named: the kind is notes when the task names the notes file
-            # (asked, the 0.5B called the README question a notes task).
-            return TaskPlan("notes" if self.found.notes else None, source="paths")
         found = self.found
+        named = self._named_files(task) if self.classify else []
+        if not self.classify or named:
+            # The files are named: the kind is notes when the task names the notes file.
+            if found.notes or not named:
+                return TaskPlan("notes" if found.notes else None, source="paths")
+            return await self._named_plan(task, named, ask)
         if found.notes and found.globs:
             # A note for each file of a glob the task writes, and the task names the notes
             # file: the plan is stated by the task's own strings, no request (it
@@ -332,6 +356,12 @@ class PlanGuide(StepsGuide):
         response = await ask(plan_request(task, offered))
         plan = reconcile(parse_plan(response.message.text, offered), found)
         files = [t for t in plan.targets if not t.endswith("/") and "*" not in t]
+        if plan.kind == "edit":
+            # A change to a file the task does not name: the ranking's best file, one, not the
+            # model's choice (measured with the 0.5B on "Change this project's version": it
+            # chose change logs and test files, and edited tests/misc/h1.txt).
+            chosen = top_files(items, 1) or files[:1]
+            return TaskPlan("edit", tuple(chosen), plan.source)
         if (
             plan.kind == "answer"
             and not files
@@ -344,22 +374,42 @@ class PlanGuide(StepsGuide):
             plan = TaskPlan(plan.kind, tuple(dict.fromkeys([*top, *plan.targets]))[:MAX_TARGETS], plan.source)
         return plan
 
-    def _names_a_file_or_symbol(self, task: str) -> bool:
-        """Whether the task names a workspace file (by path or unique name) or a symbol a file
-        defines: exact evidence, in any language, that the path plan reads those files and
-        answers. The small model is asked only without it: measured on the README's first task
-        ("Read README.md and tell me in one sentence what this project is"), the 0.5B classified
-        it as a notes task and answered with the note tool's receipt; without the request it
-        answered right in 2 calls."""
+    def _named_files(self, task: str) -> list[str]:
+        """The workspace files the task names (by path or unique name), else those defining a
+        symbol it names: exact evidence, in any language, of what the task is about."""
         space = self.spaced
         files = list(text_files(space))
-        if named_files(task, files):
-            return True
+        named = named_files(task, files)
+        if named:
+            return named
         read = lambda path: head_text(space, path, MAX_SYMBOL_SEARCH_BYTES)  # noqa: E731
-        return bool(symbol_files(named_symbols(task), files, read)[1])
+        return symbol_files(named_symbols(task), files, read)[1]
+
+    async def _named_plan(self, task: str, named: Sequence[str], ask: Ask) -> TaskPlan:
+        """The plan of a task naming its files: the targets are those files, and only the kind
+        is asked, in one tiny request whose grammar admits a kind and nothing else (without it
+        the plan had no kind: an edit of a named file was left free, and the 0.5B wrote free
+        text to max_tokens for minutes; a task asking a note per named file was answered).
+        A change is offered only to a run that may write. A list or count over a folder and
+        an extension the task writes ("How many .py files does src/shop hold, __init__.py
+        included?") lists that folder; one over a named file alone ("How many functions does
+        serializers.py define?") reads it, and the answer prompt gives its outline."""
+        found = self.found
+        kinds = [k for k in KIND_MEANINGS if k != "edit" or self.may_write]
+        response = await ask(kind_request(task, named, kinds))
+        kind = parse_plan(response.message.text, ()).kind
+        if kind == "edit" and not self.may_write:
+            kind = None
+        plan = reconcile(TaskPlan(kind, (), "model"), Evidence(notes=found.notes, question=found.question))
+        if plan.kind == "list" and found.extensions and found.folders:
+            return TaskPlan("list", found.folders[:MAX_TARGETS], "model")
+        return TaskPlan(plan.kind, tuple(named[:MAX_TARGETS]), "model")
 
     def review(self, call: ToolUseBlock) -> Reviewed:
-        """update_notes on a task that asked for no notes rewrites the run's own notes."""
+        """update_notes on a task that asked for no notes rewrites the run's own notes; a change
+        to an existing file the plan did not choose is refused (``_unplanned_change``)."""
+        if (reason := self._unplanned_change(call)) is not None:
+            return refusal(call, reason)
         if call.name == "update_notes" and self.plan.kind != "notes" and self.run_notes is not None:
             content = call.input.get("content") if isinstance(call.input, dict) else None
             if isinstance(content, str):
@@ -367,6 +417,24 @@ class PlanGuide(StepsGuide):
                 where = RUN_NOTED.format(where=self._where(), notes=self.notes.path.name)
                 return ToolResultBlock(call.id, where)
         return super().review(call)
+
+    def _unplanned_change(self, call: ToolUseBlock) -> str | None:
+        """Why an edit_file or write_file call may not change an existing file: the plan's
+        kind is known and is no change, or it is a change of other files. A new file may still
+        be written. Measured with the 0.5B: asked to change the project's version, it changed
+        "Header 2" to "Header 3" in a test file: a wrong change in the user's files."""
+        kind = self.plan.kind
+        args = call.input if isinstance(call.input, dict) else {}
+        path = args.get("path")
+        if call.name not in CHANGE_TOOLS or kind in (None, "explore") or not isinstance(path, str):
+            return None
+        planned = self.focus.named(()) if kind == "edit" else []
+        where = os.path.normpath(path)
+        if where in {os.path.normpath(p) for p in planned} or not (self.root / where).is_file():
+            return None
+        if planned:
+            return UNPLANNED_FILE.format(path=path, files=", ".join(planned))
+        return NO_CHANGE.format(path=path)
 
     def _route(self, call: ToolUseBlock) -> Reviewed:
         """A note for the user's notes file (the task asked for notes), or for the run's own
