@@ -29,6 +29,8 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("cli.py", "main"): "opens os.devnull for writing",
     # The write end of a pipe (os.pipe) for an MCP server's stderr: no file, no path.
     ("mcp/client.py", "_StderrTail.__init__"): "wraps a pipe's write end",
+    # FTS5's tokenizer run on an in-memory database (":memory:"): no file, no path.
+    ("memory/text_index.py", "Tokenizer.__init__"): "opens an in-memory database",
 }
 
 _WRITE_FLAGS = {"O_WRONLY", "O_RDWR", "O_CREAT", "O_APPEND", "O_TRUNC"}

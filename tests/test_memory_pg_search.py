@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 from memory_conftest import memory_pg_url
@@ -72,13 +72,13 @@ def test_full_text_ranking_equals_ranking_every_match(
 ) -> None:
     """The bound may only skip rows that cannot enter the top ``limit``: on random corpora (a new
     user each, so the term statistics are that user's) every query's ranking, ids and order, is
-    the exact one's; and the bound does prune (some queries never rank the commoner terms)."""
+    the exact one's."""
     fast, exact = stores
     rng = np.random.default_rng(seed)
     scope = Scope(user=f"u{seed}-{n}-{limit}")
     contexts = [WORDS[int(r)] if rng.random() < 0.2 else "" for r in rng.integers(0, len(WORDS), size=n)]
     fast.add_many(_corpus(rng, n), scope, contexts=contexts)
-    pruned = 0
+    boundable = 0
     for query in _queries(rng, 25):
         with fast._read() as cur:
             got = fast._text_ranking(cur, query, scope, limit)
@@ -87,8 +87,10 @@ def test_full_text_ranking_equals_ranking_every_match(
             want = exact._text_ranking(cur, query, scope, limit)
         assert got == want, query
         if plan is not None and not plan.all_common and len(plan.weights) > 1:
-            pruned += 1
-    assert pruned  # the corpus gave queries of several terms to bound
+            boundable += 1
+    # Most corpora give queries of several terms to bound; a few small ones give none (seed
+    # 70291240, 120 memories), which is no failure: the next test proves the bound prunes.
+    note(f"{boundable} of 25 queries had several terms to bound")
 
 
 def test_the_bound_skips_the_common_terms_rows(

@@ -117,6 +117,17 @@ def write_transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     db.execute("COMMIT")
 
 
+@contextmanager
+def read_transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One read transaction on an autocommit connection: every statement inside reads the same
+    snapshot of the database (in WAL mode, writers of other processes go on meanwhile)."""
+    db.execute("BEGIN")
+    try:
+        yield db
+    finally:
+        db.execute("ROLLBACK")
+
+
 def _why(path: Path, exc: OSError) -> str:
     """Why a file cannot be created, in words: mkdir says "File exists" for a parent that is a file."""
     for parent in path.parents:

@@ -36,7 +36,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError
-from ..sqlitedb import Schema, open_database, write_transaction
+from ..safefs import connect_sqlite
+from ..sqlitedb import Schema, open_database, read_transaction, write_transaction
 from . import index_file
 from .background import Build
 from .base import COLUMNS, MemoryItem, Scope, Status
@@ -503,11 +504,11 @@ class SQLiteStore(SQLStoreBase):
     def _build_text_index(self) -> TextIndex:
         """The postings as one consistent state of the table (a read transaction on a connection
         of the build's own: it runs in the background thread)."""
-        db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+        db, _ = connect_sqlite(self.path, create=False, timeout=30.0, isolation_level=None)
         try:
-            db.execute("BEGIN")
-            seq = int(db.execute("SELECT COALESCE(MAX(seq), 0) FROM memories").fetchone()[0])
-            return TextIndex.build(db, seq, CONTEXT_WEIGHT)
+            with read_transaction(db):
+                seq = int(db.execute("SELECT COALESCE(MAX(seq), 0) FROM memories").fetchone()[0])
+                return TextIndex.build(db, seq, CONTEXT_WEIGHT)
         finally:
             db.close()
 
