@@ -371,19 +371,13 @@ MAX_OUTLINE_NAMES = 12
 _DEFINED = re.compile(
     r"^[ \t]*(?:(?:async[ \t]+)?def|class)?[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*(?:\(|:|=(?!=))"
 )
-_NAME_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
 
-def _defines_a_written_name(line: str, task: str) -> bool:
-    """Whether ``line`` defines a name (an assignment, a def, a class) of four or more letters
-    whose every part (snake_case, camelCase) the task writes as a word, in any case: the
-    workspace's own name matched word for word, as ``retrieval.rank`` does."""
-    match = _DEFINED.match(line)
-    if match is None:
-        return False
-    parts = [p.lower() for chunk in match.group(1).split("_") for p in _NAME_PART.findall(chunk)]
-    written = {w.lower() for w in re.findall(r"[A-Za-z0-9]+", task)}
-    return sum(map(len, parts)) >= 4 and all(p in written for p in parts)
+def _defines_a_name(line: str) -> bool:
+    """Whether ``line`` defines a name (an assignment, a def, a class): read from the line's
+    own structure, never from the task's words, so a task gets the same lines in every
+    language."""
+    return _DEFINED.match(line) is not None
 
 
 MAX_EDIT_CHOICES = 300  # lines offered as edit_file's old text
@@ -421,11 +415,11 @@ def edit_choices(workspace: Workspace, messages: Sequence[Message], focus: TaskF
     patterns = [definition_pattern(s) for s in symbols]
     lines = [line for line in lines if any(p.search(line) for p in patterns)] or lines
     if not symbols:
-        # No name written: the lines defining a name whose every word the task writes
-        # (``__version__`` for "change this project's version", ``PAGE_SIZE`` for "the page
-        # size"), as the ranking finds the file (measured with the 0.5B, offered every line of
-        # __meta__.py for a version change: it edited the ``from __future__`` import).
-        lines = [line for line in lines if _defines_a_written_name(line, focus.task)] or lines
+        # No name written: the lines that define a name (measured with the 0.5B, offered every
+        # line of __meta__.py for a version change: it edited the ``from __future__`` import).
+        # Not the names whose words the task writes: that read the task's English words, and a
+        # Chinese task got every line (the fourth half's Chinese edit changed a class line).
+        lines = [line for line in lines if _defines_a_name(line)] or lines
     if not lines or len(lines) > MAX_EDIT_CHOICES:
         return {"path": named} if named else {}
     return {"path": named, "old": lines}
