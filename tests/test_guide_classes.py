@@ -371,20 +371,13 @@ def test_an_edit_of_a_named_symbol_is_offered_its_definition_line(project: Path)
 
 
 @pytest.mark.parametrize("language", sorted(EDIT_UNNAMED))
-def test_an_edit_naming_no_name_is_offered_the_lines_defining_names(project: Path, language: str) -> None:
-    """md-edit-version: offered every line of __meta__.py, the 0.5B edited an import. The lines
-    that define a name are offered, the same in every language (no word of the task is read)."""
+def test_an_edit_naming_no_name_is_offered_the_same_lines_in_every_language(
+    project: Path, language: str
+) -> None:
+    """An edit that names no name of the workspace is offered every line of the ranking's best
+    file, in every language: no word of the task is read."""
     guide, _ = _guide(project, may_write=True, rank=_settings_rank)
     model = ScriptedModel({"responses": [_reply(json.dumps({"kind": "change a file", "targets": []}))]})
     asyncio.run(guide.start(EDIT_UNNAMED[language], model.complete))
     choices = guide.choices("edit_file", [])
     assert list(choices["old"]) == ["PAGE_SIZE = 25", "DEBUG = False"]
-
-
-def test_only_lines_that_define_a_name_are_definitions() -> None:
-    from tinyharness.guide.focus import _defines_a_name
-
-    assert _defines_a_name("__version__ = '1.0'") and _defines_a_name("def main(argv):")
-    assert _defines_a_name("class Signer:") and _defines_a_name("PAGE_SIZE: int = 25")
-    assert not _defines_a_name("from __future__ import annotations")
-    assert not _defines_a_name('"""The cart."""') and not _defines_a_name("    return x == 1")

@@ -368,18 +368,6 @@ def outline_line(path: str, text: str) -> str:
 MAX_OUTLINE_NAMES = 12
 
 
-_DEFINED = re.compile(
-    r"^[ \t]*(?:(?:async[ \t]+)?def|class)?[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*(?:\(|:|=(?!=))"
-)
-
-
-def _defines_a_name(line: str) -> bool:
-    """Whether ``line`` defines a name (an assignment, a def, a class): read from the line's
-    own structure, never from the task's words, so a task gets the same lines in every
-    language."""
-    return _DEFINED.match(line) is not None
-
-
 MAX_EDIT_CHOICES = 300  # lines offered as edit_file's old text
 MAX_EDIT_CHOICE_CHARS = 300
 MAX_EDIT_CHOICE_BYTES = 200_000  # a larger named file leaves old free
@@ -414,12 +402,9 @@ def edit_choices(workspace: Workspace, messages: Sequence[Message], focus: TaskF
     lines = [line for line in lines if any(s in line for s in symbols)] or lines
     patterns = [definition_pattern(s) for s in symbols]
     lines = [line for line in lines if any(p.search(line) for p in patterns)] or lines
-    if not symbols:
-        # No name written: the lines that define a name (measured with the 0.5B, offered every
-        # line of __meta__.py for a version change: it edited the ``from __future__`` import).
-        # Not the names whose words the task writes: that read the task's English words, and a
-        # Chinese task got every line (the fourth half's Chinese edit changed a class line).
-        lines = [line for line in lines if _defines_a_name(line)] or lines
+    # No name written: every line, the same in every language. (The names whose words the task
+    # writes were tried: that read the task's English words, and a Chinese task got every line;
+    # the lines that define a name leave out the body line an edit often has to change.)
     if not lines or len(lines) > MAX_EDIT_CHOICES:
         return {"path": named} if named else {}
     return {"path": named, "old": lines}
