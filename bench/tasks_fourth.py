@@ -15,16 +15,13 @@ paraphrases. Each task lists its ``targets``: the files or folders that answer i
 
 from __future__ import annotations
 
-import ast
 import functools
-import re
-import tomllib
-from collections.abc import Callable
 from pathlib import Path
 
-from bench import sdist
+from bench import sdist, task_checks
 from bench.notes_check import notes_cover
 from bench.sdist import CACHE_DIR, Downloader
+from bench.task_checks import Changes, Originals, file_named, number
 from bench.tasks import Checker, Task, says
 
 HALF = "fourth"
@@ -60,112 +57,19 @@ def original_files() -> dict[str, bytes]:
     return sdist.contents(fetch_sdist())
 
 
-# --- checkers --------------------------------------------------------------------------------
-
-Originals = Callable[[], dict[str, bytes]]
+# --- checkers (bench/task_checks.py), comparing an edit with this half's pinned original -------
 
 
-def number(n: int, *words: str) -> Checker:
-    """The answer gives ``n``, as digits or as one of ``words`` (a word in any language)."""
-    spelled = "".join(f"|{re.escape(w)}" for w in words)
-    return says(rf"(?<![\d.]){n}(?![\d]|\.\d){spelled}")
-
-
-def file_named(name: str) -> Checker:
-    """The answer names the file ``name`` (a path ending in it counts; ``test_name`` does not)."""
-    return says(rf"(?<![\w.-]){re.escape(name)}(?![\w-])")
-
-
-def python_edit(
-    path: str, changes: tuple[tuple[str, str], ...], originals: Originals = original_files
-) -> Checker:
-    """``path`` parses as Python and is the original with each ``(old, new)`` text change made
-    everywhere (compared as syntax trees without docstrings: layout, comments and docstrings may
-    differ), and no other file of the project changed."""
-
-    def check(_answer: str, ws: Path) -> bool:
-        files = originals()
-        expected = _changed(files[path].decode("utf-8"), changes)
-        edited = _text(ws / path)
-        return (
-            edited is not None
-            and _tree(edited) is not None
-            and _tree(edited) == _tree(expected)
-            and _others_unchanged(ws, files, {path})
-        )
-
-    return check
+def python_edit(path: str, changes: Changes, originals: Originals = original_files) -> Checker:
+    """``task_checks.python_edit`` against this half's project."""
+    return task_checks.python_edit(path, changes, originals)
 
 
 def toml_edit(
-    path: str,
-    changes: tuple[tuple[str, str], ...],
-    may_change: tuple[str, ...] = (),
-    originals: Originals = original_files,
+    path: str, changes: Changes, may_change: tuple[str, ...] = (), originals: Originals = original_files
 ) -> Checker:
-    """``path`` parses as TOML and holds the same data as the original with each text change
-    made; no other file of the project changed, but those of ``may_change``."""
-
-    def check(_answer: str, ws: Path) -> bool:
-        files = originals()
-        expected = tomllib.loads(_changed(files[path].decode("utf-8"), changes))
-        edited = _text(ws / path)
-        if edited is None:
-            return False
-        try:
-            data = tomllib.loads(edited)
-        except tomllib.TOMLDecodeError:
-            return False
-        return data == expected and _others_unchanged(ws, files, {path, *may_change})
-
-    return check
-
-
-def _changed(text: str, changes: tuple[tuple[str, str], ...]) -> str:
-    for old, new in changes:
-        if old not in text:
-            raise ValueError(f"{old!r} is not in the original")
-        text = text.replace(old, new)
-    return text
-
-
-def _tree(source: str) -> str | None:
-    """The syntax tree of ``source`` without docstrings, as text; None when it does not parse."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return None
-    for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if (
-            isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
-            and isinstance(body, list)
-            and body
-            and isinstance(body[0], ast.Expr)
-            and isinstance(body[0].value, ast.Constant)
-            and isinstance(body[0].value.value, str)
-        ):
-            body[0] = ast.Pass()
-    return ast.dump(tree)
-
-
-def _others_unchanged(ws: Path, files: dict[str, bytes], allowed: set[str]) -> bool:
-    for name, data in files.items():
-        if name in allowed:
-            continue
-        try:
-            if (ws / name).read_bytes() != data:
-                return False
-        except OSError:
-            return False
-    return True
-
-
-def _text(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
+    """``task_checks.toml_edit`` against this half's project."""
+    return task_checks.toml_edit(path, changes, originals, may_change)
 
 
 # --- the tasks -------------------------------------------------------------------------------
