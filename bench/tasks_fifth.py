@@ -67,10 +67,10 @@ _UTIL = file_named("util.py", "tests/util.py")
 _INIT = file_named("__init__.py", "tests/__init__.py", "patterns/__init__.py")
 
 # Facts a note may give of each file: words of the file itself (lower-case), then the same facts
-# in the words a Chinese or French note would use.
+# in other words (another spelling, or the words a Chinese or French note would use).
 _FACTS: dict[str, tuple[str, ...]] = {
     f"{_PKG}/__init__.py": ("import", "gitignorespec", "deprecated", "version", "public"),
-    f"{_PKG}/_meta.py": ("meta-data", "metadata", "author", "copyright", "credits", "license", "version"),
+    f"{_PKG}/_meta.py": ("meta-data", "author", "copyright", "credits", "license", "version"),
     f"{_PKG}/gitignore.py": ("gitignore", "git", "replicate", "behavior"),
     f"{_PKG}/pathspec.py": ("wrapper", "patterns", "match", "object oriented", "compiled", "check"),
     f"{_PKG}/pattern.py": ("pattern", "regex", "regular expression", "base", "abstract"),
@@ -83,7 +83,7 @@ _FACTS: dict[str, tuple[str, ...]] = {
 }
 _TRANSLATED: dict[str, tuple[str, ...]] = {
     f"{_PKG}/__init__.py": ("导入", "导出", "入口", "版本", "弃用"),
-    f"{_PKG}/_meta.py": ("元数据", "作者", "版本", "许可"),
+    f"{_PKG}/_meta.py": ("metadata", "元数据", "作者", "版本", "许可"),
     f"{_PKG}/gitignore.py": ("忽略",),
     f"{_PKG}/pathspec.py": ("匹配", "模式", "封装"),
     f"{_PKG}/pattern.py": ("模式", "正则", "基类", "抽象"),
@@ -146,7 +146,7 @@ TASKS: tuple[Task, ...] = (
     _t("ps-entry", "find", "When I `import pathspec`, which file runs and gives me PathSpec and the "
        "other public names?", _INIT, (f"{_PKG}/__init__.py",)),
     _t("ps-cli", "question", "Does installing this give me a command-line tool, or is it only a library?",
-       none_of(says(r"\bno\b|\bnot\b|n't|only a library|just a library|library only|没有|不|pas|aucun"),
+       none_of(says(r"\bno\b|\bnot\b|n't|only a library|just a library|library only|没有|不|\bpas\b|aucun"),
                r"\byes\b"),
        ("pyproject.toml", "setup.cfg")),
     _t("ps-build-backend", "question", "Which build backend does the project build with?", says(r"flit"),
