@@ -289,7 +289,8 @@ NOTES: dict[str, tuple[str, str]] = {
         "- pathspec/gitignore.py: GitIgnoreSpec, which replicates .gitignore behavior\n"
         "- pathspec/pattern.py: the abstract Pattern base and RegexPattern (regular expressions)\n"
         "- pathspec/_meta.py: project meta-data: author, credits, license and version\n",
-        "- pathspec/gitignore.py: GitIgnoreSpec replicates .gitignore behavior\n- pattern.py: patterns\n",
+        "- pathspec/gitignore.py: GitIgnoreSpec replicates .gitignore behavior\n"
+        "- pattern.py: the Pattern class\n- _meta.py: the _meta module\n",
     ),
     "ps-notes-package": (
         "- __init__.py: imports the public classes (PathSpec, GitIgnoreSpec) and the version\n"
