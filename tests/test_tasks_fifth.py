@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 from bench import notes_check, sdist, task_checks, task_suite, tasks_fifth
+from hypothesis import given
+from hypothesis import strategies as st
 
 PIN = tasks_fifth.PIN
 PAT = "pathspec/patterns/gitwildmatch.py"
@@ -483,3 +485,13 @@ def test_the_report_has_a_column_for_the_fifth_half() -> None:
     summary = task_suite.summary_rows([row("a", "fourth"), row("b", "fifth"), row("c", "fifth")])[0]
     assert summary[2:8] == ["2/3", "0/0", "0/0", "0/0", "0/1", "2/2"]
     assert "| unseen | fourth | fifth |" in task_suite.to_markdown([row("b", "fifth")]).splitlines()[0]
+
+
+@given(st.integers(0, 10_000), st.integers(0, 10_000), st.text(alphabet="abc ,:()", max_size=12))
+def test_a_number_is_read_whole(n: int, m: int, around: str) -> None:
+    check = task_checks.number(n)
+    assert check(f"{around}{n}{around}", Path("."))
+    assert check(f"{around} {n}.", Path("."))  # the end of a sentence
+    assert not check(f"{n}.5", Path(".")) and not check(f"1{n}", Path(".")) and not check(f"{n}0", Path("."))
+    if m != n:
+        assert not check(f"{around}{m}{around}", Path("."))
