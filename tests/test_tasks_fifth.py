@@ -222,7 +222,10 @@ ANSWERS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "ps-zh-count": (("有 4 个。", "四个"), ("有 5 个。",)),
     "ps-zh-classes": (("定义了 3 个类。", "三个类"), ("两个类。", "4")),
     "ps-zh-license": (("Mozilla 公共许可证 2.0（MPL 2.0）",), ("MIT 协议",)),
-    "ps-zh-what": (("用 gitignore 风格的模式匹配文件路径。",), ("这是一个网页框架。",)),
+    "ps-zh-what": (
+        ("用 gitignore 风格的模式匹配文件路径。", "判断哪些文件被 .gitignore 规则选中。"),
+        ("这是一个网页框架。", "这个项目用来生成和管理 Sphinx 文档文件。"),
+    ),
     "ps-zh-python": (("最低 Python 3.8。", ">=3.8"), ("Python 3.6",)),
     "ps-fr-def": (("Dans pathspec/pattern.py.",), ("Dans pathspec/patterns/gitwildmatch.py.",)),
     "ps-fr-count": (("Il y a cinq fichiers.", "5"), ("quatre", "4")),
