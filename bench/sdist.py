@@ -1,15 +1,18 @@
 """A pinned registry sdist for the suite's halves on public projects: downloaded at bench time
 with ``pip download --no-deps --no-binary :all:``, kept only when its sha256 is the pinned one
-(never committed), and unpacked into a task's fresh workspace without escaping it."""
+(never committed), and unpacked into a task's fresh workspace without escaping it. ``Pinned``
+holds one such pin (name, version, sha256) with what a half does with it."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import shutil
 import subprocess
 import sys
 import tarfile
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from bench import HERE
@@ -105,3 +108,44 @@ def contents(archive: Path) -> dict[str, bytes]:
                 with source:
                     out["/".join(parts)] = source.read()
     return out
+
+
+@dataclass(frozen=True)
+class Pinned:
+    """One pinned sdist of a registry project: ``package`` at ``version`` whose archive has the
+    sha256 ``sha256``, cached in ``folder``. What each half on a public project needs of it."""
+
+    package: str
+    version: str
+    sha256: str
+    folder: Path = CACHE_DIR
+
+    @property
+    def filename(self) -> str:
+        return f"{self.package}-{self.version}.tar.gz"
+
+    def download(self, folder: Path) -> None:
+        """``pip download`` of this sdist into ``folder``."""
+        pip_download(f"{self.package}=={self.version}")(folder)
+
+    def verified(self, archive: Path) -> Path:
+        """``archive`` when its sha256 is the pinned one; SdistError otherwise."""
+        return verified(archive, self.sha256)
+
+    def fetch(self, folder: Path | None = None, download: Downloader | None = None) -> Path:
+        """The pinned archive in ``folder`` (this pin's cache by default): kept when it
+        verifies, else fetched with ``download`` (``pip download`` by default)."""
+        return fetch(folder or self.folder, self.filename, self.sha256, download or self.download)
+
+    def build(self, workspace: Path, archive: Path | None = None) -> list[str]:
+        """The project's files in ``workspace`` (fetched and verified unless ``archive`` is given)."""
+        return unpack(archive or self.fetch(), workspace)
+
+    def originals(self) -> dict[str, bytes]:
+        """The project's files as ``build`` writes them (read once, then kept)."""
+        return _contents_of(self)
+
+
+@functools.cache
+def _contents_of(pin: Pinned) -> dict[str, bytes]:
+    return contents(pin.fetch())

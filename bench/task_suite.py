@@ -6,8 +6,9 @@ Each task (``bench/tasks.py``) runs in a fresh copy of a small shop project as
 --quiet --events FILE`` in a subprocess (``--allow-write`` for the edit tasks), and its checker
 reads the final answer and the workspace. The third half, ``unseen`` (``bench/tasks_unseen.py``),
 runs on Python-Markdown 3.7, a pinned sdist the bench fetches, instead of the shop; the fourth,
-``fourth`` (``bench/tasks_fourth.py``), held out the same way, on ItsDangerous 2.2.0. Reported per
-model and variant: tasks passed (tune, check, unseen and fourth halves; a right answer given after a
+``fourth`` (``bench/tasks_fourth.py``), held out the same way, on ItsDangerous 2.2.0; the fifth,
+``fifth`` (``bench/tasks_fifth.py``), held out too, on pathspec 0.12.1. Reported per
+model and variant: tasks passed (tune, check, unseen, fourth and fifth halves; a right answer given after a
 limit stopped the run counts), wrong lines written into the user's NOTES.md
 (``bench/notes_check.py``), the median seconds per task, runs that ended
 by the model's own final answer, model calls, tokens billed (input + output), wall time. Runs are slow (the
@@ -18,6 +19,7 @@ by the model's own final answer, model calls, tokens billed (input + output), wa
     python -m bench.task_suite --models qwen2.5-coder-0.5b --half check --variants base,no-flush
     python -m bench.task_suite --models qwen2.5-coder-0.5b --half unseen
     python -m bench.task_suite --models qwen2.5-coder-0.5b --half fourth
+    python -m bench.task_suite --models qwen2.5-coder-0.5b --half fifth
 """
 
 from __future__ import annotations
@@ -33,13 +35,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from bench import HERE, markdown_table, median, progress, tasks_fourth, tasks_unseen
+from bench import HERE, markdown_table, median, progress, tasks_fifth, tasks_fourth, tasks_unseen
 from bench.notes_check import count_wrong
 from bench.tasks import TASKS as FIRST_HALVES
 from bench.tasks import Task, build_workspace
 
-TASKS: tuple[Task, ...] = FIRST_HALVES + tasks_unseen.TASKS + tasks_fourth.TASKS
-HALVES = ("tune", "check", tasks_unseen.HALF, tasks_fourth.HALF)
+TASKS: tuple[Task, ...] = FIRST_HALVES + tasks_unseen.TASKS + tasks_fourth.TASKS + tasks_fifth.TASKS
+HALVES = ("tune", "check", tasks_unseen.HALF, tasks_fourth.HALF, tasks_fifth.HALF)
 
 WINDOW = 4096
 CACHE = HERE / ".task_cache.json"
@@ -115,11 +117,13 @@ def run_task(task: Task, model: str, variant: str, keep: Path | None = None) -> 
 
 def build_task_workspace(task: Task, workspace: Path) -> None:
     """The task's project in ``workspace``: the shop (with the task's extra files),
-    Python-Markdown or ItsDangerous (a pinned sdist, fetched once and verified)."""
+    Python-Markdown, ItsDangerous or pathspec (a pinned sdist, fetched once and verified)."""
     if task.project == tasks_unseen.PROJECT:
         tasks_unseen.build_workspace(workspace)
     elif task.project == tasks_fourth.PROJECT:
         tasks_fourth.build_workspace(workspace)
+    elif task.project == tasks_fifth.PROJECT:
+        tasks_fifth.build_workspace(workspace)
     else:
         build_workspace(workspace, task.extra)
 

@@ -162,7 +162,9 @@ def test_tax() -> None:
 @dataclass(frozen=True)
 class Task:
     name: str
-    half: str  # "tune", "check", "unseen" (bench/tasks_unseen.py) or "fourth" (bench/tasks_fourth.py)
+    # "tune", "check", "unseen" (bench/tasks_unseen.py), "fourth" (bench/tasks_fourth.py) or
+    # "fifth" (bench/tasks_fifth.py)
+    half: str
     kind: str  # question, find, count, edit, notes, long
     prompt: str
     check: Checker
@@ -171,8 +173,8 @@ class Task:
     # Files this task's workspace has besides the shop project (the long documents of the
     # tasks that fill the window).
     extra: dict[str, str] = field(default_factory=dict)
-    # The project the workspace holds: "shop" (this file's), "markdown" (bench/tasks_unseen.py)
-    # or "itsdangerous" (bench/tasks_fourth.py).
+    # The project the workspace holds: "shop" (this file's), "markdown" (bench/tasks_unseen.py),
+    # "itsdangerous" (bench/tasks_fourth.py) or "pathspec" (bench/tasks_fifth.py).
     project: str = "shop"
     # The files or folders that answer the task (retrieval's recall is measured on them).
     targets: tuple[str, ...] = ()

@@ -3,8 +3,8 @@ agent harness types them, on another public project nobody here wrote: ItsDanger
 (Pallets' library that signs data for untrusted places; its registry sdist: 46 files, 15 of
 them .py).
 
-The sdist is fetched and pinned as the third half's is (``bench/sdist.py``: ``pip download
---no-deps --no-binary :all:``, sha256 checked, never committed) and unpacked into each task's
+The sdist is a ``bench/sdist.py`` pin, as the third half's is (``pip download --no-deps
+--no-binary :all:``, sha256 checked, never committed) and unpacked into each task's
 fresh workspace. Tasks of every kind: questions that name a file, a symbol, or neither (version,
 license, Python versions, what the project does, its entry point), folder questions, counts in a
 file, edits (the checker parses the edited file, compares it with the pinned original with only
@@ -15,157 +15,37 @@ paraphrases. Each task lists its ``targets``: the files or folders that answer i
 
 from __future__ import annotations
 
-import ast
-import functools
-import re
-import tomllib
-from collections.abc import Callable
 from pathlib import Path
 
-from bench import sdist
+from bench import task_checks
 from bench.notes_check import notes_cover
-from bench.sdist import CACHE_DIR, Downloader
+from bench.sdist import Pinned
+from bench.task_checks import Changes, Originals, file_named, number
 from bench.tasks import Checker, Task, says
 
 HALF = "fourth"
 PROJECT = "itsdangerous"
-PACKAGE, VERSION = "itsdangerous", "2.2.0"
-SDIST = "itsdangerous-2.2.0.tar.gz"
-SDIST_SHA256 = "e0050c0b7da1eea53ffaf149c0cfbb5c6e2e2b69c4bef22c81fa6eb73e5f6173"
-
-
-def pip_download(folder: Path) -> None:
-    """``pip download`` of the pinned sdist into ``folder``."""
-    sdist.pip_download(f"{PACKAGE}=={VERSION}")(folder)
-
-
-def verified(archive: Path) -> Path:
-    """``archive`` when its sha256 is the pinned one; ``sdist.SdistError`` otherwise."""
-    return sdist.verified(archive, SDIST_SHA256)
-
-
-def fetch_sdist(folder: Path = CACHE_DIR, download: Downloader = pip_download) -> Path:
-    """The pinned sdist in ``folder`` (kept when it verifies, else fetched)."""
-    return sdist.fetch(folder, SDIST, SDIST_SHA256, download)
+PIN = Pinned("itsdangerous", "2.2.0", "e0050c0b7da1eea53ffaf149c0cfbb5c6e2e2b69c4bef22c81fa6eb73e5f6173")
 
 
 def build_workspace(workspace: Path, archive: Path | None = None) -> list[str]:
     """ItsDangerous 2.2.0 in ``workspace`` (fetched and verified unless ``archive`` is given)."""
-    return sdist.unpack(archive or fetch_sdist(), workspace)
+    return PIN.build(workspace, archive)
 
 
-@functools.cache
-def original_files() -> dict[str, bytes]:
-    """The pinned project's files as unpacked (what an edit is compared with)."""
-    return sdist.contents(fetch_sdist())
+# --- checkers (bench/task_checks.py), comparing an edit with this half's pinned original -------
 
 
-# --- checkers --------------------------------------------------------------------------------
-
-Originals = Callable[[], dict[str, bytes]]
-
-
-def number(n: int, *words: str) -> Checker:
-    """The answer gives ``n``, as digits or as one of ``words`` (a word in any language)."""
-    spelled = "".join(f"|{re.escape(w)}" for w in words)
-    return says(rf"(?<![\d.]){n}(?![\d]|\.\d){spelled}")
-
-
-def file_named(name: str) -> Checker:
-    """The answer names the file ``name`` (a path ending in it counts; ``test_name`` does not)."""
-    return says(rf"(?<![\w.-]){re.escape(name)}(?![\w-])")
-
-
-def python_edit(
-    path: str, changes: tuple[tuple[str, str], ...], originals: Originals = original_files
-) -> Checker:
-    """``path`` parses as Python and is the original with each ``(old, new)`` text change made
-    everywhere (compared as syntax trees without docstrings: layout, comments and docstrings may
-    differ), and no other file of the project changed."""
-
-    def check(_answer: str, ws: Path) -> bool:
-        files = originals()
-        expected = _changed(files[path].decode("utf-8"), changes)
-        edited = _text(ws / path)
-        return (
-            edited is not None
-            and _tree(edited) is not None
-            and _tree(edited) == _tree(expected)
-            and _others_unchanged(ws, files, {path})
-        )
-
-    return check
+def python_edit(path: str, changes: Changes, originals: Originals = PIN.originals) -> Checker:
+    """``task_checks.python_edit`` against this half's project."""
+    return task_checks.python_edit(path, changes, originals)
 
 
 def toml_edit(
-    path: str,
-    changes: tuple[tuple[str, str], ...],
-    may_change: tuple[str, ...] = (),
-    originals: Originals = original_files,
+    path: str, changes: Changes, may_change: tuple[str, ...] = (), originals: Originals = PIN.originals
 ) -> Checker:
-    """``path`` parses as TOML and holds the same data as the original with each text change
-    made; no other file of the project changed, but those of ``may_change``."""
-
-    def check(_answer: str, ws: Path) -> bool:
-        files = originals()
-        expected = tomllib.loads(_changed(files[path].decode("utf-8"), changes))
-        edited = _text(ws / path)
-        if edited is None:
-            return False
-        try:
-            data = tomllib.loads(edited)
-        except tomllib.TOMLDecodeError:
-            return False
-        return data == expected and _others_unchanged(ws, files, {path, *may_change})
-
-    return check
-
-
-def _changed(text: str, changes: tuple[tuple[str, str], ...]) -> str:
-    for old, new in changes:
-        if old not in text:
-            raise ValueError(f"{old!r} is not in the original")
-        text = text.replace(old, new)
-    return text
-
-
-def _tree(source: str) -> str | None:
-    """The syntax tree of ``source`` without docstrings, as text; None when it does not parse."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return None
-    for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if (
-            isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
-            and isinstance(body, list)
-            and body
-            and isinstance(body[0], ast.Expr)
-            and isinstance(body[0].value, ast.Constant)
-            and isinstance(body[0].value.value, str)
-        ):
-            body[0] = ast.Pass()
-    return ast.dump(tree)
-
-
-def _others_unchanged(ws: Path, files: dict[str, bytes], allowed: set[str]) -> bool:
-    for name, data in files.items():
-        if name in allowed:
-            continue
-        try:
-            if (ws / name).read_bytes() != data:
-                return False
-        except OSError:
-            return False
-    return True
-
-
-def _text(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
+    """``task_checks.toml_edit`` against this half's project."""
+    return task_checks.toml_edit(path, changes, originals, may_change)
 
 
 # --- the tasks -------------------------------------------------------------------------------

@@ -3,12 +3,13 @@ changes and never tuned on, on a public project nobody here wrote, Python-Markdo
 registry sdist: about 385 files, 70 of them .py), plus a few paraphrases of the first halves'
 tasks on the shop project.
 
-The sdist is downloaded at bench time with ``pip download --no-deps --no-binary :all:`` and
-checked against its pinned sha256 (never committed); its files are unpacked into each task's
-fresh workspace. Tasks of every kind: questions that name a file or a symbol, questions that
-name none ("what version is this"), folder questions, edits (the checker also parses the
-file), a note per file of a set, tasks in Chinese, and paraphrases of the first halves' tasks.
-Each task lists its ``targets``: the files or folders that answer it (for retrieval's recall).
+The sdist is a ``bench/sdist.py`` pin: downloaded at bench time with ``pip download --no-deps
+--no-binary :all:`` and checked against its pinned sha256 (never committed); its files are
+unpacked into each task's fresh workspace. Tasks of every kind: questions that name a file or a
+symbol, questions that name none ("what version is this"), folder questions, edits (the checker
+also parses the file), a note per file of a set, tasks in Chinese, and paraphrases of the first
+halves' tasks. Each task lists its ``targets``: the files or folders that answer it (for
+retrieval's recall).
 """
 
 from __future__ import annotations
@@ -17,37 +18,18 @@ import ast
 import re
 from pathlib import Path
 
-from bench import sdist
 from bench.notes_check import notes_cover
-from bench.sdist import CACHE_DIR, Downloader, unpack
-from bench.sdist import SdistError as SdistError  # (the name the third half's callers use)
+from bench.sdist import Pinned
 from bench.tasks import Checker, Task, says
 
 HALF = "unseen"
 PROJECT = "markdown"
-PACKAGE, VERSION = "markdown", "3.7"
-SDIST = "markdown-3.7.tar.gz"
-SDIST_SHA256 = "2ae2471477cfd02dbbf038d5d9bc226d40def84b4fe2986e49b59b6b472bbed2"
-
-
-def pip_download(folder: Path) -> None:
-    """``pip download`` of the pinned sdist into ``folder``."""
-    sdist.pip_download(f"{PACKAGE}=={VERSION}")(folder)
-
-
-def verified(archive: Path) -> Path:
-    """``archive`` when its sha256 is the pinned one; SdistError otherwise."""
-    return sdist.verified(archive, SDIST_SHA256)
-
-
-def fetch_sdist(folder: Path = CACHE_DIR, download: Downloader = pip_download) -> Path:
-    """The pinned sdist in ``folder`` (``bench/sdist.py``: kept when it verifies, else fetched)."""
-    return sdist.fetch(folder, SDIST, SDIST_SHA256, download)
+PIN = Pinned("markdown", "3.7", "2ae2471477cfd02dbbf038d5d9bc226d40def84b4fe2986e49b59b6b472bbed2")
 
 
 def build_workspace(workspace: Path, archive: Path | None = None) -> list[str]:
     """Python-Markdown 3.7 in ``workspace`` (fetched and verified unless ``archive`` is given)."""
-    return unpack(archive or fetch_sdist(), workspace)
+    return PIN.build(workspace, archive)
 
 
 # --- checkers --------------------------------------------------------------------------------

@@ -4,13 +4,14 @@ No network here: the download is a fake that writes an archive into the folder, 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import io
 import tarfile
 from pathlib import Path
 
 import pytest
-from bench import notes_check, task_suite, tasks_unseen
+from bench import notes_check, sdist, task_suite, tasks_unseen
 from bench.tasks import build_workspace
 
 
@@ -33,44 +34,43 @@ def _fake_download(members: dict[str, bytes]):
 
     def download(folder: Path) -> None:
         calls.append(folder)
-        _tar(folder / tasks_unseen.SDIST, members)
+        _tar(folder / tasks_unseen.PIN.filename, members)
 
     return download, calls
 
 
 def test_a_download_that_does_not_verify_is_refused_and_removed(tmp_path: Path) -> None:
     download, _calls = _fake_download({"markdown-3.7/README.md": b"not the real one"})
-    with pytest.raises(tasks_unseen.SdistError, match="is not the pinned"):
-        tasks_unseen.fetch_sdist(tmp_path, download)
-    assert not (tmp_path / tasks_unseen.SDIST).exists()
+    with pytest.raises(sdist.SdistError, match="is not the pinned"):
+        tasks_unseen.PIN.fetch(tmp_path, download)
+    assert not (tmp_path / tasks_unseen.PIN.filename).exists()
 
 
-def test_a_verified_download_is_kept_and_used_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_verified_download_is_kept_and_used_again(tmp_path: Path) -> None:
     download, calls = _fake_download({"markdown-3.7/README.md": b"# fake\n"})
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     download(scratch)
-    monkeypatch.setattr(
-        tasks_unseen, "SDIST_SHA256", hashlib.sha256((scratch / tasks_unseen.SDIST).read_bytes()).hexdigest()
-    )
+    digest = hashlib.sha256((scratch / tasks_unseen.PIN.filename).read_bytes()).hexdigest()
+    pin = dataclasses.replace(tasks_unseen.PIN, sha256=digest)
     calls.clear()
     cache = tmp_path / "cache"
-    first = tasks_unseen.fetch_sdist(cache, download)
-    second = tasks_unseen.fetch_sdist(cache, download)
-    assert first == second == cache / tasks_unseen.SDIST and len(calls) == 1
+    first = pin.fetch(cache, download)
+    second = pin.fetch(cache, download)
+    assert first == second == cache / tasks_unseen.PIN.filename and len(calls) == 1
 
 
 def test_a_cached_archive_that_no_longer_verifies_is_fetched_again(tmp_path: Path) -> None:
-    (tmp_path / tasks_unseen.SDIST).write_bytes(b"damaged")
+    (tmp_path / tasks_unseen.PIN.filename).write_bytes(b"damaged")
     download, calls = _fake_download({"markdown-3.7/x": b"x"})
-    with pytest.raises(tasks_unseen.SdistError):
-        tasks_unseen.fetch_sdist(tmp_path, download)
+    with pytest.raises(sdist.SdistError):
+        tasks_unseen.PIN.fetch(tmp_path, download)
     assert len(calls) == 1
 
 
 def test_a_download_that_leaves_no_archive_says_so(tmp_path: Path) -> None:
-    with pytest.raises(tasks_unseen.SdistError, match="left no"):
-        tasks_unseen.fetch_sdist(tmp_path, lambda folder: None)
+    with pytest.raises(sdist.SdistError, match="left no"):
+        tasks_unseen.PIN.fetch(tmp_path, lambda folder: None)
 
 
 def test_unpack_keeps_regular_files_inside_the_workspace(tmp_path: Path) -> None:
@@ -84,7 +84,7 @@ def test_unpack_keeps_regular_files_inside_the_workspace(tmp_path: Path) -> None
         links={"markdown-3.7/link": "/etc/passwd"},
     )
     workspace = tmp_path / "ws"
-    assert tasks_unseen.unpack(archive, workspace) == ["markdown/core.py"]
+    assert sdist.unpack(archive, workspace) == ["markdown/core.py"]
     assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == ["a.tar.gz", "core.py"]
 
 
@@ -204,10 +204,10 @@ def test_no_shop_task_of_the_third_half_passes_by_doing_nothing(tmp_path: Path) 
 
 
 def test_no_markdown_task_passes_by_doing_nothing(tmp_path: Path) -> None:
-    archive = tasks_unseen.CACHE_DIR / tasks_unseen.SDIST
+    archive = tasks_unseen.PIN.folder / tasks_unseen.PIN.filename
     if not archive.is_file():
         pytest.skip("the pinned sdist has not been fetched (python -m bench.retrieval_bench fetches it)")
-    tasks_unseen.build_workspace(tmp_path, tasks_unseen.verified(archive))
+    tasks_unseen.build_workspace(tmp_path, tasks_unseen.PIN.verified(archive))
     for task in [t for t in tasks_unseen.TASKS if t.project == tasks_unseen.PROJECT]:
         assert not task.check("", tmp_path), task.name
         assert all((tmp_path / target).exists() for target in task.targets), task.name

@@ -6,6 +6,7 @@ the tests that need the real project skip when its pinned sdist has not been fet
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import io
 import tarfile
@@ -33,7 +34,7 @@ def _fake_download(members: dict[str, bytes]) -> tuple[Callable[[Path], None], l
 
     def download(folder: Path) -> None:
         calls.append(folder)
-        _tar(folder / tasks_fourth.SDIST, members)
+        _tar(folder / tasks_fourth.PIN.filename, members)
 
     return download, calls
 
@@ -44,34 +45,35 @@ def _fake_download(members: dict[str, bytes]) -> tuple[Callable[[Path], None], l
 def test_a_download_that_is_not_the_pinned_file_is_refused_and_removed(tmp_path: Path) -> None:
     download, calls = _fake_download({"itsdangerous-2.2.0/README.md": b"not the real one"})
     with pytest.raises(sdist.SdistError, match="is not the pinned"):
-        tasks_fourth.fetch_sdist(tmp_path, download)
-    assert not (tmp_path / tasks_fourth.SDIST).exists() and len(calls) == 1
+        tasks_fourth.PIN.fetch(tmp_path, download)
+    assert not (tmp_path / tasks_fourth.PIN.filename).exists() and len(calls) == 1
 
 
 def test_a_cached_file_that_is_not_the_pinned_one_is_fetched_again(tmp_path: Path) -> None:
-    (tmp_path / tasks_fourth.SDIST).write_bytes(b"damaged")
+    (tmp_path / tasks_fourth.PIN.filename).write_bytes(b"damaged")
     download, calls = _fake_download({"itsdangerous-2.2.0/x": b"x"})
     with pytest.raises(sdist.SdistError):
-        tasks_fourth.fetch_sdist(tmp_path, download)
+        tasks_fourth.PIN.fetch(tmp_path, download)
     assert len(calls) == 1
 
 
-def test_a_verified_download_is_kept_and_used_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_verified_download_is_kept_and_used_again(tmp_path: Path) -> None:
     download, calls = _fake_download({"itsdangerous-2.2.0/README.md": b"# fake\n"})
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     download(scratch)
-    digest = hashlib.sha256((scratch / tasks_fourth.SDIST).read_bytes()).hexdigest()
-    monkeypatch.setattr(tasks_fourth, "SDIST_SHA256", digest)
+    digest = hashlib.sha256((scratch / tasks_fourth.PIN.filename).read_bytes()).hexdigest()
+    pin = dataclasses.replace(tasks_fourth.PIN, sha256=digest)
     calls.clear()
-    first = tasks_fourth.fetch_sdist(tmp_path / "cache", download)
-    second = tasks_fourth.fetch_sdist(tmp_path / "cache", download)
-    assert first == second == tmp_path / "cache" / tasks_fourth.SDIST and len(calls) == 1
+    first = pin.fetch(tmp_path / "cache", download)
+    second = pin.fetch(tmp_path / "cache", download)
+    assert first == second == tmp_path / "cache" / tasks_fourth.PIN.filename and len(calls) == 1
 
 
 def test_the_pin_is_a_sha256_of_the_named_version() -> None:
-    assert len(tasks_fourth.SDIST_SHA256) == 64 and int(tasks_fourth.SDIST_SHA256, 16) >= 0
-    assert f"{tasks_fourth.PACKAGE}-{tasks_fourth.VERSION}.tar.gz" == tasks_fourth.SDIST
+    pin = tasks_fourth.PIN
+    assert len(pin.sha256) == 64 and int(pin.sha256, 16) >= 0
+    assert (pin.package, pin.version, pin.filename) == ("itsdangerous", "2.2.0", "itsdangerous-2.2.0.tar.gz")
 
 
 def test_contents_are_the_files_unpack_writes(tmp_path: Path) -> None:
@@ -304,12 +306,12 @@ def test_the_answer_checkers(name: str, tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def archive() -> Path:
-    path = tasks_fourth.CACHE_DIR / tasks_fourth.SDIST
+    path = tasks_fourth.PIN.folder / tasks_fourth.PIN.filename
     if not path.is_file():
         pytest.skip(
             "the pinned sdist has not been fetched (python -m bench.task_suite --half fourth fetches it)"
         )
-    return tasks_fourth.verified(path)
+    return tasks_fourth.PIN.verified(path)
 
 
 @pytest.fixture

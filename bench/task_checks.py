@@ -1,0 +1,127 @@
+"""Checkers the suite's halves on public projects share: an answer that gives a number or names
+a file, and an edit compared with the pinned original (the asked change made, nothing else).
+
+An edit checker parses the edited file (Python as a syntax tree without docstrings or other
+bare strings, TOML as data), compares it with the original with each asked text change made,
+and wants every other file of the project byte for byte as it was, but those the task allows
+to change (a version bump may also touch a changelog). New files (NOTES.md) are no change.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+
+from bench.tasks import Checker, says
+
+Originals = Callable[[], dict[str, bytes]]
+Changes = tuple[tuple[str, str], ...]
+
+
+def number(n: int, *words: str) -> Checker:
+    """The answer gives ``n``, as digits or as one of ``words`` (a word in any language)."""
+    spelled = "".join(f"|{re.escape(w)}" for w in words)
+    return says(rf"(?<![\d.]){n}(?![\d]|\.\d){spelled}")
+
+
+def file_named(name: str, *wrong: str) -> Checker:
+    """The answer names the file ``name`` (a path ending in it counts; ``test_name`` does not)
+    and none of the paths ``wrong`` (another file of the same name)."""
+    right = says(rf"(?<![\w.-]){re.escape(name)}(?![\w-])")
+    others = [re.compile(rf"(?<![\w.-]){re.escape(w)}(?![\w-])", re.I) for w in wrong]
+    return lambda answer, ws: right(answer, ws) and not any(o.search(answer) for o in others)
+
+
+def python_edit(
+    path: str, changes: Changes, originals: Originals, may_change: tuple[str, ...] = ()
+) -> Checker:
+    """``path`` parses as Python and is the original with each ``(old, new)`` text change made
+    everywhere (compared as syntax trees without docstrings: layout, comments and docstrings may
+    differ); no other file of the project changed, but those of ``may_change``."""
+
+    def check(_answer: str, ws: Path) -> bool:
+        files = originals()
+        expected = changed(files[path].decode("utf-8"), changes)
+        edited = _text(ws / path)
+        return (
+            edited is not None
+            and tree(edited) is not None
+            and tree(edited) == tree(expected)
+            and others_unchanged(ws, files, {path, *may_change})
+        )
+
+    return check
+
+
+def toml_edit(path: str, changes: Changes, originals: Originals, may_change: tuple[str, ...] = ()) -> Checker:
+    """``path`` parses as TOML and holds the same data as the original with each text change
+    made; no other file of the project changed, but those of ``may_change``."""
+
+    def check(_answer: str, ws: Path) -> bool:
+        files = originals()
+        expected = tomllib.loads(changed(files[path].decode("utf-8"), changes))
+        edited = _text(ws / path)
+        if edited is None:
+            return False
+        try:
+            data = tomllib.loads(edited)
+        except tomllib.TOMLDecodeError:
+            return False
+        return data == expected and others_unchanged(ws, files, {path, *may_change})
+
+    return check
+
+
+def changed(text: str, changes: Changes) -> str:
+    """``text`` with each ``(old, new)`` change made everywhere (ValueError for an ``old`` it lacks)."""
+    for old, new in changes:
+        if old not in text:
+            raise ValueError(f"{old!r} is not in the original")
+        text = text.replace(old, new)
+    return text
+
+
+def tree(source: str) -> str | None:
+    """The syntax tree of ``source`` without docstrings and other bare string statements (an
+    attribute's docstring), as text; None when it does not parse."""
+    try:
+        parsed = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    for node in ast.walk(parsed):
+        for field in ("body", "orelse", "finalbody"):
+            body = getattr(node, field, None)
+            if isinstance(body, list):
+                body[:] = [ast.Pass() if _bare_string(s) else s for s in body]
+    return ast.dump(parsed)
+
+
+def _bare_string(node: object) -> bool:
+    return (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    )
+
+
+def others_unchanged(ws: Path, files: dict[str, bytes], allowed: set[str]) -> bool:
+    """Every file of ``files`` but the ``allowed`` ones is in ``ws`` with the same bytes."""
+    for name, data in files.items():
+        if name in allowed:
+            continue
+        try:
+            if (ws / name).read_bytes() != data:
+                return False
+        except OSError:
+            return False
+    return True
+
+
+def _text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
