@@ -288,7 +288,9 @@ def test_the_file_defining_a_name_whose_words_the_task_writes_ranks_first(projec
 # --- 4: a final answer that is a tool's name -----------------------------------------------------
 
 
-@pytest.mark.parametrize("bare", ["read_file", "`read_file`", ""])
+@pytest.mark.parametrize(
+    "bare", ["read_file", "`read_file`", "", "read_file(src/shop/pricing.py)", 'read_file(path="x.py")\n']
+)
 def test_a_final_answer_that_is_a_tool_name_or_empty_is_asked_again(project: Path, bare: str) -> None:
     guide, state = _guide(project)
     script = [
@@ -302,6 +304,24 @@ def test_a_final_answer_that_is_a_tool_name_or_empty_is_asked_again(project: Pat
     assert result.final == "0.2"
     assert model.requests[3].final_only  # asked again under the answer grammar
     assert len(model.requests) == 4  # once
+
+
+@pytest.mark.parametrize(
+    "answer", ["round(0.2)", "0.2 (see read_file(src/shop/pricing.py))", "TAX_RATE(0.2)", "it is read_file"]
+)
+def test_an_answer_that_is_not_only_a_tool_call_is_taken(project: Path, answer: str) -> None:
+    """A call of something that is not a tool, or a tool's call inside a longer answer, is an
+    answer: only a bare tool call written as text is asked again."""
+    guide, state = _guide(project)
+    script = [
+        _kind("answer in words"),
+        _use("r1", "read_file", {"path": "src/shop/pricing.py"}),
+        _reply(answer),
+    ]
+    model = ScriptedModel({"responses": script})
+    result = _agent(project, guide, state, model).run("What is TAX_RATE in src/shop/pricing.py?")
+    assert result.final == answer
+    assert len(model.requests) == 3
 
 
 @pytest.mark.parametrize("again", ["read_file", "read_file is the name of a tool, not an answer."])

@@ -23,6 +23,7 @@ import contextlib
 import dataclasses
 import functools
 import json
+import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextvars import ContextVar
@@ -89,6 +90,8 @@ MAX_TOKENS_RETRIES = 2  # consecutive cut-off replies asked to continue before g
 # A final answer that is no answer (``Agent._bare_answer``) is asked again once with these words.
 NOT_AN_ANSWER = "{name} is the name of a tool, not an answer. Answer the task itself, in words."
 NO_ANSWER = "The answer was empty. Answer the task itself, in words."
+# A tool call written out as the answer: ``read_file(tox.ini)``, ``note(text="...")``.
+_WRITTEN_CALL = re.compile(r"([A-Za-z_][\w.-]*)\s*\(.*\)", re.DOTALL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -545,14 +548,17 @@ class Agent:
         return turn
 
     def _bare_answer(self, text: str) -> str | None:
-        """What to say when a final answer is no answer: empty, or only a tool's name (measured
-        with the 0.5B: asked for the answer after reading the right file, it answered
-        "read_file"); None for any other answer."""
+        """What to say when a final answer is no answer: empty, only a tool's name, or only a
+        call of a tool written out as text (measured with the 0.5B: asked for the answer after
+        reading the right file, it answered "read_file"; asked what command tox.ini runs, it
+        answered "read_file(tox.ini)"); None for any other answer."""
         said = text.strip().strip("`'\".").strip()
         if not said:
             return NO_ANSWER
-        if said in self.tools.names:
-            return NOT_AN_ANSWER.format(name=said)
+        written = _WRITTEN_CALL.fullmatch(said)
+        name = written.group(1) if written is not None else said
+        if name in self.tools.names:
+            return NOT_AN_ANSWER.format(name=name)
         return None
 
     def _asked_again(self) -> tuple[str, ...]:
