@@ -45,7 +45,7 @@ def python_edit(
     def check(_answer: str, ws: Path) -> bool:
         files = originals()
         expected = changed(files[path].decode("utf-8"), changes)
-        edited = _text(ws / path)
+        edited = read_text(ws / path)
         return (
             edited is not None
             and tree(edited) is not None
@@ -63,7 +63,7 @@ def toml_edit(path: str, changes: Changes, originals: Originals, may_change: tup
     def check(_answer: str, ws: Path) -> bool:
         files = originals()
         expected = tomllib.loads(changed(files[path].decode("utf-8"), changes))
-        edited = _text(ws / path)
+        edited = read_text(ws / path)
         if edited is None:
             return False
         try:
@@ -120,7 +120,8 @@ def others_unchanged(ws: Path, files: dict[str, bytes], allowed: set[str]) -> bo
     return True
 
 
-def _text(path: Path) -> str | None:
+def read_text(path: Path) -> str | None:
+    """The file's UTF-8 text, or None when it is missing or not text."""
     try:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):

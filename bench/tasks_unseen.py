@@ -20,6 +20,7 @@ from pathlib import Path
 
 from bench.notes_check import notes_cover
 from bench.sdist import Pinned
+from bench.task_checks import read_text
 from bench.tasks import Checker, Task, says
 
 HALF = "unseen"
@@ -40,7 +41,7 @@ def python_file(path: str, *patterns: str, absent: tuple[str, ...] = ()) -> Chec
     regular expressions)."""
 
     def check(_answer: str, ws: Path) -> bool:
-        text = _text(ws / path)
+        text = read_text(ws / path)
         if text is None or not _parses(text):
             return False
         return all(re.search(p, text, re.M) for p in patterns) and not any(
@@ -55,7 +56,7 @@ def version_is(path: str, expected: str) -> Checker:
     as such, or ``_get_version(__version_info__)`` of its tuple (Python-Markdown's own rule)."""
 
     def check(_answer: str, ws: Path) -> bool:
-        text = _text(ws / path)
+        text = read_text(ws / path)
         return text is not None and _parses(text) and meta_version(text) == expected
 
     return check
@@ -95,13 +96,6 @@ def _pep440(info: tuple[object, ...]) -> str | None:
     if info[3] != "final":
         return f"{text}{ {'alpha': 'a', 'beta': 'b', 'rc': 'rc'}.get(str(info[3]), '?') }{info[4]}"
     return text
-
-
-def _text(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
 
 
 def _parses(text: str) -> bool:
