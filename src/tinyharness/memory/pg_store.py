@@ -28,6 +28,7 @@ from typing import Any
 from ..errors import ConfigError
 from .base import COLUMNS, MemoryItem, Scope, Status, item_from_row
 from .embed import Embedder, Vectors
+from .pg_vectors import LOG_TRIGGERS, VectorCache, log_schema
 from .sqlbase import EXTERNAL_MODEL as EXTERNAL_MODEL  # re-exported
 from .sqlbase import SQLStoreBase
 from .text import (
@@ -47,6 +48,12 @@ HNSW_MIN_ROWS = 5000  # vectors of one model before they get an HNSW index
 # at 40 / 100 / 200, the vector half's time within the noise of a loaded machine; at 100k all
 # three found the exact top 40.
 HNSW_EF_SEARCH = 200
+# From SCAN_FROM to SCAN_UP_TO vectors of one model, the vector half is answered from the vectors
+# held in the searching process (``pg_vectors``): exact, and faster than the HNSW walk
+# (bench/notes/memory-speed-pg.md, session 14). Below, the database's exact scan is as fast; above,
+# the int8 pass reads too many bytes per query and the HNSW walk answers.
+SCAN_FROM = HNSW_MIN_ROWS
+SCAN_UP_TO = 400_000
 LARGEST_CAP = common_term_cap(2**62)  # the cap of any store (it grows with the store, up to this)
 RANK_WEIGHTS = [CONTEXT_WEIGHT, 0.2, 0.4, 1.0]  # ts_rank's weights of labels D (context), C, B, A (content)
 # The highest ts_rank (normalization 0) of a one-term tsquery in any row: for one lexeme
@@ -244,12 +251,15 @@ class PostgresStore(SQLStoreBase):
         vector_weight: float = VECTOR_WEIGHT,
         exact: bool = False,
         pool_size: int = 8,
+        scan_vectors: tuple[int, int] = (SCAN_FROM, SCAN_UP_TO),
     ) -> None:
         """``exact``: rank every full-text match and compare the query with every vector in
         scope, never the HNSW index, the term postings nor the rare-terms-first bound: the
         reference the tests and the benchmark compare the fast paths with (slow on a large
         store). ``pool_size``: at most this many connections, one per search or write running
-        at the same time (threads); more wait for a free one."""
+        at the same time (threads); more wait for a free one. ``scan_vectors``: (from, up to) how
+        many vectors of the store's model its vector half is answered from the vectors held in
+        this process (``pg_vectors``), exact and faster than the HNSW walk."""
         try:
             import psycopg
             from psycopg_pool import ConnectionPool
@@ -279,6 +289,9 @@ class PostgresStore(SQLStoreBase):
         self._cache_lock = threading.Lock()  # the caches above, shared by the pool's threads
         self._lexemes: dict[str, tuple[str, ...]] = {}  # query term -> its lexemes (english config)
         self._held = threading.local()  # the cursor of this thread's open transaction, if any
+        self.scan_vectors = scan_vectors
+        self._caches: dict[int, VectorCache] = {}  # vector size -> its vectors held here
+        self._scan_checked: dict[int, float] = {}  # vector size -> when its count was last checked
         try:
             # One connection first: a wrong URL or password is one clear error, now.
             with psycopg.connect(url, autocommit=True) as conn:
@@ -318,6 +331,13 @@ class PostgresStore(SQLStoreBase):
             built = mark != TERMS_MARK or triggers != 3
             if built:
                 for statement in _terms_schema(self._t):
+                    cur.execute(statement)
+            cur.execute(
+                "SELECT count(*) FROM pg_trigger WHERE tgname = ANY(%s)",
+                ([f"{self._t}vector_changes_{name}" for name in LOG_TRIGGERS],),
+            )
+            if cur.fetchone()[0] != len(LOG_TRIGGERS):
+                for statement in log_schema(self._t):
                     cur.execute(statement)
             # A store grown by single inserts gets its vector index at the next open.
             cur.execute(
@@ -434,8 +454,11 @@ class PostgresStore(SQLStoreBase):
         """Remove this prefix's tables (tests)."""
         with self._tx() as cur:
             cur.execute(
-                f"DROP TABLE IF EXISTS {self._t}memory_vectors, {self._t}memory_terms, {self._t}memories"
+                f"DROP TABLE IF EXISTS {self._t}memory_vectors, {self._t}memory_terms, {self._t}memories, "
+                f"{self._t}vector_changes, {self._t}vector_changes_pruned"
             )
+            for name in LOG_TRIGGERS:
+                cur.execute(f"DROP FUNCTION IF EXISTS {self._t}vector_changes_{name}()")
             for name in ("memory_terms_add", "memory_terms_update", "memory_terms_remove"):
                 cur.execute(f"DROP FUNCTION IF EXISTS {self._t}{name}()")
             cur.execute(f"DROP FUNCTION IF EXISTS {self._t}term_query(TEXT)")
@@ -785,6 +808,11 @@ class PostgresStore(SQLStoreBase):
         of a large store), or for an ``exact`` store."""
         dim = int(qvec.shape[0])
         text = _vector_text(qvec)
+        cache = self._vector_cache(cur, dim)
+        if cache is not None:
+            keys = cache.candidates(qvec, scope, limit)
+            if keys is not None:
+                return self._exact_nearest(cur, text, dim, scope, limit, keys)
         if dim in self._indexed_dims and not self.exact:
             nearest, params = self._nearest_sql(dim, scope)
             # Every connection has these settings from the pool (``_configure``); a deeper
@@ -809,6 +837,37 @@ class PostgresStore(SQLStoreBase):
                 return found
         return self._exact_nearest(cur, text, dim, scope, limit)
 
+    def _vector_cache(self, cur: Any, dim: int) -> VectorCache | None:
+        """The store's ``dim``-sized vectors held here, brought up to date, when the store holds
+        as many as ``scan_vectors`` says (counted again at most once a minute while it does
+        not); None for an ``exact`` store and inside a transaction (whose own writes the held
+        vectors cannot see)."""
+        low, high = self.scan_vectors
+        if self.exact or high < low or cur.connection.info.transaction_status != 0:  # 0: idle
+            return None
+        cache = self._caches.get(dim)
+        if cache is None:
+            now = time.monotonic()
+            if now - self._scan_checked.get(dim, -math.inf) < 60:
+                return None
+            self._scan_checked[dim] = now
+            cur.execute(
+                f"SELECT count(*) FROM (SELECT 1 FROM {self._t}memory_vectors v WHERE "
+                f"{' AND '.join(self._vector_filter(dim))} LIMIT %s) s",
+                (high + 1,),
+            )
+            if not low <= cur.fetchone()[0] <= high:
+                return None
+            with self._cache_lock:
+                cache = self._caches.setdefault(dim, VectorCache(self._t, self.vector_model, dim))
+        cache.sync(cur.connection)
+        if len(cache) > high:  # grown past what a scan answers fast: the HNSW walk again
+            with self._cache_lock:
+                self._caches.pop(dim, None)
+                self._scan_checked[dim] = time.monotonic()
+            return None
+        return cache
+
     def _nearest_sql(self, dim: int, scope: Scope) -> tuple[str, list[str]]:
         """SELECT id, distance of the vectors in scope, nearest first by the HNSW index's order
         (the query vector is the first and last parameter, ``params`` go between), and its scope
@@ -824,16 +883,27 @@ class PostgresStore(SQLStoreBase):
         return sql, params
 
     def _exact_nearest(
-        self, cur: Any, text: str, dim: int, scope: Scope, limit: int
+        self, cur: Any, text: str, dim: int, scope: Scope, limit: int, seqs: list[int] | None = None
     ) -> list[tuple[str, float]]:
         """The ``limit`` nearest vectors in scope by comparing the query with every one (ties by
         ``seq``). Only the id and the distance reach the sort: sorting the rows with their
         vectors spilled 50 MB to disk at 100k memories. The size check is in the distance, not
         the WHERE: there the planner took ``vector_dims(embedding) = N`` for 0.5% of the rows and
         probed the memories once per vector (932 ms at 100k memories; 319 ms with the memories
-        hashed instead, bench/notes/memory-speed-pg.md)."""
+        hashed instead, bench/notes/memory-speed-pg.md). ``seqs``: only among these memories (the
+        candidates of the vectors held here), by their indexes."""
         where, params = self._scope_sql(scope, prefix="m.")
         where += ["m.status = 'current'", self._vector_filter(dim)[0]]
+        if seqs is not None:
+            cur.execute(
+                f"SELECT id, 1 - distance FROM (SELECT m.id, m.seq, CASE WHEN vector_dims(v.embedding) "
+                f"= {dim} THEN v.embedding::vector({dim}) <=> %s::vector({dim}) END AS distance "
+                f"FROM {self._t}memories m JOIN {self._t}memory_vectors v ON v.memory_id = m.id "
+                f"WHERE m.seq = ANY(%s) AND {' AND '.join(where)} OFFSET 0) d WHERE distance IS NOT NULL "
+                "ORDER BY distance, seq LIMIT %s",
+                [text, seqs, *params, limit],
+            )
+            return [(r[0], float(r[1])) for r in cur.fetchall()]
         with cur.connection.transaction():  # SET LOCAL needs one
             cur.execute("SET LOCAL enable_indexscan = off")  # not the HNSW index: every vector
             cur.execute(
