@@ -143,7 +143,7 @@ class VectorCache:
         keys: list[int] = []
         ids: list[str] = []
         scopes: list[Scope] = []
-        rows: list[npt.NDArray[np.float32]] = []
+        matrix = np.zeros((1024, self.dim), dtype=np.float32)  # grown by doubling
         with conn.transaction():
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             snapshot = conn.execute("SELECT pg_current_snapshot()::text").fetchone()[0]
@@ -156,14 +156,22 @@ class VectorCache:
                 ) as copy:
                     copy.set_types(["int8", "text", "text", "text", "text", "bytea"])
                     for seq, memory_id, user, agent, session, embedding in copy.rows():
+                        if len(keys) == len(matrix):
+                            matrix = np.resize(matrix, (2 * len(matrix), self.dim))
+                        matrix[len(keys)] = _vector(embedding, self.dim)
                         keys.append(seq)
                         ids.append(memory_id)
                         scopes.append(Scope(user, agent, session))
-                        rows.append(_vector(embedding, self.dim))
+        matrix = matrix[: len(keys)]
+        usable = np.zeros(len(keys), dtype=bool)
+        for begin in range(0, len(keys), 4096):  # in blocks: a float64 copy of it all is 8 bytes a value
+            usable[begin : begin + 4096] = _normalize(matrix[begin : begin + 4096])
         index = VectorIndex(self.dim, capacity=max(1024, len(keys) * 5 // 4), approx_from=2**62)
-        matrix = np.array(rows, dtype=np.float32).reshape(len(rows), self.dim)
-        usable = _normalize(matrix)
-        index.add_many(np.array(keys, dtype=np.int64)[usable], matrix[usable], [s for s, u in zip(scopes, usable, strict=True) if u])
+        index.add_many(
+            np.array(keys, dtype=np.int64)[usable],
+            matrix if usable.all() else matrix[usable],
+            [scope for scope, ok in zip(scopes, usable.tolist(), strict=True) if ok],
+        )
         self._index = index
         self._seq = {memory_id: seq for memory_id, seq in zip(ids, keys, strict=True)}
         self._snapshot = snapshot
@@ -224,7 +232,7 @@ def _vector(data: bytes, dim: int) -> npt.NDArray[np.float32]:
     (size,) = struct.unpack_from("!h", data)
     if size != dim:
         raise ValueError(f"a vector of {size} dimensions where {dim} were selected")
-    return np.frombuffer(data, dtype=">f4", count=dim, offset=4).astype(np.float32)
+    return np.frombuffer(data, dtype=">f4", count=dim, offset=4)
 
 
 def _normalize(matrix: npt.NDArray[np.float32]) -> npt.NDArray[np.bool_]:
