@@ -36,10 +36,16 @@ import numpy.typing as npt
 from .base import Scope
 from .vector_index import VectorIndex
 
-# How far pgvector's float arithmetic (float sums, a float32 query parsed from text) may move a
-# cosine from the value of the normalized vectors: below 3e-5 for 1,024 dimensions of unit
-# vectors; the candidates keep a margin of twice this so none of the exact top is left out.
-SCORE_TOLERANCE = 1e-4
+# How far pgvector's cosine (float32 sums of products and of squares, then a float64 division; the
+# query a float32 parsed from 7 significant digits) may lie from the cosine of the same vectors
+# in exact arithmetic: each float32 sum of n terms is off by at most n units of rounding (2**-24)
+# of the sum of |terms|, which for the dot product is at most |a| |b|; three such sums. The held
+# vectors are rounded to float32 once more after normalizing (1e-6 covers it and the query's
+# digits). The candidates keep every row within twice this of the top.
+def score_tolerance(dim: int) -> float:
+    return 3 * dim * 2.0**-24 + 1e-6
+
+
 PRUNE_AGE = 3600.0  # seconds a change stays in the log
 PRUNE_EVERY = 600.0  # seconds between one process's prunes
 
@@ -210,7 +216,7 @@ class VectorCache:
             index = self._index
             if index is None:
                 return None
-            keys = index.candidate_keys(q32, scope, limit, 2 * SCORE_TOLERANCE)
+            keys = index.candidate_keys(q32, scope, limit, 2 * score_tolerance(self.dim))
             return None if keys is None else keys.tolist()
 
 

@@ -252,12 +252,19 @@ class VectorIndex:
         self, query: npt.NDArray[np.float32], scope: Scope, top: int, margin: float
     ) -> npt.NDArray[np.int64] | None:
         """The keys of the rows in ``scope`` that may be among the ``top`` best by exact cosine
-        similarity to the unit vector ``query``, for a caller that scores them again itself
-        (``_candidates``, with ``margin``); None when the scope holds ``top`` rows or fewer."""
+        similarity to the unit vector ``query``, for a caller whose own scores may differ from
+        them by up to ``margin / 2`` and who scores them again itself; None when the scope holds
+        ``top`` rows or fewer. The rows the int8 pass leaves (``_candidates``, with ``margin``) are
+        scored in float64 and only those within ``margin`` of the ``top``-th best are kept: every
+        row of the caller's top ``top`` is among them (its score there is at least the ``top``-th
+        best's minus ``margin / 2``, that one's at least ours minus ``margin / 2``)."""
         mask = self.scope_mask(scope)
         if mask is None or int(mask.sum()) <= top:
             return None
-        keys: npt.NDArray[np.int64] = self._keys[self._candidates(query, mask, top, margin)]
+        rows = self._candidates(query, mask, top, margin)
+        scores = self._matrix[rows].astype(np.float64) @ query.astype(np.float64)
+        kth = float(np.partition(scores, len(rows) - top)[len(rows) - top])
+        keys: npt.NDArray[np.int64] = self._keys[rows[scores >= kth - margin]]
         return keys
 
     def _candidates(
