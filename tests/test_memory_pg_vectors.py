@@ -64,8 +64,8 @@ def _vector_half(store: Any, query: np.ndarray, scope: Scope, limit: int) -> lis
 def _current_vectors(store: Any) -> int:
     with store._read() as cur:
         cur.execute(
-            f"SELECT count(*) FROM {store._t}memories m JOIN {store._t}memory_vectors v ON v.memory_id = m.id "
-            "WHERE m.status = 'current'"
+            f"SELECT count(*) FROM {store._t}memories m JOIN {store._t}memory_vectors v "
+            "ON v.memory_id = m.id WHERE m.status = 'current'"
         )
         return int(cur.fetchone()[0])
 
@@ -109,7 +109,13 @@ def test_held_vectors_answer_what_the_exact_scan_answers(
     for write in writes:  # then writes between searches, by this store and by the other
         store = other if write.startswith("other") else held
         if write.endswith("add"):
-            ids.append(store.add("new", Scope(USERS[int(rng.integers(0, 3))]), vector=vectors[int(rng.integers(0, n))].tolist()).id)
+            ids.append(
+                store.add(
+                    "new",
+                    Scope(USERS[int(rng.integers(0, 3))]),
+                    vector=vectors[int(rng.integers(0, n))].tolist(),
+                ).id
+            )
         elif ids:
             victim = ids.pop(int(rng.integers(0, len(ids))))
             if write == "update":

@@ -36,6 +36,7 @@ import numpy.typing as npt
 from .base import Scope
 from .vector_index import VectorIndex
 
+
 # How far pgvector's cosine (float32 sums of products and of squares, then a float64 division; the
 # query a float32 parsed from 7 significant digits) may lie from the cosine of the same vectors
 # in exact arithmetic: each float32 sum of n terms is off by at most n units of rounding (2**-24)
@@ -153,21 +154,23 @@ class VectorCache:
         with conn.transaction():
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             snapshot = conn.execute("SELECT pg_current_snapshot()::text").fetchone()[0]
-            with conn.cursor() as cur:
-                with cur.copy(
+            with (
+                conn.cursor() as cur,
+                cur.copy(
                     f"COPY (SELECT m.seq, m.id, m.user_id, m.agent_id, m.session_id, v.embedding FROM "
                     f"{self._t}memory_vectors v JOIN {self._t}memories m ON m.id = v.memory_id "
                     f"WHERE m.status = 'current' AND {where}) TO STDOUT (FORMAT BINARY)",
                     params,
-                ) as copy:
-                    copy.set_types(["int8", "text", "text", "text", "text", "bytea"])
-                    for seq, memory_id, user, agent, session, embedding in copy.rows():
-                        if len(keys) == len(matrix):
-                            matrix = np.resize(matrix, (2 * len(matrix), self.dim))
-                        matrix[len(keys)] = _vector(embedding, self.dim)
-                        keys.append(seq)
-                        ids.append(memory_id)
-                        scopes.append(Scope(user, agent, session))
+                ) as copy,
+            ):
+                copy.set_types(["int8", "text", "text", "text", "text", "bytea"])
+                for seq, memory_id, user, agent, session, embedding in copy.rows():
+                    if len(keys) == len(matrix):
+                        matrix = np.resize(matrix, (2 * len(matrix), self.dim))
+                    matrix[len(keys)] = _vector(embedding, self.dim)
+                    keys.append(seq)
+                    ids.append(memory_id)
+                    scopes.append(Scope(user, agent, session))
         matrix = matrix[: len(keys)]
         usable = np.zeros(len(keys), dtype=bool)
         for begin in range(0, len(keys), 4096):  # in blocks: a float64 copy of it all is 8 bytes a value
@@ -227,7 +230,8 @@ def prune(conn: Any, prefix: str, age: float) -> None:
     conn.execute(
         f"WITH gone AS (DELETE FROM {log} WHERE at < now() - make_interval(secs => %s) AND xid < "
         "pg_snapshot_xmin(pg_current_snapshot()) RETURNING xid), newest AS (SELECT max(xid) AS xid "
-        f"FROM gone) INSERT INTO {log}_pruned (one, newest) SELECT true, xid FROM newest WHERE xid IS NOT NULL "
+        f"FROM gone) INSERT INTO {log}_pruned (one, newest) SELECT true, xid FROM newest "
+        "WHERE xid IS NOT NULL "
         f"ON CONFLICT (one) DO UPDATE SET newest = greatest({log}_pruned.newest, excluded.newest)",
         (age,),
     )
