@@ -75,6 +75,12 @@ def _agree(held: Any, exact: Any, rng: np.random.Generator, clustered: bool) -> 
     exactly the current vectors (so the answer did come from them)."""
     queries = _vectors(rng, 6, clustered)
     for query in queries:
+        # Whole searches first: their text half reads a snapshot, which the vector half trusts
+        # when it is the one its copy reflects.
+        for scope in (Scope(), Scope("ann")):
+            got_hits = held.search("memory new changed", scope, limit=10, vector=query.tolist())
+            want_hits = exact.search("memory new changed", scope, limit=10, vector=query.tolist())
+            assert [(h.item.id, h.score) for h in got_hits] == [(h.item.id, h.score) for h in want_hits]
         for scope in [Scope(), *(Scope(user) for user in USERS), Scope("ann", "a1"), Scope("nobody")]:
             for limit in (1, 5, 40):
                 got = _vector_half(held, query, scope, limit)

@@ -404,10 +404,12 @@ class PostgresStore(SQLStoreBase):
             return
         with self._pool.connection() as conn, conn.cursor() as cur:
             self._held.cursor = cur
+            self._held.snapshot = None
             try:
                 yield cur
             finally:
                 self._held.cursor = None
+                self._held.snapshot = None
 
     def _insert_version(self, cur: Any, row: dict[str, Any], vector: Vectors | None) -> MemoryItem:
         row = _with_text(row)
@@ -777,6 +779,7 @@ class PostgresStore(SQLStoreBase):
                 values += [term, *params, term, LARGEST_CAP + 1]
             cur.execute(f"SELECT {', '.join(columns)}", values)
             row = cur.fetchone()
+            self._held.snapshot = row[0]  # the vector half's held copy is current if it saw this one
             counted: dict[tuple[tuple[str | None, ...], str | None], tuple[int, int]] = {}
             position = 1
             if need_total:
@@ -867,7 +870,7 @@ class PostgresStore(SQLStoreBase):
                 return None
             with self._cache_lock:
                 cache = self._caches.setdefault(dim, VectorCache(self._t, self.vector_model, dim))
-        cache.sync(cur.connection)
+        cache.sync(cur.connection, getattr(self._held, "snapshot", None))
         if len(cache) > high:  # grown past what a scan answers fast: the HNSW walk again
             with self._cache_lock:
                 self._caches.pop(dim, None)

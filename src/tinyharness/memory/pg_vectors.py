@@ -118,12 +118,16 @@ class VectorCache:
     def _vector_filter(self) -> tuple[str, list[Any]]:
         return f"v.model = %s AND vector_dims(v.embedding) = {self.dim}", [self.model]
 
-    def sync(self, conn: Any) -> None:
+    def sync(self, conn: Any, seen: str | None = None) -> None:
         """Bring the index to the database's current state (``conn``: autocommit, no transaction
-        open)."""
+        open). ``seen``: a snapshot the caller's connection read a moment ago (the text half's
+        statement reads one): when it is the one the index reflects, no transaction has ended
+        since, and the index is current without a statement of its own."""
         with self._lock:
             if self._index is None or self._snapshot is None:
                 self._load(conn)
+                return
+            if seen is not None and seen == self._snapshot:
                 return
             log = f"{self._t}vector_changes"
             row = conn.execute(
