@@ -190,3 +190,28 @@ def test_a_pruned_log_makes_a_stale_cache_load_again(stores: tuple[Any, Any, Any
         prune(conn, other._t, 0.0)
     assert _vector_half(held, query, Scope("bob"), 5) == _vector_half(exact, query, Scope("bob"), 5)
     assert added.id not in [key for key, _ in _vector_half(held, query, Scope("bob"), 5)]
+
+
+def test_searches_prune_old_changes_from_the_log(stores: tuple[Any, Any, Any]) -> None:
+    """Any store that searches deletes the log's rows older than PRUNE_AGE (at most every
+    PRUNE_EVERY seconds), so the log of a store whose vectors are never held (too few of them)
+    does not grow without end; the newest pruned transaction is kept."""
+    from tinyharness.memory.pg_store import PostgresStore
+
+    other = stores[2]
+    for index in range(5):
+        other.add(f"m {index}", Scope("cy"), vector=[float(index + 1)] * DIM)
+    log = f"{other._t}vector_changes"
+    with other._tx() as cur:
+        cur.execute(f"SELECT count(*) FROM {log}")
+        logged = cur.fetchone()[0]
+        cur.execute(f"UPDATE {log} SET at = now() - interval '2 hours'")
+    assert logged == 5
+    fresh = PostgresStore(memory_pg_url(), embedder=HashingEmbedder(DIM), table_prefix=other._t)
+    try:
+        fresh.search("m", Scope("cy"), vector=[1.0] * DIM)
+    finally:
+        fresh.close()
+    with other._tx() as cur:
+        cur.execute(f"SELECT count(*), (SELECT count(*) FROM {log}_pruned) FROM {log}")
+        assert cur.fetchone() == (0, 1)

@@ -28,7 +28,7 @@ from typing import Any
 from ..errors import ConfigError
 from .base import COLUMNS, MemoryItem, Scope, Status, item_from_row
 from .embed import Embedder, Vectors
-from .pg_vectors import LOG_TRIGGERS, VectorCache, log_schema
+from .pg_vectors import LOG_TRIGGERS, PRUNE_AGE, PRUNE_EVERY, VectorCache, log_schema, prune
 from .sqlbase import EXTERNAL_MODEL as EXTERNAL_MODEL  # re-exported
 from .sqlbase import SQLStoreBase
 from .text import (
@@ -292,6 +292,7 @@ class PostgresStore(SQLStoreBase):
         self.scan_vectors = scan_vectors
         self._caches: dict[int, VectorCache] = {}  # vector size -> its vectors held here
         self._scan_checked: dict[int, float] = {}  # vector size -> when its count was last checked
+        self._pruned_at = -math.inf  # when this store last pruned the vector change log
         try:
             # One connection first: a wrong URL or password is one clear error, now.
             with psycopg.connect(url, autocommit=True) as conn:
@@ -845,8 +846,13 @@ class PostgresStore(SQLStoreBase):
         as many as ``scan_vectors`` says (counted again at most once a minute while it does
         not); None for an ``exact`` store and inside a transaction (whose own writes the held
         vectors cannot see)."""
+        if cur.connection.info.transaction_status != 0:  # 0: idle; in a transaction
+            return None
+        if time.monotonic() - self._pruned_at > PRUNE_EVERY:  # any store's searches keep the log short
+            self._pruned_at = time.monotonic()
+            prune(cur.connection, self._t, PRUNE_AGE)
         low, high = self.scan_vectors
-        if self.exact or high < low or cur.connection.info.transaction_status != 0:  # 0: idle
+        if self.exact or high < low:
             return None
         cache = self._caches.get(dim)
         if cache is None:

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import struct
 import threading
-import time
 from typing import Any
 
 import numpy as np
@@ -109,7 +108,6 @@ class VectorCache:
         self._snapshot: str | None = None  # the database snapshot the index reflects
         self._seq: dict[str, int] = {}  # memory id -> seq, of the rows in the index
         self._lock = threading.Lock()
-        self._pruned_at = 0.0
         self.full_loads = 0  # (for tests)
 
     def __len__(self) -> int:
@@ -144,9 +142,6 @@ class VectorCache:
             if changed:
                 self._apply(conn, list(changed))
             self._snapshot = snapshot
-            if time.monotonic() - self._pruned_at > PRUNE_EVERY:
-                self._pruned_at = time.monotonic()
-                prune(conn, self._t, PRUNE_AGE)
 
     def _load(self, conn: Any) -> None:
         """Every current vector, read in one snapshot that the index then reflects."""
