@@ -21,12 +21,15 @@ import struct
 import threading
 import time
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from ..errors import ConfigError
-from .base import COLUMNS, MemoryItem, Scope, Status, item_from_row
+from .base import COLUMNS, MemoryItem, Scope, SearchHit, Status, item_from_row
 from .embed import Embedder, Vectors
 from .pg_vectors import LOG_TRIGGERS, PRUNE_AGE, PRUNE_EVERY, VectorCache, log_schema, prune
 from .sqlbase import EXTERNAL_MODEL as EXTERNAL_MODEL  # re-exported
@@ -293,6 +296,7 @@ class PostgresStore(SQLStoreBase):
         self._caches: dict[int, VectorCache] = {}  # vector size -> its vectors held here
         self._scan_checked: dict[int, float] = {}  # vector size -> when its count was last checked
         self._pruned_at = -math.inf  # when this store last pruned the vector change log
+        self._vector_threads: ThreadPoolExecutor | None = None  # see ``search``
         try:
             # One connection first: a wrong URL or password is one clear error, now.
             with psycopg.connect(url, autocommit=True) as conn:
@@ -467,9 +471,51 @@ class PostgresStore(SQLStoreBase):
             cur.execute(f"DROP FUNCTION IF EXISTS {self._t}term_query(TEXT)")
 
     def close(self) -> None:
+        if self._vector_threads is not None:
+            self._vector_threads.shutdown(wait=True)
         self._pool.close()
 
     # --- search -----------------------------------------------------------------------------
+
+    def search(
+        self, query: str, scope: Scope, *, limit: int = 5, vector: Sequence[float] | None = None
+    ) -> list[SearchHit]:
+        """``SQLStoreBase.search``; when the caller gives the query vector and this store holds
+        its vectors, their int8 pass runs in a thread while the full-text statements wait on the
+        server, on the vectors as held. The vector half uses that only if the text half's
+        statement saw the snapshot they reflect (no write since); else it syncs and scans again."""
+        cache = None
+        if vector is not None and not self.exact and getattr(self._held, "cursor", None) is None:
+            qvec = np.asarray(vector, dtype=np.float32)
+            cache = self._caches.get(int(qvec.shape[0])) if qvec.ndim == 1 else None
+        if cache is None:
+            return super().search(query, scope, limit=limit, vector=vector)
+        depth = max(self.candidates, limit * 4)  # (a question naming a time looks deeper: not used)
+        if self._vector_threads is None:
+            with self._cache_lock:
+                if self._vector_threads is None:
+                    self._vector_threads = ThreadPoolExecutor(
+                        max_workers=max(1, self._pool.max_size), thread_name_prefix="tinyharness-vectors"
+                    )
+        future = self._vector_threads.submit(cache.candidates_as_held, qvec, scope, depth)
+        self._held.prefetch = (qvec, scope, depth, future)
+        try:
+            return super().search(query, scope, limit=limit, vector=vector)
+        finally:
+            self._held.prefetch = None
+            future.cancel()
+
+    def _prefetched(self, qvec: Vectors, scope: Scope, limit: int) -> list[int] | None:
+        """The candidates ``search`` started in a thread for this very vector half, if they
+        reflect the snapshot the text half's statement saw on this connection."""
+        held: tuple[Vectors, Scope, int, Future[tuple[str | None, list[int] | None]]] | None = getattr(
+            self._held, "prefetch", None
+        )
+        if held is None or held[1] != scope or held[2] != limit or not np.array_equal(held[0], qvec):
+            return None
+        snapshot, keys = held[3].result()
+        seen = getattr(self._held, "snapshot", None)
+        return keys if snapshot is not None and snapshot == seen else None
 
     def _text_ranking(self, cur: Any, query: str, scope: Scope, limit: int) -> list[str]:
         """The ``limit`` best full-text matches in ``scope``, best first (score, then ``seq``).
@@ -812,6 +858,8 @@ class PostgresStore(SQLStoreBase):
         of a large store), or for an ``exact`` store."""
         dim = int(qvec.shape[0])
         text = _vector_text(qvec)
+        if (keys := self._prefetched(qvec, scope, limit)) is not None:
+            return self._exact_nearest(cur, text, dim, scope, limit, keys)
         cache = self._vector_cache(cur, dim)
         if cache is not None:
             keys = cache.candidates(qvec, scope, limit)

@@ -25,6 +25,7 @@ Kept in step without trusting anything but the database:
 
 from __future__ import annotations
 
+import contextlib
 import struct
 import threading
 from typing import Any
@@ -205,7 +206,19 @@ class VectorCache:
                 self._index.upsert(seq, vector[0], Scope(user, agent, session))
                 self._seq[memory_id] = seq
 
-    def candidates(self, query: npt.NDArray[np.float32], scope: Scope, limit: int) -> list[int] | None:
+    def candidates_as_held(
+        self, query: npt.NDArray[np.float32], scope: Scope, limit: int
+    ) -> tuple[str | None, list[int] | None]:
+        """``candidates`` from the vectors as they are held now, without reading the database
+        first, and the snapshot they reflect: the caller uses them only if the database's
+        snapshot turns out to be that one (nothing was written since)."""
+        with self._lock:
+            snapshot = self._snapshot
+            return snapshot, self.candidates(query, scope, limit, locked=True)
+
+    def candidates(
+        self, query: npt.NDArray[np.float32], scope: Scope, limit: int, *, locked: bool = False
+    ) -> list[int] | None:
         """The ``seq`` of every vector in ``scope`` that may be among the ``limit`` nearest by the
         database's cosine distance (its exact scan), or None when the scope holds ``limit`` or
         fewer vectors here (the exact scan is then as cheap, and sees any it cannot score)."""
@@ -214,7 +227,7 @@ class VectorCache:
         if norm == 0 or not np.isfinite(norm):
             return None
         q32 = (q / norm).astype(np.float32)
-        with self._lock:
+        with contextlib.nullcontext() if locked else self._lock:
             index = self._index
             if index is None:
                 return None
