@@ -5,9 +5,11 @@ is one transaction, and an update or delete first locks the version it closes (`
 two writers cannot both supersede the same version. Full-text ranking weights each query term by
 its inverse document frequency (``ts_rank`` alone has no IDF, which makes OR-queries rank common
 words as high as rare ones), read from term postings kept by triggers (``_terms_schema``) rather
-than from every matching ``tsvector``; the vector ranking walks an HNSW index (pgvector's
-iterative scan, so the scope filter still leaves enough rows), exact where the index gives too
-few. Both are fused by reciprocal rank fusion as in the SQLite store. A store holds a pool of
+than from every matching ``tsvector``; the vector ranking is answered from the vectors held in
+the searching process (``pg_vectors``: an int8 pass, then the database's exact distance of the
+few candidates left; exact) for stores of SCAN_FROM to SCAN_UP_TO vectors, and otherwise walks an
+HNSW index (pgvector's iterative scan, so the scope filter still leaves enough rows), exact where
+the index gives too few. Both are fused by reciprocal rank fusion as in the SQLite store. A store holds a pool of
 connections, so searches from several threads (``mcp serve``) run at the same time. Needs
 ``psycopg`` (3) and ``psycopg-pool``.
 """
