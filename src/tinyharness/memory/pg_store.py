@@ -9,8 +9,8 @@ than from every matching ``tsvector``; the vector ranking is answered from the v
 the searching process (``pg_vectors``: an int8 pass, then the database's exact distance of the
 few candidates left; exact) for stores of SCAN_FROM to SCAN_UP_TO vectors, and otherwise walks an
 HNSW index (pgvector's iterative scan, so the scope filter still leaves enough rows), exact where
-the index gives too few. Both are fused by reciprocal rank fusion as in the SQLite store. A store holds a pool of
-connections, so searches from several threads (``mcp serve``) run at the same time. Needs
+the index gives too few. Both are fused by reciprocal rank fusion as in the SQLite store. A
+store holds a pool of connections, so searches from several threads (``mcp serve``) run at the same time. Needs
 ``psycopg`` (3) and ``psycopg-pool``.
 """
 
