@@ -10,8 +10,8 @@ the searching process (``pg_vectors``: an int8 pass, then the database's exact d
 few candidates left; exact) for stores of SCAN_FROM to SCAN_UP_TO vectors, and otherwise walks an
 HNSW index (pgvector's iterative scan, so the scope filter still leaves enough rows), exact where
 the index gives too few. Both are fused by reciprocal rank fusion as in the SQLite store. A
-store holds a pool of connections, so searches from several threads (``mcp serve``) run at the same time. Needs
-``psycopg`` (3) and ``psycopg-pool``.
+store holds a pool of connections, so searches from several threads (``mcp serve``) run at the
+same time. Needs ``psycopg`` (3) and ``psycopg-pool``.
 """
 
 from __future__ import annotations
