@@ -98,8 +98,8 @@ LOG_TRIGGERS = ("vectors_add", "vectors_remove", "vectors_update", "memories_upd
 
 class VectorCache:
     """The current ``dim``-sized vectors of one model in a store (``table_prefix``), as a
-    ``VectorIndex`` keyed by the memories' ``seq``; ``nearest`` answers what the store's exact
-    scan answers. Shared by the store's threads (one lock)."""
+    ``VectorIndex`` keyed by the memories' ``seq``; ``candidates`` holds every row of the store's
+    exact scan's answer. Shared by the store's threads (one lock)."""
 
     def __init__(self, table_prefix: str, model: str, dim: int) -> None:
         self._t = table_prefix
