@@ -2,7 +2,8 @@
 manager the loop calls, the file-memory tool and the ``memory`` CLI command.
 
 Modules: ``base`` (MemoryStore protocol, MemoryItem, Scope), ``sqlite_store`` (embedded default),
-``pg_store`` (PostgreSQL + pgvector), ``sqlbase`` (what both share: versioning, hybrid search,
+``pg_store`` (PostgreSQL + pgvector), ``pg_vectors`` (its vectors held in the searching
+process, kept in step by a change log), ``sqlbase`` (what both share: versioning, hybrid search,
 reranking), ``vector_index`` (exact search: an int8 pass, then float32; from 20k rows an approximate
 first look it trusts only when its answer stands out), ``coarse_index`` (that approximate index:
 faiss's inverted file), ``index_file`` (their snapshot beside a SQLite store, checked against the

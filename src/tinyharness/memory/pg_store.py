@@ -5,11 +5,13 @@ is one transaction, and an update or delete first locks the version it closes (`
 two writers cannot both supersede the same version. Full-text ranking weights each query term by
 its inverse document frequency (``ts_rank`` alone has no IDF, which makes OR-queries rank common
 words as high as rare ones), read from term postings kept by triggers (``_terms_schema``) rather
-than from every matching ``tsvector``; the vector ranking walks an HNSW index (pgvector's
-iterative scan, so the scope filter still leaves enough rows), exact where the index gives too
-few. Both are fused by reciprocal rank fusion as in the SQLite store. A store holds a pool of
-connections, so searches from several threads (``mcp serve``) run at the same time. Needs
-``psycopg`` (3) and ``psycopg-pool``.
+than from every matching ``tsvector``; the vector ranking is answered from the vectors held in
+the searching process (``pg_vectors``: an int8 pass, then the database's exact distance of the
+few candidates left; exact) for stores of SCAN_FROM to SCAN_UP_TO vectors, and otherwise walks an
+HNSW index (pgvector's iterative scan, so the scope filter still leaves enough rows), exact where
+the index gives too few. Both are fused by reciprocal rank fusion as in the SQLite store. A
+store holds a pool of connections, so searches from several threads (``mcp serve``) run at the
+same time. Needs ``psycopg`` (3) and ``psycopg-pool``.
 """
 
 from __future__ import annotations
@@ -21,13 +23,17 @@ import struct
 import threading
 import time
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from ..errors import ConfigError
-from .base import COLUMNS, MemoryItem, Scope, Status, item_from_row
+from .base import COLUMNS, MemoryItem, Scope, SearchHit, Status, item_from_row
 from .embed import Embedder, Vectors
+from .pg_vectors import LOG_TRIGGERS, PRUNE_AGE, PRUNE_EVERY, VectorCache, log_schema, prune
 from .sqlbase import EXTERNAL_MODEL as EXTERNAL_MODEL  # re-exported
 from .sqlbase import SQLStoreBase
 from .text import (
@@ -47,6 +53,12 @@ HNSW_MIN_ROWS = 5000  # vectors of one model before they get an HNSW index
 # at 40 / 100 / 200, the vector half's time within the noise of a loaded machine; at 100k all
 # three found the exact top 40.
 HNSW_EF_SEARCH = 200
+# From SCAN_FROM to SCAN_UP_TO vectors of one model, the vector half is answered from the vectors
+# held in the searching process (``pg_vectors``): exact, and faster than the HNSW walk
+# (bench/notes/memory-speed-pg.md, session 14). Below, the database's exact scan is as fast; above,
+# the int8 pass reads too many bytes per query and the HNSW walk answers.
+SCAN_FROM = HNSW_MIN_ROWS
+SCAN_UP_TO = 400_000
 LARGEST_CAP = common_term_cap(2**62)  # the cap of any store (it grows with the store, up to this)
 RANK_WEIGHTS = [CONTEXT_WEIGHT, 0.2, 0.4, 1.0]  # ts_rank's weights of labels D (context), C, B, A (content)
 # The highest ts_rank (normalization 0) of a one-term tsquery in any row: for one lexeme
@@ -244,12 +256,15 @@ class PostgresStore(SQLStoreBase):
         vector_weight: float = VECTOR_WEIGHT,
         exact: bool = False,
         pool_size: int = 8,
+        scan_vectors: tuple[int, int] = (SCAN_FROM, SCAN_UP_TO),
     ) -> None:
         """``exact``: rank every full-text match and compare the query with every vector in
         scope, never the HNSW index, the term postings nor the rare-terms-first bound: the
         reference the tests and the benchmark compare the fast paths with (slow on a large
         store). ``pool_size``: at most this many connections, one per search or write running
-        at the same time (threads); more wait for a free one."""
+        at the same time (threads); more wait for a free one. ``scan_vectors``: (from, up to) how
+        many vectors of the store's model its vector half is answered from the vectors held in
+        this process (``pg_vectors``), exact and faster than the HNSW walk."""
         try:
             import psycopg
             from psycopg_pool import ConnectionPool
@@ -279,6 +294,11 @@ class PostgresStore(SQLStoreBase):
         self._cache_lock = threading.Lock()  # the caches above, shared by the pool's threads
         self._lexemes: dict[str, tuple[str, ...]] = {}  # query term -> its lexemes (english config)
         self._held = threading.local()  # the cursor of this thread's open transaction, if any
+        self.scan_vectors = scan_vectors
+        self._caches: dict[int, VectorCache] = {}  # vector size -> its vectors held here
+        self._scan_checked: dict[int, float] = {}  # vector size -> when its count was last checked
+        self._pruned_at = -math.inf  # when this store last pruned the vector change log
+        self._vector_threads: ThreadPoolExecutor | None = None  # see ``search``
         try:
             # One connection first: a wrong URL or password is one clear error, now.
             with psycopg.connect(url, autocommit=True) as conn:
@@ -318,6 +338,13 @@ class PostgresStore(SQLStoreBase):
             built = mark != TERMS_MARK or triggers != 3
             if built:
                 for statement in _terms_schema(self._t):
+                    cur.execute(statement)
+            cur.execute(
+                "SELECT count(*) FROM pg_trigger WHERE tgname = ANY(%s)",
+                ([f"{self._t}vector_changes_{name}" for name in LOG_TRIGGERS],),
+            )
+            if cur.fetchone()[0] != len(LOG_TRIGGERS):
+                for statement in log_schema(self._t):
                     cur.execute(statement)
             # A store grown by single inserts gets its vector index at the next open.
             cur.execute(
@@ -384,10 +411,12 @@ class PostgresStore(SQLStoreBase):
             return
         with self._pool.connection() as conn, conn.cursor() as cur:
             self._held.cursor = cur
+            self._held.snapshot = None
             try:
                 yield cur
             finally:
                 self._held.cursor = None
+                self._held.snapshot = None
 
     def _insert_version(self, cur: Any, row: dict[str, Any], vector: Vectors | None) -> MemoryItem:
         row = _with_text(row)
@@ -434,16 +463,61 @@ class PostgresStore(SQLStoreBase):
         """Remove this prefix's tables (tests)."""
         with self._tx() as cur:
             cur.execute(
-                f"DROP TABLE IF EXISTS {self._t}memory_vectors, {self._t}memory_terms, {self._t}memories"
+                f"DROP TABLE IF EXISTS {self._t}memory_vectors, {self._t}memory_terms, {self._t}memories, "
+                f"{self._t}vector_changes, {self._t}vector_changes_pruned"
             )
+            for name in LOG_TRIGGERS:
+                cur.execute(f"DROP FUNCTION IF EXISTS {self._t}vector_changes_{name}()")
             for name in ("memory_terms_add", "memory_terms_update", "memory_terms_remove"):
                 cur.execute(f"DROP FUNCTION IF EXISTS {self._t}{name}()")
             cur.execute(f"DROP FUNCTION IF EXISTS {self._t}term_query(TEXT)")
 
     def close(self) -> None:
+        if self._vector_threads is not None:
+            self._vector_threads.shutdown(wait=True)
         self._pool.close()
 
     # --- search -----------------------------------------------------------------------------
+
+    def search(
+        self, query: str, scope: Scope, *, limit: int = 5, vector: Sequence[float] | None = None
+    ) -> list[SearchHit]:
+        """``SQLStoreBase.search``; when the caller gives the query vector and this store holds
+        its vectors, their int8 pass runs in a thread while the full-text statements wait on the
+        server, on the vectors as held. The vector half uses that only if the text half's
+        statement saw the snapshot they reflect (no write since); else it syncs and scans again."""
+        cache = None
+        if vector is not None and not self.exact and getattr(self._held, "cursor", None) is None:
+            qvec = np.asarray(vector, dtype=np.float32)
+            cache = self._caches.get(int(qvec.shape[0])) if qvec.ndim == 1 else None
+        if cache is None:
+            return super().search(query, scope, limit=limit, vector=vector)
+        depth = max(self.candidates, limit * 4)  # (a question naming a time looks deeper: not used)
+        if self._vector_threads is None:
+            with self._cache_lock:
+                if self._vector_threads is None:
+                    self._vector_threads = ThreadPoolExecutor(
+                        max_workers=max(1, self._pool.max_size), thread_name_prefix="tinyharness-vectors"
+                    )
+        future = self._vector_threads.submit(cache.candidates_as_held, qvec, scope, depth)
+        self._held.prefetch = (qvec, scope, depth, future)
+        try:
+            return super().search(query, scope, limit=limit, vector=vector)
+        finally:
+            self._held.prefetch = None
+            future.cancel()
+
+    def _prefetched(self, qvec: Vectors, scope: Scope, limit: int) -> list[int] | None:
+        """The candidates ``search`` started in a thread for this very vector half, if they
+        reflect the snapshot the text half's statement saw on this connection."""
+        held: tuple[Vectors, Scope, int, Future[tuple[str | None, list[int] | None]]] | None = getattr(
+            self._held, "prefetch", None
+        )
+        if held is None or held[1] != scope or held[2] != limit or not np.array_equal(held[0], qvec):
+            return None
+        snapshot, keys = held[3].result()
+        seen = getattr(self._held, "snapshot", None)
+        return keys if snapshot is not None and snapshot == seen else None
 
     def _text_ranking(self, cur: Any, query: str, scope: Scope, limit: int) -> list[str]:
         """The ``limit`` best full-text matches in ``scope``, best first (score, then ``seq``).
@@ -754,6 +828,7 @@ class PostgresStore(SQLStoreBase):
                 values += [term, *params, term, LARGEST_CAP + 1]
             cur.execute(f"SELECT {', '.join(columns)}", values)
             row = cur.fetchone()
+            self._held.snapshot = row[0]  # the vector half's held copy is current if it saw this one
             counted: dict[tuple[tuple[str | None, ...], str | None], tuple[int, int]] = {}
             position = 1
             if need_total:
@@ -785,6 +860,13 @@ class PostgresStore(SQLStoreBase):
         of a large store), or for an ``exact`` store."""
         dim = int(qvec.shape[0])
         text = _vector_text(qvec)
+        if (keys := self._prefetched(qvec, scope, limit)) is not None:
+            return self._exact_nearest(cur, text, dim, scope, limit, keys)
+        cache = self._vector_cache(cur, dim)
+        if cache is not None:
+            keys = cache.candidates(qvec, scope, limit)
+            if keys is not None:
+                return self._exact_nearest(cur, text, dim, scope, limit, keys)
         if dim in self._indexed_dims and not self.exact:
             nearest, params = self._nearest_sql(dim, scope)
             # Every connection has these settings from the pool (``_configure``); a deeper
@@ -809,6 +891,49 @@ class PostgresStore(SQLStoreBase):
                 return found
         return self._exact_nearest(cur, text, dim, scope, limit)
 
+    def _vector_cache(self, cur: Any, dim: int) -> VectorCache | None:
+        """The store's ``dim``-sized vectors held here, brought up to date, when the store holds
+        as many as ``scan_vectors`` says (counted again at most once a minute while it does
+        not); None for an ``exact`` store and inside a transaction (whose own writes the held
+        vectors cannot see)."""
+        if cur.connection.info.transaction_status != 0:  # 0: idle; in a transaction
+            return None
+        if time.monotonic() - self._pruned_at > PRUNE_EVERY:  # any store's searches keep the log short
+            self._pruned_at = time.monotonic()
+            prune(cur.connection, self._t, PRUNE_AGE)
+        low, high = self.scan_vectors
+        if self.exact or high < low:
+            return None
+        cache = self._caches.get(dim)
+        if cache is None:
+            now = time.monotonic()
+            if now - self._scan_checked.get(dim, -math.inf) < 60:
+                return None
+            self._scan_checked[dim] = now
+            # The planner's estimate of the table's rows first: counting up to ``high`` rows of a
+            # store of millions would cost a search 100 ms or more, once a minute.
+            cur.execute(
+                "SELECT reltuples FROM pg_class WHERE oid = to_regclass(%s)", (f"{self._t}memory_vectors",)
+            )
+            if (cur.fetchone() or (0,))[0] > 2 * high:
+                return None
+            cur.execute(
+                f"SELECT count(*) FROM (SELECT 1 FROM {self._t}memory_vectors v WHERE "
+                f"{' AND '.join(self._vector_filter(dim))} LIMIT %s) s",
+                (high + 1,),
+            )
+            if not low <= cur.fetchone()[0] <= high:
+                return None
+            with self._cache_lock:
+                cache = self._caches.setdefault(dim, VectorCache(self._t, self.vector_model, dim))
+        cache.sync(cur.connection, getattr(self._held, "snapshot", None))
+        if len(cache) > high:  # grown past what a scan answers fast: the HNSW walk again
+            with self._cache_lock:
+                self._caches.pop(dim, None)
+                self._scan_checked[dim] = time.monotonic()
+            return None
+        return cache
+
     def _nearest_sql(self, dim: int, scope: Scope) -> tuple[str, list[str]]:
         """SELECT id, distance of the vectors in scope, nearest first by the HNSW index's order
         (the query vector is the first and last parameter, ``params`` go between), and its scope
@@ -824,16 +949,27 @@ class PostgresStore(SQLStoreBase):
         return sql, params
 
     def _exact_nearest(
-        self, cur: Any, text: str, dim: int, scope: Scope, limit: int
+        self, cur: Any, text: str, dim: int, scope: Scope, limit: int, seqs: list[int] | None = None
     ) -> list[tuple[str, float]]:
         """The ``limit`` nearest vectors in scope by comparing the query with every one (ties by
         ``seq``). Only the id and the distance reach the sort: sorting the rows with their
         vectors spilled 50 MB to disk at 100k memories. The size check is in the distance, not
         the WHERE: there the planner took ``vector_dims(embedding) = N`` for 0.5% of the rows and
         probed the memories once per vector (932 ms at 100k memories; 319 ms with the memories
-        hashed instead, bench/notes/memory-speed-pg.md)."""
+        hashed instead, bench/notes/memory-speed-pg.md). ``seqs``: only among these memories (the
+        candidates of the vectors held here), by their indexes."""
         where, params = self._scope_sql(scope, prefix="m.")
         where += ["m.status = 'current'", self._vector_filter(dim)[0]]
+        if seqs is not None:
+            cur.execute(
+                f"SELECT id, 1 - distance FROM (SELECT m.id, m.seq, CASE WHEN vector_dims(v.embedding) "
+                f"= {dim} THEN v.embedding::vector({dim}) <=> %s::vector({dim}) END AS distance "
+                f"FROM {self._t}memories m JOIN {self._t}memory_vectors v ON v.memory_id = m.id "
+                f"WHERE m.seq = ANY(%s) AND {' AND '.join(where)} OFFSET 0) d WHERE distance IS NOT NULL "
+                "ORDER BY distance, seq LIMIT %s",
+                [text, seqs, *params, limit],
+            )
+            return [(r[0], float(r[1])) for r in cur.fetchall()]
         with cur.connection.transaction():  # SET LOCAL needs one
             cur.execute("SET LOCAL enable_indexscan = off")  # not the HNSW index: every vector
             cur.execute(

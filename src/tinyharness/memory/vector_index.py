@@ -209,13 +209,9 @@ class VectorIndex:
         (``approximate=False``: never from the approximate index, see the module docstring)."""
         if limit <= 0 or not self._position:
             return []
-        mask = self._live[: self._size].copy()
-        for field, value in enumerate((scope.user, scope.agent, scope.session)):
-            if value is not None:
-                code = self._code(field, value, create=False)
-                if code < 0:
-                    return []
-                mask &= self._scope[: self._size, field] == code
+        mask = self.scope_mask(scope)
+        if mask is None:
+            return []
         live = int(mask.sum())
         if live == 0:
             return []
@@ -241,10 +237,42 @@ class VectorIndex:
         best = best[np.argsort(-scores[best], kind="stable")]
         return [(int(self._keys[i]), float(scores[i])) for i in best if mask[i]]
 
+    def scope_mask(self, scope: Scope) -> npt.NDArray[np.bool_] | None:
+        """Which rows are live and in ``scope`` (None: a scope value no row has)."""
+        mask = self._live[: self._size].copy()
+        for field, value in enumerate((scope.user, scope.agent, scope.session)):
+            if value is not None:
+                code = self._code(field, value, create=False)
+                if code < 0:
+                    return None
+                mask &= self._scope[: self._size, field] == code
+        return mask
+
+    def candidate_keys(
+        self, query: npt.NDArray[np.float32], scope: Scope, top: int, margin: float
+    ) -> npt.NDArray[np.int64] | None:
+        """The keys of the rows in ``scope`` that may be among the ``top`` best by exact cosine
+        similarity to the unit vector ``query``, for a caller whose own scores may differ from
+        them by up to ``margin / 2`` and who scores them again itself; None when the scope holds
+        ``top`` rows or fewer. The rows the int8 pass leaves (``_candidates``, with ``margin``) are
+        scored in float64 and only those within ``margin`` of the ``top``-th best are kept: every
+        row of the caller's top ``top`` is among them (its score there is at least the ``top``-th
+        best's minus ``margin / 2``, that one's at least ours minus ``margin / 2``)."""
+        mask = self.scope_mask(scope)
+        if mask is None or int(mask.sum()) <= top:
+            return None
+        rows = self._candidates(query, mask, top, margin)
+        scores = self._matrix[rows].astype(np.float64) @ query.astype(np.float64)
+        kth = float(np.partition(scores, len(rows) - top)[len(rows) - top])
+        keys: npt.NDArray[np.int64] = self._keys[rows[scores >= kth - margin]]
+        return keys
+
     def _candidates(
-        self, query: npt.NDArray[np.float32], mask: npt.NDArray[np.bool_], top: int
+        self, query: npt.NDArray[np.float32], mask: npt.NDArray[np.bool_], top: int, margin: float = 0.0
     ) -> npt.NDArray[np.intp]:
-        """The rows in ``mask`` that may be among the ``top`` best by the float32 score: each row's
+        """The rows in ``mask`` that may be among the ``top`` best by the float32 score (``margin``:
+        also those within it of the ``top``-th best lower bound, for a caller whose own scores may
+        differ from the exact ones by up to half of it): each row's
         score x.q = s c.(t d + e) + r.q, with x ~ s c (int8 c, error r) and q ~ t d (int8 d, error
         e), is s t (c.d) give or take |s c| |e| + |r| |q| (Cauchy-Schwarz), plus float32 rounding.
 
@@ -279,7 +307,7 @@ class VectorIndex:
         # float32's rounding of approx: under 3 units in the last place of the largest |value|,
         # and |s c . t d| <= |s c| |t d| <= |s c| (|q| + |e|)
         slack = 4 * _UNIT_ROUNDOFF * norm_max * (query_norm + query_error) + 1e-30
-        near = np.flatnonzero(approx >= kth - 2 * widest - 2 * slack)
+        near = np.flatnonzero(approx >= kth - 2 * widest - 2 * slack - margin)
         # From here on, the float64 arithmetic of every row's bound, on the rows near the top.
         scores = dots[near].astype(np.float64) * self._scale[near] * step
         norms, errors = self._int8_norm[near], self._error[near]
@@ -287,7 +315,7 @@ class VectorIndex:
         bound += 2 * self.dim * _UNIT_ROUNDOFF * (norms + errors) * query_norm
         low = scores - bound
         threshold = np.partition(low, len(near) - top)[len(near) - top]  # the top-th best lower bound
-        return near[scores + bound >= threshold]
+        return near[scores + bound >= threshold - margin]
 
     def _approximate(
         self, query: npt.NDArray[np.float32], mask: npt.NDArray[np.bool_], live: int, top: int
