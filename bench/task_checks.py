@@ -13,9 +13,12 @@ import ast
 import re
 import tomllib
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from bench.tasks import Checker, says
+from bench.notes_check import notes_cover
+from bench.tasks import Checker, Task, says
 
 Originals = Callable[[], dict[str, bytes]]
 Changes = tuple[tuple[str, str], ...]
@@ -126,3 +129,24 @@ def read_text(path: Path) -> str | None:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
+
+
+@dataclass(frozen=True)
+class TaskMaker:
+    """Makes the tasks of one half on a public project: ``t`` any kind, ``edit`` one that may
+    write, ``notes`` one whose checker wants ``facts(*files)`` covered in NOTES.md."""
+
+    half: str
+    project: str
+    facts: Callable[..., dict[str, tuple[str, ...]]]
+
+    def t(
+        self, name: str, kind: str, prompt: str, check: Checker, targets: tuple[str, ...], **kw: Any
+    ) -> Task:
+        return Task(name, self.half, kind, prompt, check, project=self.project, targets=targets, **kw)
+
+    def edit(self, name: str, prompt: str, check: Checker, targets: tuple[str, ...]) -> Task:
+        return self.t(name, "edit", prompt, check, targets, allow_write=True)
+
+    def notes(self, name: str, prompt: str, files: tuple[str, ...], targets: tuple[str, ...]) -> Task:
+        return self.t(name, "notes", prompt, notes_cover(self.facts(*files)), targets, max_iterations=12)

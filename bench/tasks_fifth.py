@@ -19,7 +19,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from bench import task_checks
-from bench.notes_check import notes_cover
 from bench.sdist import Pinned
 from bench.task_checks import Changes, file_named, number
 from bench.tasks import Checker, Task, says
@@ -104,16 +103,8 @@ _MODULES = tuple(p for p in _FACTS if p.count("/") == 1 and p.startswith(f"{_PKG
 _TEST_MODULES = tuple(p for p in _FACTS if p.startswith("tests/"))
 
 
-def _t(name: str, kind: str, prompt: str, check: Checker, targets: tuple[str, ...], **kw: object) -> Task:
-    return Task(name, HALF, kind, prompt, check, project=PROJECT, targets=targets, **kw)  # type: ignore[arg-type]
-
-
-def _edit(name: str, prompt: str, check: Checker, targets: tuple[str, ...]) -> Task:
-    return _t(name, "edit", prompt, check, targets, allow_write=True)
-
-
-def _notes(name: str, prompt: str, files: tuple[str, ...], targets: tuple[str, ...]) -> Task:
-    return _t(name, "notes", prompt, notes_cover(_facts(*files)), targets, max_iterations=12)
+_make = task_checks.TaskMaker(HALF, PROJECT, _facts)
+_t, _edit, _notes = _make.t, _make.edit, _make.notes
 
 
 TASKS: tuple[Task, ...] = (

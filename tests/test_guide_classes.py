@@ -289,9 +289,20 @@ def test_the_file_defining_a_name_whose_words_the_task_writes_ranks_first(projec
 
 
 @pytest.mark.parametrize(
+    "task",
+    [
+        "Quel est TAX_RATE dans src/shop/pricing.py ?",
+        "src/shop/pricing.py 里的 TAX_RATE 是多少？",
+        "What value does src/shop/pricing.py give TAX_RATE?",
+    ],
+)
+@pytest.mark.parametrize(
     "bare", ["read_file", "`read_file`", "", "read_file(src/shop/pricing.py)", 'read_file(path="x.py")\n']
 )
-def test_a_final_answer_that_is_a_tool_name_or_empty_is_asked_again(project: Path, bare: str) -> None:
+def test_a_final_answer_that_is_a_tool_name_or_empty_is_asked_again(
+    project: Path, bare: str, task: str
+) -> None:
+    """The answer is read, never the task: the same in French, Chinese and English."""
     guide, state = _guide(project)
     script = [
         _kind("answer in words"),
@@ -300,7 +311,7 @@ def test_a_final_answer_that_is_a_tool_name_or_empty_is_asked_again(project: Pat
         _reply("0.2"),
     ]
     model = ScriptedModel({"responses": script})
-    result = _agent(project, guide, state, model).run("Quel est TAX_RATE dans src/shop/pricing.py ?")
+    result = _agent(project, guide, state, model).run(task)
     assert result.final == "0.2"
     assert model.requests[3].final_only  # asked again under the answer grammar
     assert len(model.requests) == 4  # once
