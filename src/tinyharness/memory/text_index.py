@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 import sqlite3
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -186,6 +187,8 @@ class TextIndex:
         self._instances = instances
         self._extra: dict[int, npt.NDArray[np.int64]] = {}  # term id -> all its instances, when added to
         self._derived: dict[int, tuple[int, npt.NDArray[np.intp], npt.NDArray[np.float64]]] = {}
+        # one-word phrase -> (the table's state, its bm25() term in each of its rows): see ``_phrase_terms``
+        self._phrase_cache: dict[str, tuple[tuple[Any, ...], npt.NDArray[np.float64]]] = {}
         # Every current memory has a full-text row, some with no tokens at all.
         known = np.fromiter(scopes, dtype=np.int64, count=len(scopes))
         docs = np.union1d(np.unique(instances >> _DOC_SHIFT), known)
@@ -428,21 +431,29 @@ class TextIndex:
         total_rows = self.rows
         average = (self.tokens[0] + self.tokens[1]) / total_rows
         # Summed phrase by phrase in the query's order from 0.0, with bm25()'s own order of
-        # operations (fts5_aux.c): the same number as FTS5's.
+        # operations (fts5_aux.c): the same number as FTS5's. The phrases' terms are worked out
+        # for all their rows at once and added into one array over every row (a search per
+        # phrase of the candidates in its rows cost most of the ranking), or, when the candidates
+        # are far fewer than the rows (the newest floor), looked up for the candidates alone.
         score = np.zeros(len(candidates), dtype=np.float64)
-        for rows, freq in found:
+        sparse = 4 * len(candidates) < sum(len(rows) for rows in lists)
+        dense = None if sparse else np.zeros(self._size, dtype=np.float64)
+        for phrase, (rows, freq) in zip(phrases, found, strict=True):
+            if not len(rows):
+                continue
             idf = math.log((total_rows - len(rows) + 0.5) / (len(rows) + 0.5))
             if idf <= 0.0:
                 idf = 1e-6
-            if not len(rows):
+            if dense is not None:
+                dense[rows] += self._phrase_terms(phrase, idf, rows, freq, average)
                 continue
             at = np.searchsorted(rows, candidates)
             at[at >= len(rows)] = 0
             present = rows[at] == candidates
             at, there = at[present], candidates[present]
-            f = freq[at]
-            length = (self._body[there] + self._context[there]).astype(np.float64)
-            score[present] += idf * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + B * length / average)))
+            score[present] += self._terms(idf, freq[at], there, average)
+        if dense is not None:
+            score += dense[candidates]  # (0.0 plus the sum: the same sum)
         if not len(candidates):
             return []
         values = -1.0 * score
@@ -455,9 +466,38 @@ class TextIndex:
         rowids = self._rowids[candidates[order]].tolist()
         return [(int(r), float(v)) for r, v in zip(rowids, values[order].tolist(), strict=True)]
 
+    def _terms(
+        self, idf: float, f: npt.NDArray[np.float64], rows: npt.NDArray[np.intp], average: float
+    ) -> npt.NDArray[np.float64]:
+        """A phrase's term of bm25() in ``rows``, where its frequency is ``f`` (fts5_aux.c's order)."""
+        length = (self._body[rows] + self._context[rows]).astype(np.float64)
+        terms: npt.NDArray[np.float64] = idf * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + B * length / average)))
+        return terms
+
+    def _phrase_terms(
+        self,
+        phrase: Sequence[str],
+        idf: float,
+        rows: npt.NDArray[np.intp],
+        freq: npt.NDArray[np.float64],
+        average: float,
+    ) -> npt.NDArray[np.float64]:
+        """``_terms`` of a phrase over all its rows, kept for a one-word phrase until the table
+        changes (the IDF and the average length change with every write)."""
+        if len(phrase) != 1:
+            return self._terms(idf, freq, rows, average)
+        key = (phrase[0], self.rows, self.tokens, self.dead)
+        cached = self._phrase_cache.get(phrase[0])
+        if cached is None or cached[0] != key:
+            if len(self._phrase_cache) > 4096:
+                self._phrase_cache.clear()
+            cached = self._phrase_cache[phrase[0]] = (key, self._terms(idf, freq, rows, average))
+        return cached[1]
+
     def nbytes(self) -> int:
         """Bytes held by the arrays (for the benchmark's memory column)."""
         arrays = [self._instances, self._rowids, self._body, self._context, self._scope, self._alive]
         arrays += list(self._extra.values())
         arrays += [a for _, rows, freq in self._derived.values() for a in (rows, freq)]
+        arrays += [terms for _, terms in self._phrase_cache.values()]
         return sum(int(a.nbytes) for a in arrays)
