@@ -177,6 +177,32 @@ class TextIndex:
         seq: int,
         context_weight: float,
     ) -> None:
+        # Every current memory has a full-text row, some with no tokens at all.
+        known = np.fromiter(scopes, dtype=np.int64, count=len(scopes))
+        docs = np.union1d(np.unique(instances >> _DOC_SHIFT), known)
+        in_body = (instances & _COL_BIT) == 0
+        body = np.bincount(np.searchsorted(docs, instances[in_body] >> _DOC_SHIFT), minlength=len(docs))
+        context = np.bincount(np.searchsorted(docs, instances[~in_body] >> _DOC_SHIFT), minlength=len(docs))
+        self._codes: list[dict[str, int]] = [{}, {}, {}]
+        scope = np.array(
+            [self._scope_codes(scopes.get(int(rowid), Scope())) for rowid in docs.tolist()], dtype=np.int32
+        ).reshape(len(docs), 3)
+        self._adopt(terms, counts, instances, docs, body, context, scope, seq, context_weight)
+
+    def _adopt(
+        self,
+        terms: list[str],
+        counts: npt.NDArray[np.int64],
+        instances: npt.NDArray[np.int64],
+        rowids: npt.NDArray[np.int64],
+        body: npt.NDArray[np.int64],
+        context: npt.NDArray[np.int64],
+        scope: npt.NDArray[np.int32],
+        seq: int,
+        context_weight: float,
+    ) -> None:
+        """Hold these postings (instances sorted by term, ``counts`` per term in ``terms``' order)
+        of the live rows ``rowids`` (ascending; their tokens per column and scope codes)."""
         self.seq = seq  # the store's seq this index reflects
         self.context_weight = context_weight
         self._table = _frequency_table(context_weight)
@@ -189,24 +215,78 @@ class TextIndex:
         self._derived: dict[int, tuple[int, npt.NDArray[np.intp], npt.NDArray[np.float64]]] = {}
         # one-word phrase -> (the table's state, its bm25() term in each of its rows): see ``_phrase_terms``
         self._phrase_cache: dict[str, tuple[tuple[Any, ...], npt.NDArray[np.float64]]] = {}
-        # Every current memory has a full-text row, some with no tokens at all.
-        known = np.fromiter(scopes, dtype=np.int64, count=len(scopes))
-        docs = np.union1d(np.unique(instances >> _DOC_SHIFT), known)
-        in_body = (instances & _COL_BIT) == 0
-        self._rowids = docs
-        self._body = np.bincount(np.searchsorted(docs, instances[in_body] >> _DOC_SHIFT), minlength=len(docs))
-        self._context = np.bincount(
-            np.searchsorted(docs, instances[~in_body] >> _DOC_SHIFT), minlength=len(docs)
-        )
-        self._alive = np.ones(len(docs), dtype=bool)
-        self._codes: list[dict[str, int]] = [{}, {}, {}]
-        self._scope = np.array(
-            [self._scope_codes(scopes.get(int(rowid), Scope())) for rowid in docs.tolist()], dtype=np.int32
-        ).reshape(len(docs), 3)
-        self._size = len(docs)
-        self.rows = len(docs)  # live rows
-        self.tokens = (int(self._body.sum()), int(self._context.sum()))  # live tokens per column
+        self._rowids = rowids
+        self._body = body
+        self._context = context
+        self._alive = np.ones(len(rowids), dtype=bool)
+        self._scope = scope
+        self._size = len(rowids)
+        self.rows = len(rowids)  # live rows
+        self.tokens = (int(body.sum()), int(context.sum()))  # live tokens per column
         self.dead = 0
+
+    # --- saving and loading (``text_file``) ---------------------------------------------------
+
+    # The arrays of a saved index, in file order: name, dtype, columns (0: one value per entry).
+    LAYOUT: tuple[tuple[str, str, int], ...] = (
+        ("counts", "<i8", 0),
+        ("instances", "<i8", 0),
+        ("rowids", "<i8", 0),
+        ("body", "<i8", 0),
+        ("context", "<i8", 0),
+        ("scope", "<i4", 3),
+    )
+
+    def arrays(self) -> tuple[dict[str, npt.NDArray[Any]], list[str], list[list[str]]]:
+        """The live rows' postings as named arrays (``LAYOUT``), the terms in the order of
+        ``counts`` and the scope code tables: what ``from_arrays`` needs to rank the same."""
+        terms = sorted(self._term_id, key=self._term_id.__getitem__)
+        parts = [self._term_instances(term_id) for term_id in range(len(terms))]
+        counts = np.array([len(part) for part in parts], dtype=np.int64)
+        instances = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+        size = self._size
+        if self.dead:
+            at = np.searchsorted(self._rowids[:size], instances >> _DOC_SHIFT)
+            keep = self._alive[:size][at]
+            term_of = np.repeat(np.arange(len(terms)), counts)
+            counts = np.bincount(term_of[keep], minlength=len(terms)).astype(np.int64)
+            instances = instances[keep]
+        live = np.flatnonzero(self._alive[:size])
+        named: dict[str, npt.NDArray[Any]] = {
+            "counts": counts,
+            "instances": instances,
+            "rowids": self._rowids[live],
+            "body": self._body[live],
+            "context": self._context[live],
+            "scope": self._scope[live],
+        }
+        tables = [sorted(table, key=table.__getitem__) for table in self._codes]
+        return named, terms, tables
+
+    @classmethod
+    def from_arrays(
+        cls,
+        named: dict[str, npt.NDArray[Any]],
+        terms: list[str],
+        tables: list[list[str]],
+        seq: int,
+        context_weight: float,
+    ) -> TextIndex:
+        """The index ``arrays`` described (checked by the caller: ``text_file``)."""
+        index = cls.__new__(cls)
+        index._codes = [{text: code for code, text in enumerate(table)} for table in tables]
+        index._adopt(
+            terms,
+            named["counts"],
+            named["instances"],
+            named["rowids"],
+            named["body"],
+            named["context"],
+            named["scope"],
+            seq,
+            context_weight,
+        )
+        return index
 
     # --- building and following the table ------------------------------------------------
 
