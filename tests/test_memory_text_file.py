@@ -16,8 +16,8 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_memory_text_index import apply, assert_same_ranking, operations, queries
 
+from test_memory_text_index import apply, assert_same_ranking, operations, queries
 from tinyharness.memory import text_file
 from tinyharness.memory.base import Scope
 from tinyharness.memory.sqlite_store import SQLiteStore

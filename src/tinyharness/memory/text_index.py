@@ -576,7 +576,9 @@ class TextIndex:
 
     def nbytes(self) -> int:
         """Bytes held by the arrays (for the benchmark's memory column)."""
-        arrays = [self._instances, self._rowids, self._body, self._context, self._scope, self._alive]
+        arrays: list[npt.NDArray[Any]] = [
+            self._instances, self._rowids, self._body, self._context, self._scope, self._alive
+        ]  # fmt: skip
         arrays += list(self._extra.values())
         arrays += [a for _, rows, freq in self._derived.values() for a in (rows, freq)]
         arrays += [terms for _, terms in self._phrase_cache.values()]
