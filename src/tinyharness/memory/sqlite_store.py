@@ -657,19 +657,28 @@ class SQLiteStore(SQLStoreBase):
                 # highlight() marks the instances of the query's phrases in the content column,
                 # the same under AND as under OR; a row whose content holds none gets no marks
                 # either way. So the content alone, under OR: the context is not split again.
-                match = " OR ".join(map(fts5_term, spelled))
-                marks = ",".join(str(rowid) for rowid, _ in scored)
-                # The full-text table's text of a row is ``index_text`` of the row's (``_insert_row``).
-                texts = [
-                    (rowid, index_text(content), "")
-                    for rowid, content in db.execute(
-                        f"SELECT rowid, content FROM memories WHERE rowid IN ({marks})"
-                    )
-                ]
-                marked = tokenizer.highlighted(texts, match)
+                # How many query words each row's content holds: from the postings where they
+                # prove it (``TextIndex.content_terms``), else from highlight() on those rows.
+                known = index.content_terms([token for (token,) in words], [rowid for rowid, _ in scored])
+                unknown = [rowid for (rowid, _), count in zip(scored, known, strict=True) if count is None]
+                marked: dict[int, str] = {}
+                if unknown:
+                    match = " OR ".join(map(fts5_term, spelled))
+                    marks = ",".join(str(rowid) for rowid in unknown)
+                    # The full-text table's text of a row is ``index_text`` of the row's (``_insert_row``).
+                    texts = [
+                        (rowid, index_text(content), "")
+                        for rowid, content in db.execute(
+                            f"SELECT rowid, content FROM memories WHERE rowid IN ({marks})"
+                        )
+                    ]
+                    marked = tokenizer.highlighted(texts, match)
                 coordination = [
-                    content_coordination(marked_terms(marked.get(rowid, ""), len(terms)), len(terms))
-                    for rowid, _ in scored
+                    content_coordination(
+                        count if count is not None else marked_terms(marked.get(rowid, ""), len(terms)),
+                        len(terms),
+                    )
+                    for (rowid, _), count in zip(scored, known, strict=True)
                 ]
                 ranked = sorted(zip(scored, coordination, strict=True), key=lambda rc: rc[0][1] * rc[1])
                 return [row[0] for row, _ in ranked]

@@ -574,6 +574,40 @@ class TextIndex:
             cached = self._phrase_cache[phrase[0]] = (key, self._terms(idf, freq, rows, average))
         return cached[1]
 
+    def content_terms(self, tokens: Sequence[str], rowids: Sequence[int]) -> list[int | None]:
+        """For each row of ``rowids`` (live), how many distinct words FTS5's ``highlight()`` of
+        the content column marks for a query of ``tokens`` (one-word phrases and pairs of them),
+        where the postings prove it: each token at most once in the row's content and no two of
+        them side by side (so each marked span is one word, the text of one token, and distinct
+        ASCII terms come from words that differ once case-folded). None where they do not (a
+        word twice, "run ... running", or neighbours, "ice-cream", or a term outside ASCII): the
+        caller asks ``highlight()`` for those rows."""
+        unique = list(dict.fromkeys(tokens))
+        if not rowids:
+            return []
+        if not all(token.isascii() for token in unique):
+            return [None] * len(rowids)
+        low = np.array(rowids, dtype=np.int64) << _DOC_SHIFT
+        high = low | _COL_BIT
+        found = np.zeros((len(unique), len(rowids)), dtype=np.int64)
+        positions = np.full((len(unique), len(rowids)), -2, dtype=np.int64)
+        for at, token in enumerate(unique):
+            term_id = self._term_id.get(token)
+            if term_id is None:
+                continue
+            instances = self._term_instances(term_id)
+            start, stop = np.searchsorted(instances, low), np.searchsorted(instances, high)
+            found[at] = stop - start
+            once = found[at] == 1
+            positions[at, once] = instances[start[once]] & _MAX_POSITION
+        clean = (found <= 1).all(axis=0)
+        if len(unique) > 1:
+            gaps = np.abs(positions[:, None, :] - positions[None, :, :])
+            present = (positions >= 0)[:, None, :] & (positions >= 0)[None, :, :]
+            clean &= ~((gaps == 1) & present).any(axis=(0, 1))
+        counts = (found > 0).sum(axis=0)
+        return [int(count) if ok else None for count, ok in zip(counts.tolist(), clean.tolist(), strict=True)]
+
     def nbytes(self) -> int:
         """Bytes held by the arrays (for the benchmark's memory column)."""
         arrays: list[npt.NDArray[Any]] = [
