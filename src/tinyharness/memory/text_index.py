@@ -600,7 +600,7 @@ class TextIndex:
             found[at] = stop - start
             once = found[at] == 1
             positions[at, once] = instances[start[once]] & _MAX_POSITION
-        clean: npt.NDArray[np.bool_] = (found <= 1).all(axis=0)
+        clean = np.asarray((found <= 1).all(axis=0), dtype=bool)
         if len(unique) > 1:
             gaps = np.abs(positions[:, None, :] - positions[None, :, :])
             present = (positions >= 0)[:, None, :] & (positions >= 0)[None, :, :]
