@@ -659,7 +659,9 @@ class SQLiteStore(SQLStoreBase):
                 # either way. So the content alone, under OR: the context is not split again.
                 # How many query words each row's content holds: from the postings where they
                 # prove it (``TextIndex.content_terms``), else from highlight() on those rows.
-                known = index.content_terms([token for (token,) in words], [rowid for rowid, _ in scored])
+                known = index.content_terms(
+                    [token for (token,) in words], pair_tokens, [rowid for rowid, _ in scored], len(terms)
+                )
                 unknown = [rowid for (rowid, _), count in zip(scored, known, strict=True) if count is None]
                 marked: dict[int, str] = {}
                 if unknown:

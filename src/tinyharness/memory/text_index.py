@@ -21,6 +21,7 @@ and builds it again from FTS5 when they differ (see ``SQLiteStore``).
 from __future__ import annotations
 
 import math
+import re
 import sqlite3
 from collections.abc import Sequence
 from typing import Any
@@ -37,6 +38,10 @@ K1, B = 1.2, 0.75  # FTS5's bm25() constants
 _DOC_SHIFT, _COL_BIT, _MAX_POSITION = 21, 1 << 20, (1 << 20) - 1
 _INSTANCE_SQL = "(doc << 21) | (iif(col = 'body', 0, 1) << 20) | offset"
 _FREQ_TABLE = 64  # frequencies of up to this many instances per column are looked up
+# Terms whose words case-fold as FTS5 folds them (lower-case ASCII letters and digits, from
+# words with or without diacritics, and CJK and Hangul, which have no case): distinct terms of
+# these come from words distinct once case-folded (see ``content_terms``).
+_PLAIN = re.compile("[0-9a-z\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
 WORN_AFTER = 1024  # removed rows kept in the postings before they are built again (see ``worn``)
 
 
@@ -574,39 +579,54 @@ class TextIndex:
             cached = self._phrase_cache[phrase[0]] = (key, self._terms(idf, freq, rows, average))
         return cached[1]
 
-    def content_terms(self, tokens: Sequence[str], rowids: Sequence[int]) -> list[int | None]:
-        """For each row of ``rowids`` (live), how many distinct words FTS5's ``highlight()`` of
-        the content column marks for a query of ``tokens`` (one-word phrases and pairs of them),
-        where the postings prove it: each token at most once in the row's content and no two of
-        them side by side (so each marked span is one word, the text of one token, and distinct
-        ASCII terms come from words that differ once case-folded). None where they do not (a
-        word twice, "run ... running", or neighbours, "ice-cream", or a term outside ASCII): the
-        caller asks ``highlight()`` for those rows."""
+    def content_terms(
+        self, tokens: Sequence[str], pairs: Sequence[Sequence[str]], rowids: Sequence[int], cap: int
+    ) -> list[int | None]:
+        """For each row of ``rowids`` (live), how many distinct words (at most ``cap``) FTS5's
+        ``highlight()`` of the content column marks for a query of the one-word phrases
+        ``tokens`` and the two-word phrases ``pairs``, where the postings prove it; None where
+        they do not (the caller asks ``highlight()`` for those rows).
+
+        highlight() marks each phrase instance, merging only instances that overlap: an instance
+        of a query term that is not part of an instance of a pair is a span of its own, one word
+        (the text of one token). So the count is at least the number of distinct terms with such
+        an instance (distinct terms of ``_PLAIN`` characters come from words that differ once
+        case-folded), and at most the number of instances; where the two meet, that is it."""
         unique = list(dict.fromkeys(tokens))
         if not rowids:
             return []
-        if not all(token.isascii() for token in unique):
+        if not all(_PLAIN.fullmatch(token) for token in unique):
             return [None] * len(rowids)
         low = np.array(rowids, dtype=np.int64) << _DOC_SHIFT
         high = low | _COL_BIT
-        found = np.zeros((len(unique), len(rowids)), dtype=np.int64)
-        positions = np.full((len(unique), len(rowids)), -2, dtype=np.int64)
-        for at, token in enumerate(unique):
+        places: list[npt.NDArray[np.int64]] = []  # per token: row index << 21 | position, ascending
+        for token in unique:
             term_id = self._term_id.get(token)
-            if term_id is None:
-                continue
-            instances = self._term_instances(term_id)
+            instances = self._term_instances(term_id) if term_id is not None else np.zeros(0, dtype=np.int64)
             start, stop = np.searchsorted(instances, low), np.searchsorted(instances, high)
-            found[at] = stop - start
-            once = found[at] == 1
-            positions[at, once] = instances[start[once]] & _MAX_POSITION
-        clean = np.asarray((found <= 1).all(axis=0), dtype=bool)
-        if len(unique) > 1:
-            gaps = np.abs(positions[:, None, :] - positions[None, :, :])
-            present = (positions >= 0)[:, None, :] & (positions >= 0)[None, :, :]
-            clean &= ~((gaps == 1) & present).any(axis=(0, 1))
-        counts = (found > 0).sum(axis=0)
-        return [int(count) if ok else None for count, ok in zip(counts.tolist(), clean.tolist(), strict=True)]
+            lengths = stop - start
+            row_of = np.repeat(np.arange(len(rowids), dtype=np.int64), lengths)
+            first = np.repeat(start - np.cumsum(lengths) + lengths, lengths)
+            at = first + np.arange(int(lengths.sum()), dtype=np.int64)
+            places.append((row_of << _DOC_SHIFT) | (instances[at] & _MAX_POSITION))
+        position = {token: at for at, token in enumerate(unique)}
+        paired = [np.zeros(len(found), dtype=bool) for found in places]
+        for pair in pairs:
+            if len(pair) != 2 or pair[0] not in position or pair[1] not in position:
+                return [None] * len(rowids)
+            first_at, second_at = position[pair[0]], position[pair[1]]
+            starts = np.isin(places[first_at], places[second_at] - 1)
+            paired[first_at] |= starts
+            paired[second_at] |= np.isin(places[second_at], places[first_at][starts] + 1)
+        total = np.zeros(len(rowids), dtype=np.int64)
+        alone = np.zeros(len(rowids), dtype=np.int64)
+        for found, in_pair in zip(places, paired, strict=True):
+            rows = found >> _DOC_SHIFT
+            total += np.bincount(rows, minlength=len(rowids))
+            alone += np.bincount(np.unique(rows[~in_pair]), minlength=len(rowids)) > 0
+        most = np.minimum(total, cap)
+        least = np.minimum(alone, cap)
+        return [int(m) if m == n else None for m, n in zip(most.tolist(), least.tolist(), strict=True)]
 
     def nbytes(self) -> int:
         """Bytes held by the arrays (for the benchmark's memory column)."""
