@@ -601,8 +601,8 @@ class SQLiteStore(SQLStoreBase):
         if not due:
             return
         last = index.last_rowid()
-        data = text_file.encode(index, (last, (self._memory_id(last) or "") if last else ""))
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError, sqlite3.Error):
+            data = text_file.encode(index, (last, (self._memory_id(last) or "") if last else ""))
             text_file.save(self.path.parent, self._text_file_name(), data)
             self._text_file_seq, self._text_changes = index.seq, 0
 
