@@ -24,7 +24,9 @@ from hypothesis import strategies as st
 
 from tinyharness.memory import text_index
 from tinyharness.memory.base import Scope
-from tinyharness.memory.sqlite_store import SQLiteStore
+from tinyharness.memory.sqlite_store import SQLiteStore, marked_terms
+from tinyharness.memory.text import fts5_term, index_text, query_phrases
+from tinyharness.memory.text import query_terms as text_index_terms
 from tinyharness.memory.text_index import TextIndex, Tokenizer
 from tinyharness.memory.vector_index import VectorIndex
 
@@ -281,3 +283,64 @@ def test_the_newest_matches_from_the_tails_are_the_newest_of_all(
         whole = index._in_scope(index._matching(lists, every), scope)[-newest:]
         assert index._newest_matching(lists, every, scope, newest).tolist() == whole.tolist()
         store.close()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(contents=st.lists(text, min_size=1, max_size=6), asked=queries)
+def test_content_counts_from_the_postings_are_highlights(
+    contents: list[str], asked: list[tuple[str, int]]
+) -> None:
+    """Where the postings give a row's count of query words in its content, it is the count
+    of the words FTS5's highlight() marks (``marked_terms``), the reference."""
+    with tempfile.TemporaryDirectory() as tmp:
+        store = open_store(Path(tmp) / "memory.db")
+        for content in contents:
+            store.add(content, Scope("ana"))
+        store.search("memo", Scope())
+        assert store.wait_for_indexes(30)
+        tokenizer = store._fts_tokenizer()
+        with store._read() as db:
+            index = store._text_index(db)
+            assert index is not None
+            rows = db.execute("SELECT rowid, content FROM memories").fetchall()
+            for query, _ in asked:
+                terms = sorted(set(text_index_terms(query)))
+                tokens = [tokenizer.tokens(term) for term in terms]
+                if not terms or any(len(found) != 1 for found in tokens):
+                    continue
+                pairs = [p for p in query_phrases(query) if all(word in terms for word in p.split())]
+                pair_tokens = [tokenizer.tokens(pair) for pair in pairs]
+                if any(len(found) != 2 for found in pair_tokens):
+                    continue
+                known = index.content_terms(
+                    [found[0] for found in tokens], pair_tokens, [rowid for rowid, _ in rows], len(terms)
+                )
+                match = " OR ".join(fts5_term(term) for term in terms + pairs)
+                marked = tokenizer.highlighted(
+                    [(rowid, index_text(content), "") for rowid, content in rows], match
+                )
+                for (rowid, _), count in zip(rows, known, strict=True):
+                    if count is not None:
+                        assert count == marked_terms(marked.get(rowid, ""), len(terms)), (query, rowid)
+        store.close()
+
+
+def test_content_counts_from_the_postings_where_they_prove_it(tmp_path: Path) -> None:
+    store = open_store(tmp_path / "memory.db")
+    for content in ["ice cream festival", "ice-cream festival", "running run festival", "dance dance"]:
+        store.add(content, Scope("ana"))
+    store.search("memo", Scope())
+    assert store.wait_for_indexes(30)
+    with store._read() as db:
+        index = store._text_index(db)
+        assert index is not None
+        # "ice cream" as a phrase: its span is "ice cream" (two words) or "ice-cream" (one): unknown
+        assert index.content_terms(["ic", "cream"], [("ic", "cream")], [1, 2], 2) == [None, None]
+        # without the phrase each is a span of its own
+        assert index.content_terms(["ic", "cream"], [], [1, 2], 2) == [2, 2]
+        # "running run": two words of one term (capped by the one term asked: 1), or unknown for two
+        assert index.content_terms(["run"], [], [3], 1) == [1]
+        assert index.content_terms(["run", "festiv"], [], [3], 2) == [2]
+        # "dance dance": the same word twice or two words of one term? unknown (highlight() asked)
+        assert index.content_terms(["danc", "festiv"], [], [4, 1], 2) == [None, 1]
+    store.close()

