@@ -49,6 +49,7 @@ from ..messages import Message, TextBlock
 from ..tools.files import head_text
 from ..tools.workspace import Workspace
 from .plan import QUESTION_MARKS, TaskPlan, named_paths
+from .sites import value_sites
 
 ANSWER_NOW = "[Read: {files}]{found} {ask}"
 # What asks for the answer once the harness's plan is done (here, and in tools.coverage): a
@@ -383,6 +384,7 @@ def edit_choices(workspace: Workspace, messages: Sequence[Message], focus: TaskF
     named file both stay free."""
     named = focus.named(messages)
     lines: list[str] = []
+    sites: list[str] = []
     for path in named:
         text = head_text(workspace, path, MAX_EDIT_CHOICE_BYTES + 1)
         if len(text) > MAX_EDIT_CHOICE_BYTES:
@@ -390,11 +392,19 @@ def edit_choices(workspace: Workspace, messages: Sequence[Message], focus: TaskF
         counts: dict[str, int] = {}
         for line in text.splitlines():
             counts[line] = counts.get(line, 0) + 1
-        lines.extend(
+        own = [
             line
             for line, count in counts.items()
             if count == 1 and line.strip() and len(line) <= MAX_EDIT_CHOICE_CHARS and text.count(line) == 1
-        )
+        ]
+        lines.extend(own)
+        if path.endswith((".py", ".pyi")):
+            sites.extend(value_sites(text, focus.task, own))
+    # A Python file's lines that bind a value and hold what the task writes, a literal first
+    # (``sites``): the same in every language, and never a class header for a task naming the
+    # class that holds the value (the 0.5B, offered ``class Signer:``, renamed the class).
+    if sites and len(sites) <= MAX_EDIT_CHOICES:
+        return {"path": named, "old": sites}
     # The line to change names what the task names ("change TAX_RATE ...": 2 of 9 lines), and
     # defines it when one does (measured with the 0.5B on "In tables.py, change PIPE_RIGHT from
     # 2 to 4": offered every line naming PIPE_RIGHT, it edited a use, not the definition).

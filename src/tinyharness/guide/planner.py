@@ -55,6 +55,7 @@ from .plan import (
     simple_rank,
     top_files,
 )
+from .sites import defined_names, renamed_definitions
 
 MAX_NOTE_CHECK_BYTES = 20_000  # of a file, to check that a note is about it
 RUN_NOTED = "Noted in this run's own notes ({where}): the task asked for no notes in {notes}."
@@ -62,6 +63,10 @@ NO_REWRITE = "update_notes would replace the notes of the files already noted; a
 LIST_TOOL = "list_dir"
 UNPLANNED_FILE = "{path} is not a file this task changes; the plan changes {files}"
 NO_CHANGE = "this task asks for no change to a file, so {path} stays as it is"
+RENAMED = (
+    "this edit renames {names_old} to {names_new}, a name the task does not write; {path} is "
+    "unchanged. Keep the names and change only the value the task asks for"
+)
 MAX_READ_FIRST = 2  # the ranking's best files read first for a question that names nothing
 
 
@@ -408,7 +413,7 @@ class PlanGuide(StepsGuide):
     def review(self, call: ToolUseBlock) -> Reviewed:
         """update_notes on a task that asked for no notes rewrites the run's own notes; a change
         to an existing file the plan did not choose is refused (``_unplanned_change``)."""
-        if (reason := self._unplanned_change(call)) is not None:
+        if (reason := self._unplanned_change(call) or self._unasked_rename(call)) is not None:
             return refusal(call, reason)
         if call.name == "update_notes" and self.plan.kind != "notes" and self.run_notes is not None:
             content = call.input.get("content") if isinstance(call.input, dict) else None
@@ -435,6 +440,23 @@ class PlanGuide(StepsGuide):
         if planned:
             return UNPLANNED_FILE.format(path=path, files=", ".join(planned))
         return NO_CHANGE.format(path=path)
+
+    def _unasked_rename(self, call: ToolUseBlock) -> str | None:
+        """Why an edit_file call of a Python file may not run: it changes the name its old
+        text defines (``class Signer:``) to one the task does not write (``class
+        SigningAlgorithm:``), the 0.5B's change for a task that asked for a default's value
+        (``sites.renamed_definitions``; the task's own tokens, in any language)."""
+        args = call.input if isinstance(call.input, dict) else {}
+        path, old, new = args.get("path"), args.get("old"), args.get("new")
+        if call.name != "edit_file" or not isinstance(path, str) or not path.endswith((".py", ".pyi")):
+            return None
+        if not isinstance(old, str) or not isinstance(new, str):
+            return None
+        added = renamed_definitions(old, new, self.task)
+        if not added:
+            return None
+        names_old = ", ".join(sorted(defined_names(old)))
+        return RENAMED.format(names_old=names_old, names_new=", ".join(added), path=path)
 
     def _route(self, call: ToolUseBlock) -> Reviewed:
         """A note for the user's notes file (the task asked for notes), or for the run's own

@@ -1,0 +1,130 @@
+"""Where a value lives in a Python file, and which of those places a task points to.
+
+A small model asked to change a value picks the line to change from lines the harness offers.
+Offered the line that defines the name the task writes, it changed the wrong thing when that
+name is a class or a function holding the value: asked (in Chinese) to change ``Signer``'s
+default key derivation from ``django-concat`` to ``hmac``, the 0.5B was offered ``class
+Signer:`` and replaced it with ``class SigningAlgorithm:``; asked to make ``want_bytes`` default
+to ``errors="replace"``, it was offered ``def want_bytes(`` (the defaults are on the next line)
+and every edit it made broke the file.
+
+So the places a value can be changed are found by structure (``binding_lines``: assignments,
+annotated assignments, keyword defaults, ``def``/``class`` headers, found by ``ast``) and ranked
+by the workspace strings the task writes (``written_tokens``): a string literal the task copies
+(``django-concat``) comes before any name (``Signer``), since the value is what an edit of a
+value changes. The task's tokens are runs of ASCII letters, digits and ``_.-``: what a task in
+any language writes of a workspace verbatim (a Chinese task writes ``django-concat`` as an
+English one does); an English word of the task only counts where the file holds it as a whole
+name or a whole literal, the same property as BM25's.
+
+``renamed_definitions`` is the check after the choice: an edit that changes the name a line
+defines to a name the task does not write is no change the task asked for.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import keyword
+import re
+import tokenize
+from collections.abc import Sequence
+
+# A run of ASCII letters, digits and ``_.-`` starting with a letter, digit or "_" (punctuation
+# and ASCII bounds: the same in every language's sentence, not a list of words).
+_TOKEN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
+
+
+def written_tokens(task: str) -> set[str]:
+    """The task's ASCII tokens (``django-concat``, ``Signer``, ``2.2.1``), trailing dots cut."""
+    return {t.rstrip(".-") for t in _TOKEN.findall(task) if t.rstrip(".-")}
+
+
+def binding_lines(text: str) -> set[int]:
+    """The 1-based numbers of the lines of Python ``text`` that bind a value: an assignment's
+    first line, a keyword default's line, a ``def``/``class`` header's first line. Empty when
+    ``ast`` cannot parse it."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return set()
+    lines: set[int] = set()
+    binders = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    for node in ast.walk(tree):
+        if isinstance(node, binders):
+            lines.add(node.lineno)
+        elif isinstance(node, ast.arguments):
+            lines.update(d.lineno for d in [*node.defaults, *node.kw_defaults] if d is not None)
+    return lines
+
+
+def line_tokens(line: str) -> tuple[set[str], set[str]]:
+    """A Python line's names (keywords left out) and its literals' contents (strings unquoted,
+    numbers as written);
+    a line ``tokenize`` cannot read gives what it read before the error."""
+    names: set[str] = set()
+    literals: set[str] = set()
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(line.strip() + "\n").readline):
+            if tok.type == tokenize.NAME and not keyword.iskeyword(tok.string):
+                names.add(tok.string)
+            elif tok.type == tokenize.NUMBER:
+                literals.add(tok.string)
+            elif tok.type == tokenize.STRING:
+                try:
+                    value = ast.literal_eval(tok.string)
+                except (SyntaxError, ValueError):
+                    continue
+                if isinstance(value, str):
+                    literals.add(value)
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return names, literals
+
+
+def site_score(line: str, tokens: set[str]) -> tuple[int, int]:
+    """How much a binding line holds of what the task writes: the literals the task copies,
+    then the names (a literal decides: an English task's words are names too, "key" and
+    "hmac" in ``mac = hmac.new(key, ...)``, where a Chinese task's are not)."""
+    names, literals = line_tokens(line)
+    return len(literals & tokens), len(names & tokens)
+
+
+def value_sites(text: str, task: str, lines: Sequence[str]) -> list[str]:
+    """Of ``lines`` (the candidate old texts of one Python file ``text``), the binding lines
+    holding the most of what ``task`` writes; [] when none holds any of it (or the file does not
+    parse)."""
+    bound = binding_lines(text)
+    if not bound:
+        return []
+    numbered = text.splitlines()
+    bound_texts = {numbered[n - 1] for n in bound if 0 < n <= len(numbered)}
+    tokens = written_tokens(task)
+    scored = [(site_score(line, tokens), line) for line in lines if line in bound_texts]
+    best = max((score for score, _ in scored), default=(0, 0))
+    return [line for score, line in scored if score == best] if best > (0, 0) else []
+
+
+def defined_names(line: str) -> set[str]:
+    """The names a Python line defines: after ``def``/``class``, or an assignment's targets
+    (``A = ...``, ``A: int = ...``, ``a, b = ...``); empty for any other line."""
+    stripped = line.strip()
+    head = re.match(r"(?:async\s+)?(?:def|class)\s+([A-Za-z_][A-Za-z0-9_]*)", stripped)
+    if head:
+        return {head.group(1)}
+    target = re.match(r"([A-Za-z_][A-Za-z0-9_.,\s]*?)\s*(?::[^=]*)?=(?!=)", stripped)
+    if not target:
+        return set()
+    return {part.strip() for part in target.group(1).split(",") if part.strip().isidentifier()}
+
+
+def renamed_definitions(old: str, new: str, task: str) -> list[str]:
+    """The names ``new`` defines where ``old`` defined others, that the task does not write:
+    a rename nobody asked for (``class Signer:`` into ``class SigningAlgorithm:`` for a task
+    changing a default). [] when the edit keeps the defined names, or renames to names the task
+    writes (a rename the task asks for: "... to _UINT64_STRUCT")."""
+    added = defined_names(new) - defined_names(old)
+    if not defined_names(old):
+        return []
+    tokens = written_tokens(task)
+    return sorted(name for name in added if name not in tokens)
