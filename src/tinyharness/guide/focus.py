@@ -49,7 +49,7 @@ from ..messages import Message, TextBlock
 from ..tools.files import head_text
 from ..tools.workspace import Workspace
 from .plan import QUESTION_MARKS, TaskPlan, named_paths
-from .sites import value_sites
+from .sites import held_lines, value_sites
 
 ANSWER_NOW = "[Read: {files}]{found} {ask}"
 # What asks for the answer once the harness's plan is done (here, and in tools.coverage): a
@@ -208,6 +208,9 @@ class TaskFocus:
         outline = ""
         if self.plan.kind == "list" and self.read_text is not None:
             outline = "".join(f" {outline_line(path, self.read_text(path))}" for path in named)
+        elif self.plan.kind == "answer" and self.read_text is not None:
+            skip = (*named, symbol)
+            outline = "".join(held_line(path, self.read_text(path), self.task, skip) for path in named)
         return answer_prompt(self.task, named, symbol, outline)
 
     def found(self, messages: Sequence[Message]) -> str | None:
@@ -367,6 +370,22 @@ def outline_line(path: str, text: str) -> str:
 
 
 MAX_OUTLINE_NAMES = 12
+
+
+def held_line(path: str, text: str, task: str, skip: Sequence[str]) -> str:
+    """The lines of a Python file that bind what a question asks about (``sites.held_lines``:
+    assignments, defaults, headers holding the task's literals or its names' words; ``skip``
+    names the file and the symbol already found), to go with the request for the answer:
+    " signer.py holds: line 127 `default_key_derivation: str = "django-concat"`." "" when no
+    line holds any, or the file is not Python. The read page may end before the line: the
+    0.5B then answered a class name it had seen, "NoneAlgorithm", for a default salt."""
+    if not path.endswith((".py", ".pyi")):
+        return ""
+    held = held_lines(text, task, [s for s in skip if s])
+    if not held:
+        return ""
+    lines = ", ".join(f"line {number} `{line}`" for number, line in held)
+    return f" {os.path.basename(path)} holds: {lines}."
 
 
 MAX_EDIT_CHOICES = 300  # lines offered as edit_file's old text

@@ -28,7 +28,7 @@ import io
 import keyword
 import re
 import tokenize
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 # A run of ASCII letters, digits and ``_.-`` starting with a letter, digit or "_" (punctuation
 # and ASCII bounds: the same in every language's sentence, not a list of words).
@@ -128,3 +128,48 @@ def renamed_definitions(old: str, new: str, task: str) -> list[str]:
         return []
     tokens = written_tokens(task)
     return sorted(name for name in added if name not in tokens)
+
+
+MAX_HELD_LINES = 6  # binding lines shown with the request for an answer
+
+_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+
+
+def name_parts(name: str) -> set[str]:
+    """A name's words, lower case: ``default_key_derivation`` -> default, key, derivation;
+    ``HMACAlgorithm`` -> hmac, algorithm (the workspace's own spelling, split by case and _)."""
+    return {part.lower() for part in _PART.findall(name)}
+
+
+def held_lines(
+    text: str, task: str, skip: Iterable[str] = (), limit: int = MAX_HELD_LINES
+) -> list[tuple[int, str]]:
+    """The binding lines of Python ``text`` holding the most of what ``task`` writes, with
+    their numbers, at most ``limit``, in file order: a literal the task copies first, then the
+    words of the line's names the task writes (``default_key_derivation`` for "Which key
+    derivation ... by default?"), each word weighing less the more lines hold it (as BM25's
+    idf). ``skip``: tokens that name the file itself (its path's words), matched by no line.
+    What the answer to a question about a file's value needs when the read page does not reach
+    it (the 0.5B answered a class name it saw on the first page, "NoneAlgorithm", for the
+    default salt of line 132). [] when nothing matches."""
+    numbered = text.splitlines()
+    lines = [(n, numbered[n - 1]) for n in sorted(binding_lines(text)) if 0 < n <= len(numbered)]
+    skipped = set().union(*(name_parts(t) for t in skip)) if skip else set()
+    tokens = written_tokens(task)
+    parts = set().union(*(name_parts(t) for t in tokens)) - skipped if tokens else set()
+    read = []
+    for number, line in lines:
+        names, literals = line_tokens(line)
+        words = set().union(*(name_parts(n) for n in names)) if names else set()
+        read.append((number, line, literals & tokens, words & parts))
+    holding: dict[str, int] = {}
+    for _, _, _, words in read:
+        for word in words:
+            holding[word] = holding.get(word, 0) + 1
+    scored = [
+        (len(literals), sum(1 / holding[w] for w in words), -number, number, line.strip())
+        for number, line, literals, words in read
+        if literals or words
+    ]
+    scored.sort(reverse=True)
+    return sorted((number, line) for *_, number, line in scored[:limit])
