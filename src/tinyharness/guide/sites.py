@@ -173,3 +173,50 @@ def held_lines(
     ]
     scored.sort(reverse=True)
     return sorted((number, line) for *_, number, line in scored[:limit])
+
+
+# read_file's line-number column ("    12\t"), copied by a small model into an edit's new text.
+_NUMBER_COLUMN = re.compile(r"^[ \t]*\d+(?:\t|[ ]{2,})")
+
+
+def repairs(old: str, new: str) -> list[str]:
+    """Other readings of an edit's ``new`` line, for when it breaks the file, the least change
+    first: ``old`` with only its one changed literal changed (``errors: str = "strict"`` for
+    ``errors: "replace"``: the 0.5B dropped the annotation with the value), and ``new``
+    without read_file's line-number column it copied (``    1    s: str = ...``). Both are the tool's format and
+    the line's tokens, no word of any task. [] when neither applies."""
+    found: list[str] = []
+    if _NUMBER_COLUMN.match(new) and not _NUMBER_COLUMN.match(old):
+        indent = old[: len(old) - len(old.lstrip())]
+        new = indent + _NUMBER_COLUMN.sub("", new, count=1).lstrip()
+        found.append(new)
+    swapped = _literal_swapped(old, new)
+    if swapped is not None and swapped not in found:
+        found.insert(0, swapped)  # the least change first
+    return found
+
+
+def _literal_tokens(line: str) -> list[tokenize.TokenInfo]:
+    try:
+        return [
+            tok
+            for tok in tokenize.generate_tokens(io.StringIO(line + "\n").readline)
+            if tok.type in (tokenize.STRING, tokenize.NUMBER)
+        ]
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return []
+
+
+def _literal_swapped(old: str, new: str) -> str | None:
+    """``old`` with the one literal that ``new`` does not keep replaced by the one literal
+    ``new`` adds; None unless there is exactly one of each."""
+    before, after = _literal_tokens(old.strip()), _literal_tokens(new.strip())
+    kept = {tok.string for tok in after}
+    gone = [tok for tok in before if tok.string not in kept]
+    added = [tok for tok in after if tok.string not in {t.string for t in before}]
+    if len(gone) != 1 or len(added) != 1 or gone[0].start[0] != 1:
+        return None
+    indent = old[: len(old) - len(old.lstrip())]
+    body = old.strip()
+    start, end = gone[0].start[1], gone[0].end[1]
+    return indent + body[:start] + added[0].string + body[end:]
