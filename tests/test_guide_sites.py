@@ -255,3 +255,35 @@ def test_value_sites_are_offered_lines_that_bind(lines: list[str], task: str) ->
 @given(st.sampled_from([*SIGNER.splitlines(), *ENCODING.splitlines()]), st.text(max_size=60))
 def test_an_edit_keeping_its_line_renames_nothing(line: str, task: str) -> None:
     assert renamed_definitions(line, line, task) == []
+
+
+@pytest.mark.parametrize("language", sorted(CHANGE_ERRORS))
+def test_an_edit_that_would_break_the_file_is_read_as_its_one_changed_literal(
+    project: Path, language: str
+) -> None:
+    """id-edit-errors after the right line was offered: the 0.5B wrote read_file's line number
+    into the new text and dropped the annotation (``errors: "replace"``), five times, and the run
+    stopped stuck. The call is now the old line with its one changed literal changed."""
+    guide = _started(project, CHANGE_ERRORS[language], "change a file")
+    broken = '    12    s: str | bytes, encoding: str = "utf-8", errors: "replace"'
+    call = ToolUseBlock("e1", "edit_file", {"path": "pkg/encoding.py", "old": DEFAULTS_LINE, "new": broken})
+    fixed = guide.review(call)
+    assert isinstance(fixed, ToolUseBlock)
+    assert fixed.input["new"] == DEFAULTS_LINE.replace('"strict"', '"replace"')
+
+
+def test_an_edit_that_parses_is_left_as_the_model_wrote_it(project: Path) -> None:
+    guide = _started(project, CHANGE_ERRORS["en"], "change a file")
+    new = '    s: str | bytes, encoding: str = "ascii", errors: str = "replace"'
+    call = ToolUseBlock("e1", "edit_file", {"path": "pkg/encoding.py", "old": DEFAULTS_LINE, "new": new})
+    assert guide.review(call) is call
+
+
+@given(st.sampled_from(ENCODING.splitlines()), st.text(max_size=40))
+def test_a_repair_keeps_all_of_the_old_line_but_one_literal_or_drops_a_number_column(
+    old: str, new: str
+) -> None:
+    from tinyharness.guide.sites import repairs
+
+    for line in repairs(old, new):
+        assert line.startswith(old[: len(old) - len(old.lstrip())])
