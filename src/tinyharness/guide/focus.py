@@ -49,7 +49,7 @@ from ..messages import Message, TextBlock
 from ..tools.files import head_text
 from ..tools.workspace import Workspace
 from .plan import QUESTION_MARKS, TaskPlan, named_paths
-from .sites import held_lines, value_sites
+from .sites import CONFIG_SUFFIXES, held_lines, value_sites
 
 ANSWER_NOW = "[Read: {files}]{found} {ask}"
 # What asks for the answer once the harness's plan is done (here, and in tools.coverage): a
@@ -376,12 +376,14 @@ def held_line(path: str, text: str, task: str, skip: Sequence[str]) -> str:
     """The lines of a Python file that bind what a question asks about (``sites.held_lines``:
     assignments, defaults, headers holding the task's literals or its names' words; ``skip``
     names the file and the symbol already found), to go with the request for the answer:
-    " signer.py holds: line 127 `default_key_derivation: str = "django-concat"`." "" when no
-    line holds any, or the file is not Python. The read page may end before the line: the
+    " signer.py holds: line 127 `default_key_derivation: str = "django-concat"`." A TOML/INI
+    file's ``key = value`` lines likewise. "" when no line holds any, or the file is neither.
+    The read page may end before the line: the
     0.5B then answered a class name it had seen, "NoneAlgorithm", for a default salt."""
-    if not path.endswith((".py", ".pyi")):
+    python = path.endswith((".py", ".pyi"))
+    if not python and not path.endswith(CONFIG_SUFFIXES):
         return ""
-    held = held_lines(text, task, [s for s in skip if s])
+    held = held_lines(text, task, [s for s in skip if s], python=python)
     if not held:
         return ""
     lines = ", ".join(f"line {number} `{line}`" for number, line in held)

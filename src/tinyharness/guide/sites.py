@@ -130,7 +130,22 @@ def renamed_definitions(old: str, new: str, task: str) -> list[str]:
     return sorted(name for name in added if name not in tokens)
 
 
-MAX_HELD_LINES = 6  # binding lines shown with the request for an answer
+MAX_HELD_LINES = 6
+# A TOML/INI/cfg line that binds a key: ``key = value`` or ``key: value`` (the file's syntax).
+_KEY = re.compile(r"^[ \t]*([A-Za-z0-9_][A-Za-z0-9_.\-]*)[ \t]*[=:](?!:)")
+_QUOTED = re.compile(r"\"([^\"\n]*)\"|'([^'\n]*)'")
+CONFIG_SUFFIXES = (".toml", ".ini", ".cfg")
+
+
+def key_tokens(line: str) -> tuple[set[str], set[str]]:
+    """A TOML/INI line's key and its quoted values' contents (``key_tokens`` for a config file
+    as ``line_tokens`` for Python)."""
+    key = _KEY.match(line)
+    literals = {a or b for a, b in _QUOTED.findall(line)}
+    return ({key.group(1)} if key else set()), {
+        v for v in literals if v
+    }  # binding lines shown with the request for an answer
+
 
 _PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
@@ -142,7 +157,7 @@ def name_parts(name: str) -> set[str]:
 
 
 def held_lines(
-    text: str, task: str, skip: Iterable[str] = (), limit: int = MAX_HELD_LINES
+    text: str, task: str, skip: Iterable[str] = (), limit: int = MAX_HELD_LINES, python: bool = True
 ) -> list[tuple[int, str]]:
     """The binding lines of Python ``text`` holding the most of what ``task`` writes, with
     their numbers, at most ``limit``, in file order: a literal the task copies first, then the
@@ -151,27 +166,37 @@ def held_lines(
     idf). ``skip``: tokens that name the file itself (its path's words), matched by no line.
     What the answer to a question about a file's value needs when the read page does not reach
     it (the 0.5B answered a class name it saw on the first page, "NoneAlgorithm", for the
-    default salt of line 132). [] when nothing matches."""
+    default salt of line 132). ``python`` False: a TOML/INI file, whose ``key = value`` lines
+    bind (``requires-python = ">=3.8"`` for "Which Python versions does it support?"; the 0.5B
+    answered the project's version). [] when nothing matches."""
     numbered = text.splitlines()
-    lines = [(n, numbered[n - 1]) for n in sorted(binding_lines(text)) if 0 < n <= len(numbered)]
+    if python:
+        lines = [(n, numbered[n - 1]) for n in sorted(binding_lines(text)) if 0 < n <= len(numbered)]
+    else:
+        lines = [(n, line) for n, line in enumerate(numbered, 1) if _KEY.match(line)]
     skipped = set().union(*(name_parts(t) for t in skip)) if skip else set()
     tokens = written_tokens(task)
     parts = set().union(*(name_parts(t) for t in tokens)) - skipped if tokens else set()
     read = []
     for number, line in lines:
-        names, literals = line_tokens(line)
-        words = set().union(*(name_parts(n) for n in names)) if names else set()
-        read.append((number, line, literals & tokens, words & parts))
+        names, literals = line_tokens(line) if python else key_tokens(line)
+        split = {name: name_parts(name) for name in names}
+        words = set().union(*split.values()) if split else set()
+        # how much of its best-matched name the task writes: ``version`` all, ``python_version`` half
+        cover = max((len(p & parts) / len(p) for p in split.values() if p), default=0.0)
+        read.append((number, line, literals & tokens, words & parts, cover))
     holding: dict[str, int] = {}
-    for _, _, _, words in read:
+    for *_, words, _cover in read:
         for word in words:
             holding[word] = holding.get(word, 0) + 1
     scored = [
-        (len(literals), sum(1 / holding[w] for w in words), -number, number, line.strip())
-        for number, line, literals, words in read
+        (len(literals), cover * sum(1 / holding[w] for w in words), -number, number, line.strip())
+        for number, line, literals, words, cover in read
         if literals or words
     ]
     scored.sort(reverse=True)
+    if scored and scored[0][0] == 0:  # no literal: only the lines near the best
+        scored = [item for item in scored if item[1] > scored[0][1] / 2]
     return sorted((number, line) for *_, number, line in scored[:limit])
 
 
@@ -183,8 +208,8 @@ def repairs(old: str, new: str) -> list[str]:
     """Other readings of an edit's ``new`` line, for when it breaks the file, the least change
     first: ``old`` with only its one changed literal changed (``errors: str = "strict"`` for
     ``errors: "replace"``: the 0.5B dropped the annotation with the value), and ``new``
-    without read_file's line-number column it copied (``    1    s: str = ...``). Both are the tool's format and
-    the line's tokens, no word of any task. [] when neither applies."""
+    without read_file's line-number column it copied (``    1    s: str = ...``). Both are the
+    tool's format and the line's tokens, no word of any task. [] when neither applies."""
     found: list[str] = []
     if _NUMBER_COLUMN.match(new) and not _NUMBER_COLUMN.match(old):
         indent = old[: len(old) - len(old.lstrip())]
