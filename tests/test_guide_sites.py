@@ -287,3 +287,39 @@ def test_a_repair_keeps_all_of_the_old_line_but_one_literal_or_drops_a_number_co
 
     for line in repairs(old, new):
         assert line.startswith(old[: len(old) - len(old.lstrip())])
+
+
+PYPROJECT = "\n".join(
+    [
+        "[project]",
+        'name = "pkg"',
+        'version = "2.2.0"',
+        'requires-python = ">=3.8"',
+        "",
+        "[tool.mypy]",
+        'python_version = "3.8"',
+        "",
+    ]
+)
+PYTHONS = {
+    "en": "Which Python versions does pyproject.toml allow?",
+    "zh": "pyproject.toml 里支持哪些 Python 版本？",
+    "fr": "Quelles versions de Python pyproject.toml accepte-t-il ?",
+}
+
+
+@pytest.mark.parametrize("language", sorted(PYTHONS))
+def test_a_question_about_a_config_file_gets_its_key_lines(tmp_path: Path, language: str) -> None:
+    """id-python: the 0.5B answered the project's version (``version = "2.2.0"``) for the Python
+    versions; the request for the answer now holds the key lines whose words the task writes."""
+    (tmp_path / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
+    guide, state = _guide(tmp_path, may_write=False)
+    script = [
+        _reply(json.dumps({"kind": "answer in words"})),
+        _use("r1", "read_file", {"path": "pyproject.toml"}),
+        _reply(">=3.8"),
+    ]
+    model = ScriptedModel({"responses": script})
+    _agent(tmp_path, guide, state, model, write=False).run(PYTHONS[language])
+    ask = str(getattr(model.requests[2].messages[-1].content[-1], "text", ""))
+    assert 'line 4 `requires-python = ">=3.8"`' in ask and 'version = "2.2.0"' not in ask
