@@ -66,7 +66,7 @@ UNPLANNED_FILE = "{path} is not a file this task changes; the plan changes {file
 NO_CHANGE = "this task asks for no change to a file, so {path} stays as it is"
 RENAMED = (
     "this edit renames {names_old} to {names_new}, a name the task does not write; {path} is "
-    "unchanged. Keep the names and change only the value the task asks for"
+    "unchanged. A name an edit gives a definition must be one the task writes"
 )
 MAX_READ_FIRST = 2  # the ranking's best files read first for a question that names nothing
 
