@@ -323,3 +323,16 @@ def test_a_question_about_a_config_file_gets_its_key_lines(tmp_path: Path, langu
     _agent(tmp_path, guide, state, model, write=False).run(PYTHONS[language])
     ask = str(getattr(model.requests[2].messages[-1].content[-1], "text", ""))
     assert 'line 4 `requires-python = ">=3.8"`' in ask and 'version = "2.2.0"' not in ask
+
+
+def test_a_question_naming_a_symbol_gets_only_lines_of_its_body() -> None:
+    """id-get-timestamp: shown ``return_timestamp`` lines of other functions ("return" is a
+    word of the task), the 0.5B answered "get_timestamp is defined in timed.py."."""
+    from tinyharness.guide.focus import held_line
+
+    text = (
+        "class Signer:\n    def get_timestamp(self) -> int:\n        return 1\n\n"
+        "    def unsign(self, return_timestamp: bool = False):\n        pass\n"
+    )
+    assert held_line("timed.py", text, "What does get_timestamp return?", ["timed.py"], "get_timestamp") == ""
+    assert "return_timestamp" in held_line("timed.py", text, "What does get_timestamp return?", ["timed.py"])

@@ -49,7 +49,7 @@ from ..messages import Message, TextBlock
 from ..tools.files import head_text
 from ..tools.workspace import Workspace
 from .plan import QUESTION_MARKS, TaskPlan, named_paths
-from .sites import CONFIG_SUFFIXES, held_lines, value_sites
+from .sites import CONFIG_SUFFIXES, definition_span, held_lines, value_sites
 
 ANSWER_NOW = "[Read: {files}]{found} {ask}"
 # What asks for the answer once the harness's plan is done (here, and in tools.coverage): a
@@ -209,8 +209,9 @@ class TaskFocus:
         if self.plan.kind == "list" and self.read_text is not None:
             outline = "".join(f" {outline_line(path, self.read_text(path))}" for path in named)
         elif self.plan.kind == "answer" and self.read_text is not None:
-            skip = (*named, symbol)
-            outline = "".join(held_line(path, self.read_text(path), self.task, skip) for path in named)
+            outline = "".join(
+                held_line(path, self.read_text(path), self.task, named, symbol) for path in named
+            )
         return answer_prompt(self.task, named, symbol, outline)
 
     def found(self, messages: Sequence[Message]) -> str | None:
@@ -372,10 +373,13 @@ def outline_line(path: str, text: str) -> str:
 MAX_OUTLINE_NAMES = 12
 
 
-def held_line(path: str, text: str, task: str, skip: Sequence[str]) -> str:
+def held_line(path: str, text: str, task: str, skip: Sequence[str], symbol: str = "") -> str:
     """The lines of a Python file that bind what a question asks about (``sites.held_lines``:
     assignments, defaults, headers holding the task's literals or its names' words; ``skip``
-    names the file and the symbol already found), to go with the request for the answer:
+    names the files; a ``symbol`` the task names keeps only the lines of its body, with its
+    own words left out: the 0.5B, shown ``return_timestamp`` lines for "What does
+    get_timestamp return?", answered "get_timestamp is defined in timed.py."), to go with the
+    request for the answer:
     " signer.py holds: line 127 `default_key_derivation: str = "django-concat"`." A TOML/INI
     file's ``key = value`` lines likewise. "" when no line holds any, or the file is neither.
     The read page may end before the line: the
@@ -383,7 +387,12 @@ def held_line(path: str, text: str, task: str, skip: Sequence[str]) -> str:
     python = path.endswith((".py", ".pyi"))
     if not python and not path.endswith(CONFIG_SUFFIXES):
         return ""
-    held = held_lines(text, task, [s for s in skip if s], python=python)
+    within = None
+    if symbol:
+        within = definition_span(text, symbol) if python else None
+        if within is None:
+            return ""
+    held = held_lines(text, task, [*skip, symbol], python=python, within=within)
     if not held:
         return ""
     lines = ", ".join(f"line {number} `{line}`" for number, line in held)

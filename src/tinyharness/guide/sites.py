@@ -156,8 +156,26 @@ def name_parts(name: str) -> set[str]:
     return {part.lower() for part in _PART.findall(name)}
 
 
+def definition_span(text: str, symbol: str) -> tuple[int, int] | None:
+    """The first and last line of the first ``def``/``class`` of ``symbol`` in Python ``text``
+    (None when ``ast`` finds none)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and node.name == symbol:
+            return node.lineno, node.end_lineno or node.lineno
+    return None
+
+
 def held_lines(
-    text: str, task: str, skip: Iterable[str] = (), limit: int = MAX_HELD_LINES, python: bool = True
+    text: str,
+    task: str,
+    skip: Iterable[str] = (),
+    limit: int = MAX_HELD_LINES,
+    python: bool = True,
+    within: tuple[int, int] | None = None,
 ) -> list[tuple[int, str]]:
     """The binding lines of Python ``text`` holding the most of what ``task`` writes, with
     their numbers, at most ``limit``, in file order: a literal the task copies first, then the
@@ -174,6 +192,8 @@ def held_lines(
         lines = [(n, numbered[n - 1]) for n in sorted(binding_lines(text)) if 0 < n <= len(numbered)]
     else:
         lines = [(n, line) for n, line in enumerate(numbered, 1) if _KEY.match(line)]
+    if within is not None:
+        lines = [(n, line) for n, line in lines if within[0] <= n <= within[1]]
     skipped = set().union(*(name_parts(t) for t in skip)) if skip else set()
     tokens = written_tokens(task)
     parts = set().union(*(name_parts(t) for t in tokens)) - skipped if tokens else set()
