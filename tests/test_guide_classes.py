@@ -288,7 +288,7 @@ def test_the_file_defining_a_name_whose_words_the_task_writes_ranks_first(projec
 # --- 4: a final answer that is a tool's name -----------------------------------------------------
 
 
-@pytest.mark.parametrize("bare", ["read_file", "`read_file`", ""])
+@pytest.mark.parametrize("bare", ["read_file", "`read_file`", "", "read_file(src/shop/cart.py)"])
 def test_a_final_answer_that_is_a_tool_name_or_empty_is_asked_again(project: Path, bare: str) -> None:
     guide, state = _guide(project)
     script = [

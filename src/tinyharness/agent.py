@@ -547,12 +547,14 @@ class Agent:
     def _bare_answer(self, text: str) -> str | None:
         """What to say when a final answer is no answer: empty, or only a tool's name (measured
         with the 0.5B: asked for the answer after reading the right file, it answered
-        "read_file"); None for any other answer."""
+        "read_file", and "read_file(tox.ini)"); None for any other answer."""
         said = text.strip().strip("`'\".").strip()
         if not said:
             return NO_ANSWER
-        if said in self.tools.names:
-            return NOT_AN_ANSWER.format(name=said)
+        # a tool's name alone, or written as a call: "read_file(tox.ini)" (the 0.5B, fourth half)
+        name = said.partition("(")[0].strip() if said.endswith(")") else said
+        if name in self.tools.names:
+            return NOT_AN_ANSWER.format(name=name)
         return None
 
     def _asked_again(self) -> tuple[str, ...]:
