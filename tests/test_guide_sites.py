@@ -336,3 +336,32 @@ def test_a_question_naming_a_symbol_gets_only_lines_of_its_body() -> None:
     )
     assert held_line("timed.py", text, "What does get_timestamp return?", ["timed.py"], "get_timestamp") == ""
     assert "return_timestamp" in held_line("timed.py", text, "What does get_timestamp return?", ["timed.py"])
+
+
+SETTINGS = 'DEFAULT_CURRENCY = "EUR"\nPAGE_SIZE = 25\n'
+PAGE = {
+    "en": "In pkg/settings.py, set the page size to 40.",
+    "zh": "把 pkg/settings.py 里的每页条数改成 40。",
+    "fr": "Dans pkg/settings.py, mets la taille de page à 40.",
+}
+
+
+@pytest.mark.parametrize("language", sorted(PAGE))
+def test_an_edit_no_line_ties_to_is_refused_not_guessed(project: Path, language: str) -> None:
+    """shop-edit-words: no line of settings.py holds a value or a name the task writes, and the
+    0.5B, offered every line, changed ``DEFAULT_CURRENCY``. The edit is refused with the reason,
+    the file unchanged, in every language."""
+    (project / "pkg/settings.py").write_text(SETTINGS, encoding="utf-8")
+    guide = _started(project, PAGE[language], "change a file")
+    call = ToolUseBlock(
+        "e1",
+        "edit_file",
+        {"path": "pkg/settings.py", "old": 'DEFAULT_CURRENCY = "EUR"', "new": 'DEFAULT_CURRENCY = "USD"'},
+    )
+    result = guide.review(call)
+    assert isinstance(result, ToolResultBlock) and result.refused and "not known" in result.content
+    tied = _started(project, "In pkg/settings.py, set PAGE_SIZE to 40.", "change a file")
+    edit = ToolUseBlock(
+        "e2", "edit_file", {"path": "pkg/settings.py", "old": "PAGE_SIZE = 25", "new": "PAGE_SIZE = 40"}
+    )
+    assert tied.review(edit) is edit

@@ -38,6 +38,7 @@ from .focus import (
     named_files,
     named_symbols,
     symbol_files,
+    untied_files,
 )
 from .plan import (
     KIND_MEANINGS,
@@ -64,6 +65,11 @@ NO_REWRITE = "update_notes would replace the notes of the files already noted; a
 LIST_TOOL = "list_dir"
 UNPLANNED_FILE = "{path} is not a file this task changes; the plan changes {files}"
 NO_CHANGE = "this task asks for no change to a file, so {path} stays as it is"
+UNTIED = (
+    "no line of {path} holds a value or a name this task writes, so which line to change is not "
+    "known; {path} is unchanged. Say in the final answer that the line to change could not be "
+    "determined"
+)
 RENAMED = (
     "this edit renames {names_old} to {names_new}, a name the task does not write; {path} is "
     "unchanged. A name an edit gives a definition must be one the task writes"
@@ -414,7 +420,8 @@ class PlanGuide(StepsGuide):
     def review(self, call: ToolUseBlock) -> Reviewed:
         """update_notes on a task that asked for no notes rewrites the run's own notes; a change
         to an existing file the plan did not choose is refused (``_unplanned_change``)."""
-        if (reason := self._unplanned_change(call) or self._unasked_rename(call)) is not None:
+        reason = self._unplanned_change(call) or self._untied(call) or self._unasked_rename(call)
+        if reason is not None:
             return refusal(call, reason)
         call = self._repaired(call)
         if call.name == "update_notes" and self.plan.kind != "notes" and self.run_notes is not None:
@@ -465,6 +472,18 @@ class PlanGuide(StepsGuide):
             if breaks(path, text, text.replace(old, line, 1)) is None:
                 return ToolUseBlock(call.id, call.name, {**args, "new": line})
         return call
+
+    def _untied(self, call: ToolUseBlock) -> str | None:
+        """Why an edit of a planned Python file may not run: no line of it ties to the task
+        (``focus.untied_files``), so the edit would be a guess; the file stays as it is."""
+        args = call.input if isinstance(call.input, dict) else {}
+        path = args.get("path")
+        if call.name not in CHANGE_TOOLS or self.plan.kind != "edit" or not isinstance(path, str):
+            return None
+        if self.space is None or self.focus is None:
+            return None
+        untied = {os.path.normpath(p) for p in untied_files(self.space, (), self.focus)}
+        return UNTIED.format(path=path) if os.path.normpath(path) in untied else None
 
     def _unasked_rename(self, call: ToolUseBlock) -> str | None:
         """Why an edit_file call of a Python file may not run: it changes the name its old
