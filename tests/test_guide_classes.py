@@ -179,7 +179,8 @@ def _settings_rank(root: Path, task: str, k: int) -> list[Ranked | str]:
 @pytest.mark.parametrize("language", sorted(EDIT_UNNAMED))
 def test_an_edit_naming_no_file_changes_the_rankings_best_file(project: Path, language: str) -> None:
     """The model chose the kind and a wrong file (as the 0.5B chose test files for a version
-    change); the ranking's best scored file is the target, and only it may change."""
+    change); the ranking's best scored file is the target, and only it may change (and only
+    on a line tied to the task)."""
     guide, state = _guide(project, may_write=True, rank=_settings_rank)
     plan = {"kind": "change a file", "targets": ["README.md"]}
     script = [
@@ -198,7 +199,11 @@ def test_an_edit_naming_no_file_changes_the_rankings_best_file(project: Path, la
     assert guide.plan == TaskPlan("edit", ("src/shop/settings.py",), "model")
     assert result.ok
     assert (project / "README.md").read_text(encoding="utf-8") == FILES["README.md"]  # refused
-    assert "PAGE_SIZE = 40" in (project / "src/shop/settings.py").read_text(encoding="utf-8")
+    # No line of settings.py holds a value or a name the task writes: the edit would be a guess
+    # (the real 0.5B changed DEFAULT_CURRENCY), so it is refused too, in every language
+    # (tests/test_guide_sites.py); the file stays as it was.
+    assert (project / "src/shop/settings.py").read_text(encoding="utf-8") == FILES["src/shop/settings.py"]
+    assert "not known" in str(model.requests[4].messages[-1].content)
     assert model.requests[2].tool_choice == "edit_file" and model.requests[3].tool_choice == "edit_file"
 
 

@@ -49,6 +49,7 @@ from ..messages import Message, TextBlock
 from ..tools.files import head_text
 from ..tools.workspace import Workspace
 from .plan import QUESTION_MARKS, TaskPlan, named_paths
+from .sites import CONFIG_SUFFIXES, binding_lines, definition_span, held_lines, value_sites
 
 ANSWER_NOW = "[Read: {files}]{found} {ask}"
 # What asks for the answer once the harness's plan is done (here, and in tools.coverage): a
@@ -207,6 +208,10 @@ class TaskFocus:
         outline = ""
         if self.plan.kind == "list" and self.read_text is not None:
             outline = "".join(f" {outline_line(path, self.read_text(path))}" for path in named)
+        elif self.plan.kind == "answer" and self.read_text is not None:
+            outline = "".join(
+                held_line(path, self.read_text(path), self.task, named, symbol) for path in named
+            )
         return answer_prompt(self.task, named, symbol, outline)
 
     def found(self, messages: Sequence[Message]) -> str | None:
@@ -368,9 +373,53 @@ def outline_line(path: str, text: str) -> str:
 MAX_OUTLINE_NAMES = 12
 
 
+def held_line(path: str, text: str, task: str, skip: Sequence[str], symbol: str = "") -> str:
+    """The lines of a Python file that bind what a question asks about (``sites.held_lines``:
+    assignments, defaults, headers holding the task's literals or its names' words; ``skip``
+    names the files; a ``symbol`` the task names keeps only the lines of its body, with its
+    own words left out: the 0.5B, shown ``return_timestamp`` lines for "What does
+    get_timestamp return?", answered "get_timestamp is defined in timed.py."), to go with the
+    request for the answer:
+    " signer.py holds: line 127 `default_key_derivation: str = "django-concat"`." A TOML/INI
+    file's ``key = value`` lines likewise. "" when no line holds any, or the file is neither.
+    The read page may end before the line: the
+    0.5B then answered a class name it had seen, "NoneAlgorithm", for a default salt."""
+    python = path.endswith((".py", ".pyi"))
+    if not python and not path.endswith(CONFIG_SUFFIXES):
+        return ""
+    within = None
+    if symbol:
+        within = definition_span(text, symbol) if python else None
+        if within is None:
+            return ""
+    held = held_lines(text, task, [*skip, symbol], python=python, within=within)
+    if not held:
+        return ""
+    lines = ", ".join(f"line {number} `{line}`" for number, line in held)
+    return f" {os.path.basename(path)} holds: {lines}."
+
+
 MAX_EDIT_CHOICES = 300  # lines offered as edit_file's old text
 MAX_EDIT_CHOICE_CHARS = 300
 MAX_EDIT_CHOICE_BYTES = 200_000  # a larger named file leaves old free
+
+
+def untied_files(workspace: Workspace, messages: Sequence[Message], focus: TaskFocus) -> list[str]:
+    """The planned Python files where no line ties to the task: none of their binding lines
+    holds a literal or a name the task writes (``sites.value_sites``), and no name the task
+    writes occurs in them. An edit there would be a guess (the 0.5B, asked "Set the page size in
+    the shop's settings to 40." and offered every line, changed ``DEFAULT_CURRENCY``)."""
+    untied: list[str] = []
+    symbols = named_symbols(focus.task)
+    for path in focus.named(messages):
+        if not path.endswith((".py", ".pyi")):
+            continue
+        text = head_text(workspace, path, MAX_EDIT_CHOICE_BYTES + 1)
+        if len(text) > MAX_EDIT_CHOICE_BYTES or not text.strip() or any(s in text for s in symbols):
+            continue
+        if binding_lines(text) and not value_sites(text, focus.task, text.splitlines()):
+            untied.append(path)
+    return untied
 
 
 def edit_choices(workspace: Workspace, messages: Sequence[Message], focus: TaskFocus) -> dict[str, list[str]]:
@@ -383,6 +432,7 @@ def edit_choices(workspace: Workspace, messages: Sequence[Message], focus: TaskF
     named file both stay free."""
     named = focus.named(messages)
     lines: list[str] = []
+    sites: list[str] = []
     for path in named:
         text = head_text(workspace, path, MAX_EDIT_CHOICE_BYTES + 1)
         if len(text) > MAX_EDIT_CHOICE_BYTES:
@@ -390,11 +440,19 @@ def edit_choices(workspace: Workspace, messages: Sequence[Message], focus: TaskF
         counts: dict[str, int] = {}
         for line in text.splitlines():
             counts[line] = counts.get(line, 0) + 1
-        lines.extend(
+        own = [
             line
             for line, count in counts.items()
             if count == 1 and line.strip() and len(line) <= MAX_EDIT_CHOICE_CHARS and text.count(line) == 1
-        )
+        ]
+        lines.extend(own)
+        if path.endswith((".py", ".pyi")):
+            sites.extend(value_sites(text, focus.task, own))
+    # A Python file's lines that bind a value and hold what the task writes, a literal first
+    # (``sites``): the same in every language, and never a class header for a task naming the
+    # class that holds the value (the 0.5B, offered ``class Signer:``, renamed the class).
+    if sites and len(sites) <= MAX_EDIT_CHOICES:
+        return {"path": named, "old": sites}
     # The line to change names what the task names ("change TAX_RATE ...": 2 of 9 lines), and
     # defines it when one does (measured with the 0.5B on "In tables.py, change PIPE_RIGHT from
     # 2 to 4": offered every line naming PIPE_RIGHT, it edited a use, not the definition).

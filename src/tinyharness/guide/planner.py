@@ -25,6 +25,7 @@ from ..tools.base import ToolError
 from ..tools.builtin import notes_since
 from ..tools.files import ReadState, head_text, text_files
 from ..tools.notes import NotesFile
+from ..tools.syntax import breaks
 from ..tools.workspace import Workspace
 from .base import Ask, Reviewed, Turn, refusal
 from .coverage import ROOM_CHARS, FileSetPlan, review_note
@@ -37,6 +38,7 @@ from .focus import (
     named_files,
     named_symbols,
     symbol_files,
+    untied_files,
 )
 from .plan import (
     KIND_MEANINGS,
@@ -55,6 +57,7 @@ from .plan import (
     simple_rank,
     top_files,
 )
+from .sites import defined_names, renamed_definitions, repairs
 
 MAX_NOTE_CHECK_BYTES = 20_000  # of a file, to check that a note is about it
 RUN_NOTED = "Noted in this run's own notes ({where}): the task asked for no notes in {notes}."
@@ -62,6 +65,15 @@ NO_REWRITE = "update_notes would replace the notes of the files already noted; a
 LIST_TOOL = "list_dir"
 UNPLANNED_FILE = "{path} is not a file this task changes; the plan changes {files}"
 NO_CHANGE = "this task asks for no change to a file, so {path} stays as it is"
+UNTIED = (
+    "no line of {path} holds a value or a name this task writes, so which line to change is not "
+    "known; {path} is unchanged. Say in the final answer that the line to change could not be "
+    "determined"
+)
+RENAMED = (
+    "this edit renames {names_old} to {names_new}, a name the task does not write; {path} is "
+    "unchanged. A name an edit gives a definition must be one the task writes"
+)
 MAX_READ_FIRST = 2  # the ranking's best files read first for a question that names nothing
 
 
@@ -408,8 +420,10 @@ class PlanGuide(StepsGuide):
     def review(self, call: ToolUseBlock) -> Reviewed:
         """update_notes on a task that asked for no notes rewrites the run's own notes; a change
         to an existing file the plan did not choose is refused (``_unplanned_change``)."""
-        if (reason := self._unplanned_change(call)) is not None:
+        reason = self._unplanned_change(call) or self._untied(call) or self._unasked_rename(call)
+        if reason is not None:
             return refusal(call, reason)
+        call = self._repaired(call)
         if call.name == "update_notes" and self.plan.kind != "notes" and self.run_notes is not None:
             content = call.input.get("content") if isinstance(call.input, dict) else None
             if isinstance(content, str):
@@ -435,6 +449,58 @@ class PlanGuide(StepsGuide):
         if planned:
             return UNPLANNED_FILE.format(path=path, files=", ".join(planned))
         return NO_CHANGE.format(path=path)
+
+    def _repaired(self, call: ToolUseBlock) -> ToolUseBlock:
+        """An edit_file call whose new line would break its file, rewritten to the first of
+        ``sites.repairs`` that does not (the call as it was otherwise, for the tool's own parse
+        check to refuse). Measured with the 0.5B on "make want_bytes default to
+        errors="replace"": offered the right line, it wrote read_file's line number into the new
+        text and dropped the annotation, five times, and the run stopped stuck."""
+        args = call.input if isinstance(call.input, dict) else {}
+        path, old, new = args.get("path"), args.get("old"), args.get("new")
+        if call.name != "edit_file" or not (
+            isinstance(path, str) and isinstance(old, str) and isinstance(new, str)
+        ):
+            return call
+        where = self.root / os.path.normpath(path)
+        if self.plan.kind != "edit" or self.space is None or not where.is_file() or "\n" in old:
+            return call
+        text = head_text(self.space, os.path.normpath(path), MAX_SYMBOL_SEARCH_BYTES)
+        if text.count(old) != 1 or breaks(path, text, text.replace(old, new, 1)) is None:
+            return call
+        for line in repairs(old, new):
+            if breaks(path, text, text.replace(old, line, 1)) is None:
+                return ToolUseBlock(call.id, call.name, {**args, "new": line})
+        return call
+
+    def _untied(self, call: ToolUseBlock) -> str | None:
+        """Why an edit of a planned Python file may not run: no line of it ties to the task
+        (``focus.untied_files``), so the edit would be a guess; the file stays as it is."""
+        args = call.input if isinstance(call.input, dict) else {}
+        path = args.get("path")
+        if call.name not in CHANGE_TOOLS or self.plan.kind != "edit" or not isinstance(path, str):
+            return None
+        if self.space is None or self.focus is None:
+            return None
+        untied = {os.path.normpath(p) for p in untied_files(self.space, (), self.focus)}
+        return UNTIED.format(path=path) if os.path.normpath(path) in untied else None
+
+    def _unasked_rename(self, call: ToolUseBlock) -> str | None:
+        """Why an edit_file call of a Python file may not run: it changes the name its old
+        text defines (``class Signer:``) to one the task does not write (``class
+        SigningAlgorithm:``), the 0.5B's change for a task that asked for a default's value
+        (``sites.renamed_definitions``; the task's own tokens, in any language)."""
+        args = call.input if isinstance(call.input, dict) else {}
+        path, old, new = args.get("path"), args.get("old"), args.get("new")
+        if call.name != "edit_file" or not isinstance(path, str) or not path.endswith((".py", ".pyi")):
+            return None
+        if not isinstance(old, str) or not isinstance(new, str):
+            return None
+        added = renamed_definitions(old, new, self.task)
+        if not added:
+            return None
+        names_old = ", ".join(sorted(defined_names(old)))
+        return RENAMED.format(names_old=names_old, names_new=", ".join(added), path=path)
 
     def _route(self, call: ToolUseBlock) -> Reviewed:
         """A note for the user's notes file (the task asked for notes), or for the run's own

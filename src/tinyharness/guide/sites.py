@@ -1,0 +1,267 @@
+"""Where a value lives in a Python file, and which of those places a task points to.
+
+A small model asked to change a value picks the line to change from lines the harness offers.
+Offered the line that defines the name the task writes, it changed the wrong thing when that
+name is a class or a function holding the value: asked (in Chinese) to change ``Signer``'s
+default key derivation from ``django-concat`` to ``hmac``, the 0.5B was offered ``class
+Signer:`` and replaced it with ``class SigningAlgorithm:``; asked to make ``want_bytes`` default
+to ``errors="replace"``, it was offered ``def want_bytes(`` (the defaults are on the next line)
+and every edit it made broke the file.
+
+So the places a value can be changed are found by structure (``binding_lines``: assignments,
+annotated assignments, keyword defaults, ``def``/``class`` headers, found by ``ast``) and ranked
+by the workspace strings the task writes (``written_tokens``): a string literal the task copies
+(``django-concat``) comes before any name (``Signer``), since the value is what an edit of a
+value changes. The task's tokens are runs of ASCII letters, digits and ``_.-``: what a task in
+any language writes of a workspace verbatim (a Chinese task writes ``django-concat`` as an
+English one does); an English word of the task only counts where the file holds it as a whole
+name or a whole literal, the same property as BM25's.
+
+``renamed_definitions`` is the check after the choice: an edit that changes the name a line
+defines to a name the task does not write is no change the task asked for.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import keyword
+import re
+import tokenize
+from collections.abc import Iterable, Sequence
+
+# A run of ASCII letters, digits and ``_.-`` starting with a letter, digit or "_" (punctuation
+# and ASCII bounds: the same in every language's sentence, not a list of words).
+_TOKEN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
+
+
+def written_tokens(task: str) -> set[str]:
+    """The task's ASCII tokens (``django-concat``, ``Signer``, ``2.2.1``), trailing dots cut."""
+    return {t.rstrip(".-") for t in _TOKEN.findall(task) if t.rstrip(".-")}
+
+
+def binding_lines(text: str) -> set[int]:
+    """The 1-based numbers of the lines of Python ``text`` that bind a value: an assignment's
+    first line, a keyword default's line, a ``def``/``class`` header's first line. Empty when
+    ``ast`` cannot parse it."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return set()
+    lines: set[int] = set()
+    binders = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    for node in ast.walk(tree):
+        if isinstance(node, binders):
+            lines.add(node.lineno)
+        elif isinstance(node, ast.arguments):
+            lines.update(d.lineno for d in [*node.defaults, *node.kw_defaults] if d is not None)
+    return lines
+
+
+def line_tokens(line: str) -> tuple[set[str], set[str]]:
+    """A Python line's names (keywords left out) and its literals' contents (strings unquoted,
+    numbers as written);
+    a line ``tokenize`` cannot read gives what it read before the error."""
+    names: set[str] = set()
+    literals: set[str] = set()
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(line.strip() + "\n").readline):
+            if tok.type == tokenize.NAME and not keyword.iskeyword(tok.string):
+                names.add(tok.string)
+            elif tok.type == tokenize.NUMBER:
+                literals.add(tok.string)
+            elif tok.type == tokenize.STRING:
+                try:
+                    value = ast.literal_eval(tok.string)
+                except (SyntaxError, ValueError):
+                    continue
+                if isinstance(value, str):
+                    literals.add(value)
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return names, literals
+
+
+def site_score(line: str, tokens: set[str]) -> tuple[int, int]:
+    """How much a binding line holds of what the task writes: the literals the task copies,
+    then the names (a literal decides: an English task's words are names too, "key" and
+    "hmac" in ``mac = hmac.new(key, ...)``, where a Chinese task's are not)."""
+    names, literals = line_tokens(line)
+    return len(literals & tokens), len(names & tokens)
+
+
+def value_sites(text: str, task: str, lines: Sequence[str]) -> list[str]:
+    """Of ``lines`` (the candidate old texts of one Python file ``text``), the binding lines
+    holding the most of what ``task`` writes; [] when none holds any of it (or the file does not
+    parse)."""
+    bound = binding_lines(text)
+    if not bound:
+        return []
+    numbered = text.splitlines()
+    bound_texts = {numbered[n - 1] for n in bound if 0 < n <= len(numbered)}
+    tokens = written_tokens(task)
+    scored = [(site_score(line, tokens), line) for line in lines if line in bound_texts]
+    best = max((score for score, _ in scored), default=(0, 0))
+    return [line for score, line in scored if score == best] if best > (0, 0) else []
+
+
+def defined_names(line: str) -> set[str]:
+    """The names a Python line defines: after ``def``/``class``, or an assignment's targets
+    (``A = ...``, ``A: int = ...``, ``a, b = ...``); empty for any other line."""
+    stripped = line.strip()
+    head = re.match(r"(?:async\s+)?(?:def|class)\s+([A-Za-z_][A-Za-z0-9_]*)", stripped)
+    if head:
+        return {head.group(1)}
+    target = re.match(r"([A-Za-z_][A-Za-z0-9_.,\s]*?)\s*(?::[^=]*)?=(?!=)", stripped)
+    if not target:
+        return set()
+    return {part.strip() for part in target.group(1).split(",") if part.strip().isidentifier()}
+
+
+def renamed_definitions(old: str, new: str, task: str) -> list[str]:
+    """The names ``new`` defines where ``old`` defined others, that the task does not write:
+    a rename nobody asked for (``class Signer:`` into ``class SigningAlgorithm:`` for a task
+    changing a default). [] when the edit keeps the defined names, or renames to names the task
+    writes (a rename the task asks for: "... to _UINT64_STRUCT")."""
+    added = defined_names(new) - defined_names(old)
+    if not defined_names(old):
+        return []
+    tokens = written_tokens(task)
+    return sorted(name for name in added if name not in tokens)
+
+
+MAX_HELD_LINES = 6
+# A TOML/INI/cfg line that binds a key: ``key = value`` or ``key: value`` (the file's syntax).
+_KEY = re.compile(r"^[ \t]*([A-Za-z0-9_][A-Za-z0-9_.\-]*)[ \t]*[=:](?!:)")
+_QUOTED = re.compile(r"\"([^\"\n]*)\"|'([^'\n]*)'")
+CONFIG_SUFFIXES = (".toml", ".ini", ".cfg")
+
+
+def key_tokens(line: str) -> tuple[set[str], set[str]]:
+    """A TOML/INI line's key and its quoted values' contents (``key_tokens`` for a config file
+    as ``line_tokens`` for Python)."""
+    key = _KEY.match(line)
+    literals = {a or b for a, b in _QUOTED.findall(line)}
+    return ({key.group(1)} if key else set()), {
+        v for v in literals if v
+    }  # binding lines shown with the request for an answer
+
+
+_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+
+
+def name_parts(name: str) -> set[str]:
+    """A name's words, lower case: ``default_key_derivation`` -> default, key, derivation;
+    ``HMACAlgorithm`` -> hmac, algorithm (the workspace's own spelling, split by case and _)."""
+    return {part.lower() for part in _PART.findall(name)}
+
+
+def definition_span(text: str, symbol: str) -> tuple[int, int] | None:
+    """The first and last line of the first ``def``/``class`` of ``symbol`` in Python ``text``
+    (None when ``ast`` finds none)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and node.name == symbol:
+            return node.lineno, node.end_lineno or node.lineno
+    return None
+
+
+def held_lines(
+    text: str,
+    task: str,
+    skip: Iterable[str] = (),
+    limit: int = MAX_HELD_LINES,
+    python: bool = True,
+    within: tuple[int, int] | None = None,
+) -> list[tuple[int, str]]:
+    """The binding lines of Python ``text`` holding the most of what ``task`` writes, with
+    their numbers, at most ``limit``, in file order: a literal the task copies first, then the
+    words of the line's names the task writes (``default_key_derivation`` for "Which key
+    derivation ... by default?"), each word weighing less the more lines hold it (as BM25's
+    idf). ``skip``: tokens that name the file itself (its path's words), matched by no line.
+    What the answer to a question about a file's value needs when the read page does not reach
+    it (the 0.5B answered a class name it saw on the first page, "NoneAlgorithm", for the
+    default salt of line 132). ``python`` False: a TOML/INI file, whose ``key = value`` lines
+    bind (``requires-python = ">=3.8"`` for "Which Python versions does it support?"; the 0.5B
+    answered the project's version). [] when nothing matches."""
+    numbered = text.splitlines()
+    if python:
+        lines = [(n, numbered[n - 1]) for n in sorted(binding_lines(text)) if 0 < n <= len(numbered)]
+    else:
+        lines = [(n, line) for n, line in enumerate(numbered, 1) if _KEY.match(line)]
+    if within is not None:
+        lines = [(n, line) for n, line in lines if within[0] <= n <= within[1]]
+    skipped = set().union(*(name_parts(t) for t in skip)) if skip else set()
+    tokens = written_tokens(task)
+    parts = set().union(*(name_parts(t) for t in tokens)) - skipped if tokens else set()
+    read = []
+    for number, line in lines:
+        names, literals = line_tokens(line) if python else key_tokens(line)
+        split = {name: name_parts(name) for name in names}
+        words = set().union(*split.values()) if split else set()
+        # how much of its best-matched name the task writes: ``version`` all, ``python_version`` half
+        cover = max((len(p & parts) / len(p) for p in split.values() if p), default=0.0)
+        read.append((number, line, literals & tokens, words & parts, cover))
+    holding: dict[str, int] = {}
+    for *_, words, _cover in read:
+        for word in words:
+            holding[word] = holding.get(word, 0) + 1
+    scored = [
+        (len(literals), cover * sum(1 / holding[w] for w in words), -number, number, line.strip())
+        for number, line, literals, words, cover in read
+        if literals or words
+    ]
+    scored.sort(reverse=True)
+    if scored and scored[0][0] == 0:  # no literal: only the lines near the best
+        scored = [item for item in scored if item[1] > scored[0][1] / 2]
+    return sorted((number, line) for *_, number, line in scored[:limit])
+
+
+# read_file's line-number column ("    12\t"), copied by a small model into an edit's new text.
+_NUMBER_COLUMN = re.compile(r"^[ \t]*\d+(?:\t|[ ]{2,})")
+
+
+def repairs(old: str, new: str) -> list[str]:
+    """Other readings of an edit's ``new`` line, for when it breaks the file, the least change
+    first: ``old`` with only its one changed literal changed (``errors: str = "strict"`` for
+    ``errors: "replace"``: the 0.5B dropped the annotation with the value), and ``new``
+    without read_file's line-number column it copied (``    1    s: str = ...``). Both are the
+    tool's format and the line's tokens, no word of any task. [] when neither applies."""
+    found: list[str] = []
+    if _NUMBER_COLUMN.match(new) and not _NUMBER_COLUMN.match(old):
+        indent = old[: len(old) - len(old.lstrip())]
+        new = indent + _NUMBER_COLUMN.sub("", new, count=1).lstrip()
+        found.append(new)
+    swapped = _literal_swapped(old, new)
+    if swapped is not None and swapped not in found:
+        found.insert(0, swapped)  # the least change first
+    return found
+
+
+def _literal_tokens(line: str) -> list[tokenize.TokenInfo]:
+    try:
+        return [
+            tok
+            for tok in tokenize.generate_tokens(io.StringIO(line + "\n").readline)
+            if tok.type in (tokenize.STRING, tokenize.NUMBER)
+        ]
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return []
+
+
+def _literal_swapped(old: str, new: str) -> str | None:
+    """``old`` with the one literal that ``new`` does not keep replaced by the one literal
+    ``new`` adds; None unless there is exactly one of each."""
+    before, after = _literal_tokens(old.strip()), _literal_tokens(new.strip())
+    kept = {tok.string for tok in after}
+    gone = [tok for tok in before if tok.string not in kept]
+    added = [tok for tok in after if tok.string not in {t.string for t in before}]
+    if len(gone) != 1 or len(added) != 1 or gone[0].start[0] != 1:
+        return None
+    indent = old[: len(old) - len(old.lstrip())]
+    body = old.strip()
+    start, end = gone[0].start[1], gone[0].end[1]
+    return indent + body[:start] + added[0].string + body[end:]

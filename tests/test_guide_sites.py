@@ -1,0 +1,367 @@
+"""Edits and answers that find the value's line by structure (``guide.sites``), the same in
+English, Chinese and French:
+
+- an edit's old text is one of the Python file's binding lines holding what the task writes, a
+  literal first: never the header of the class that holds the value (the fourth half's Chinese
+  edit renamed ``class Signer:``) nor a ``def`` line whose defaults are on the next line;
+- an edit that renames a definition to a name the task does not write is refused, the file
+  unchanged; a rename the task writes runs;
+- a question about a named Python file gets the lines holding the asked value with the request
+  for its answer.
+
+The model is scripted; each test asserts what the harness offers or does."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tinyharness.agent import Agent, AgentConfig
+from tinyharness.guide import PlanGuide
+from tinyharness.guide.sites import binding_lines, renamed_definitions, value_sites
+from tinyharness.messages import ToolResultBlock, ToolUseBlock
+from tinyharness.models.scripted import ScriptedModel
+from tinyharness.tools.builtin import builtin_tools
+from tinyharness.tools.files import ReadState
+from tinyharness.tools.notes import NotesFile
+from tinyharness.tools.permissions import Permissions
+
+SIGNER = '''\
+"""Signing."""
+import hmac
+
+
+class SigningAlgorithm:
+    def get_signature(self, key: bytes, value: bytes) -> bytes:
+        return hmac.new(key, value).digest()
+
+
+class Signer:
+    """Signs values.
+
+    The key derivation defaults to ``django-concat``.
+    """
+
+    #: The default is ``django-concat``.
+    default_key_derivation: str = "django-concat"
+
+    def __init__(
+        self,
+        secret_key: str,
+        salt: str | None = "itsdangerous.Signer",
+        key_derivation: str | None = None,
+    ) -> None:
+        if key_derivation is None:
+            key_derivation = self.default_key_derivation
+        self.key_derivation = key_derivation
+        self.salt = salt
+
+    def derive_key(self) -> str:
+        if self.key_derivation == "django-concat":
+            return "concat"
+        return "hmac"
+'''
+ENCODING = """\
+import struct
+
+
+def want_bytes(
+    s: str | bytes, encoding: str = "utf-8", errors: str = "strict"
+) -> bytes:
+    if isinstance(s, str):
+        s = s.encode(encoding, errors)
+    return s
+
+
+_int64_struct = struct.Struct(">Q")
+_int_to_bytes = _int64_struct.pack
+"""
+DEFAULT_LINE = '    default_key_derivation: str = "django-concat"'
+DEFAULTS_LINE = '    s: str | bytes, encoding: str = "utf-8", errors: str = "strict"'
+
+CHANGE_DEFAULT = {
+    "en": "Change the default key derivation of Signer in signer.py from django-concat to hmac.",
+    "zh": "把 signer.py 里 Signer 默认的密钥派生方式从 django-concat 改成 hmac。",
+    "fr": "Dans signer.py, remplace la dérivation de clé par défaut de Signer, django-concat, par hmac.",
+}
+CHANGE_ERRORS = {
+    "en": 'In encoding.py, make want_bytes default to errors="replace" instead of "strict".',
+    "zh": '把 encoding.py 里 want_bytes 的 errors 默认值从 "strict" 改成 "replace"。',
+    "fr": 'Dans encoding.py, mets la valeur par défaut errors de want_bytes à "replace" au lieu de "strict".',
+}
+SALT = {
+    "en": "What is the default salt in signer.py?",
+    "zh": "signer.py 里默认的 salt 是什么？",
+    "fr": "Quel est le salt par défaut dans signer.py ?",
+}
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg/signer.py").write_text(SIGNER, encoding="utf-8")
+    (tmp_path / "pkg/encoding.py").write_text(ENCODING, encoding="utf-8")
+    return tmp_path
+
+
+def _reply(text: str) -> dict[str, Any]:
+    return {"stop_reason": "end_turn", "content": [{"type": "text", "text": text}]}
+
+
+def _use(call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "stop_reason": "tool_use",
+        "content": [{"type": "tool_use", "id": call_id, "name": name, "input": args}],
+    }
+
+
+def _guide(root: Path, may_write: bool) -> tuple[PlanGuide, ReadState]:
+    state = ReadState()
+    guide = PlanGuide(
+        root,
+        read_state=state,
+        notes=NotesFile(root / "NOTES.md", root=root),
+        run_notes=NotesFile(root / ".tinyharness" / "notes" / "run.md", root=root),
+        may_write=may_write,
+    )
+    return guide, state
+
+
+def _agent(root: Path, guide: PlanGuide, state: ReadState, model: ScriptedModel, write: bool) -> Agent:
+    registry = builtin_tools(
+        root,
+        notes=NotesFile(root / "NOTES.md", root=root),
+        permissions=Permissions(allow_write=write),
+        read_state=state,
+    )
+    return Agent(model, registry, AgentConfig(max_iterations=6), guide=guide)
+
+
+def _started(root: Path, task: str, kind: str, may_write: bool = True) -> PlanGuide:
+    guide, _ = _guide(root, may_write)
+    model = ScriptedModel({"responses": [_reply(json.dumps({"kind": kind}))]})
+    asyncio.run(guide.start(task, model.complete))
+    return guide
+
+
+@pytest.mark.parametrize("language", sorted(CHANGE_DEFAULT))
+def test_an_edit_of_a_value_in_a_named_class_is_offered_the_line_holding_it(
+    project: Path, language: str
+) -> None:
+    """id-zh-edit: before, the line defining the name the task writes (``class Signer:``) was the
+    one choice, and the 0.5B replaced it with ``class SigningAlgorithm:``."""
+    guide = _started(project, CHANGE_DEFAULT[language], "change a file")
+    assert guide.plan.kind == "edit"
+    choices = guide.choices("edit_file", [])
+    assert list(choices["old"]) == [DEFAULT_LINE]
+
+
+@pytest.mark.parametrize("language", sorted(CHANGE_ERRORS))
+def test_a_keyword_default_on_its_own_line_is_the_edits_choice(project: Path, language: str) -> None:
+    """id-edit-errors: before, ``def want_bytes(`` was the one choice (the defaults are on the
+    next line); the 0.5B's every edit of it broke the file and the run stopped stuck."""
+    guide = _started(project, CHANGE_ERRORS[language], "change a file")
+    assert list(guide.choices("edit_file", [])["old"]) == [DEFAULTS_LINE]
+
+
+@pytest.mark.parametrize("language", sorted(CHANGE_DEFAULT))
+def test_an_edit_renaming_a_class_the_task_did_not_ask_to_rename_is_refused(
+    project: Path, language: str
+) -> None:
+    guide = _started(project, CHANGE_DEFAULT[language], "change a file")
+    call = ToolUseBlock(
+        "e1", "edit_file", {"path": "pkg/signer.py", "old": "class Signer:", "new": "class SigningAlgorithm:"}
+    )
+    result = guide.review(call)
+    assert isinstance(result, ToolResultBlock) and result.refused
+    assert "SigningAlgorithm" in result.content and "unchanged" in result.content
+    value = ToolUseBlock(
+        "e2",
+        "edit_file",
+        {"path": "pkg/signer.py", "old": DEFAULT_LINE, "new": DEFAULT_LINE.replace("django-concat", "hmac")},
+    )
+    assert guide.review(value) is value
+
+
+def test_a_rename_the_task_writes_runs(project: Path) -> None:
+    guide = _started(
+        project, "Rename the constant _int64_struct in encoding.py to _UINT64_STRUCT.", "change a file"
+    )
+    call = ToolUseBlock(
+        "e1",
+        "edit_file",
+        {
+            "path": "pkg/encoding.py",
+            "old": '_int64_struct = struct.Struct(">Q")',
+            "new": '_UINT64_STRUCT = struct.Struct(">Q")',
+        },
+    )
+    assert guide.review(call) is call
+
+
+def test_a_refused_rename_leaves_the_file_as_it_was(project: Path) -> None:
+    guide, state = _guide(project, may_write=True)
+    script = [
+        _reply(json.dumps({"kind": "change a file"})),
+        _use("r1", "read_file", {"path": "pkg/signer.py"}),
+        _use(
+            "e1",
+            "edit_file",
+            {"path": "pkg/signer.py", "old": "class Signer:", "new": "class SigningAlgorithm:"},
+        ),
+        _reply("I could not change it."),
+    ]
+    model = ScriptedModel({"responses": script})
+    _agent(project, guide, state, model, write=True).run(CHANGE_DEFAULT["zh"])
+    assert (project / "pkg/signer.py").read_text(encoding="utf-8") == SIGNER
+
+
+@pytest.mark.parametrize("language", sorted(SALT))
+def test_a_question_about_a_named_file_gets_the_lines_holding_the_value(project: Path, language: str) -> None:
+    """id-signer-salt: the answer request showed only the read page, and the 0.5B answered a class
+    name it had seen ("NoneAlgorithm"). Now the request holds the binding lines of the asked value."""
+    guide, state = _guide(project, may_write=False)
+    script = [
+        _reply(json.dumps({"kind": "answer in words"})),
+        _use("r1", "read_file", {"path": "pkg/signer.py"}),
+        _reply("itsdangerous.Signer"),
+    ]
+    model = ScriptedModel({"responses": script})
+    _agent(project, guide, state, model, write=False).run(SALT[language])
+    assert model.requests[2].final_only
+    ask = str(getattr(model.requests[2].messages[-1].content[-1], "text", ""))
+    assert ask.startswith("[Read: pkg/signer.py]")
+    assert 'salt: str | None = "itsdangerous.Signer",' in ask and "class Signer:" not in ask
+
+
+# --- invariants ------------------------------------------------------------------------------
+
+_LINES = st.lists(st.sampled_from([*SIGNER.splitlines(), *ENCODING.splitlines()]), max_size=30, unique=True)
+
+
+@given(_LINES, st.text(max_size=60))
+def test_value_sites_are_offered_lines_that_bind(lines: list[str], task: str) -> None:
+    sites = value_sites(SIGNER, task, lines)
+    bound = {SIGNER.splitlines()[n - 1] for n in binding_lines(SIGNER)}
+    assert set(sites) <= set(lines) & bound
+
+
+@given(st.sampled_from([*SIGNER.splitlines(), *ENCODING.splitlines()]), st.text(max_size=60))
+def test_an_edit_keeping_its_line_renames_nothing(line: str, task: str) -> None:
+    assert renamed_definitions(line, line, task) == []
+
+
+@pytest.mark.parametrize("language", sorted(CHANGE_ERRORS))
+def test_an_edit_that_would_break_the_file_is_read_as_its_one_changed_literal(
+    project: Path, language: str
+) -> None:
+    """id-edit-errors after the right line was offered: the 0.5B wrote read_file's line number
+    into the new text and dropped the annotation (``errors: "replace"``), five times, and the run
+    stopped stuck. The call is now the old line with its one changed literal changed."""
+    guide = _started(project, CHANGE_ERRORS[language], "change a file")
+    broken = '    12    s: str | bytes, encoding: str = "utf-8", errors: "replace"'
+    call = ToolUseBlock("e1", "edit_file", {"path": "pkg/encoding.py", "old": DEFAULTS_LINE, "new": broken})
+    fixed = guide.review(call)
+    assert isinstance(fixed, ToolUseBlock)
+    assert fixed.input["new"] == DEFAULTS_LINE.replace('"strict"', '"replace"')
+
+
+def test_an_edit_that_parses_is_left_as_the_model_wrote_it(project: Path) -> None:
+    guide = _started(project, CHANGE_ERRORS["en"], "change a file")
+    new = '    s: str | bytes, encoding: str = "ascii", errors: str = "replace"'
+    call = ToolUseBlock("e1", "edit_file", {"path": "pkg/encoding.py", "old": DEFAULTS_LINE, "new": new})
+    assert guide.review(call) is call
+
+
+@given(st.sampled_from(ENCODING.splitlines()), st.text(max_size=40))
+def test_a_repair_keeps_all_of_the_old_line_but_one_literal_or_drops_a_number_column(
+    old: str, new: str
+) -> None:
+    from tinyharness.guide.sites import repairs
+
+    for line in repairs(old, new):
+        assert line.startswith(old[: len(old) - len(old.lstrip())])
+
+
+PYPROJECT = "\n".join(
+    [
+        "[project]",
+        'name = "pkg"',
+        'version = "2.2.0"',
+        'requires-python = ">=3.8"',
+        "",
+        "[tool.mypy]",
+        'python_version = "3.8"',
+        "",
+    ]
+)
+PYTHONS = {
+    "en": "Which Python versions does pyproject.toml allow?",
+    "zh": "pyproject.toml 里支持哪些 Python 版本？",
+    "fr": "Quelles versions de Python pyproject.toml accepte-t-il ?",
+}
+
+
+@pytest.mark.parametrize("language", sorted(PYTHONS))
+def test_a_question_about_a_config_file_gets_its_key_lines(tmp_path: Path, language: str) -> None:
+    """id-python: the 0.5B answered the project's version (``version = "2.2.0"``) for the Python
+    versions; the request for the answer now holds the key lines whose words the task writes."""
+    (tmp_path / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
+    guide, state = _guide(tmp_path, may_write=False)
+    script = [
+        _reply(json.dumps({"kind": "answer in words"})),
+        _use("r1", "read_file", {"path": "pyproject.toml"}),
+        _reply(">=3.8"),
+    ]
+    model = ScriptedModel({"responses": script})
+    _agent(tmp_path, guide, state, model, write=False).run(PYTHONS[language])
+    ask = str(getattr(model.requests[2].messages[-1].content[-1], "text", ""))
+    assert 'line 4 `requires-python = ">=3.8"`' in ask and 'version = "2.2.0"' not in ask
+
+
+def test_a_question_naming_a_symbol_gets_only_lines_of_its_body() -> None:
+    """id-get-timestamp: shown ``return_timestamp`` lines of other functions ("return" is a
+    word of the task), the 0.5B answered "get_timestamp is defined in timed.py."."""
+    from tinyharness.guide.focus import held_line
+
+    text = (
+        "class Signer:\n    def get_timestamp(self) -> int:\n        return 1\n\n"
+        "    def unsign(self, return_timestamp: bool = False):\n        pass\n"
+    )
+    assert held_line("timed.py", text, "What does get_timestamp return?", ["timed.py"], "get_timestamp") == ""
+    assert "return_timestamp" in held_line("timed.py", text, "What does get_timestamp return?", ["timed.py"])
+
+
+SETTINGS = 'DEFAULT_CURRENCY = "EUR"\nPAGE_SIZE = 25\n'
+PAGE = {
+    "en": "In pkg/settings.py, set the page size to 40.",
+    "zh": "把 pkg/settings.py 里的每页条数改成 40。",
+    "fr": "Dans pkg/settings.py, mets la taille de page à 40.",
+}
+
+
+@pytest.mark.parametrize("language", sorted(PAGE))
+def test_an_edit_no_line_ties_to_is_refused_not_guessed(project: Path, language: str) -> None:
+    """shop-edit-words: no line of settings.py holds a value or a name the task writes, and the
+    0.5B, offered every line, changed ``DEFAULT_CURRENCY``. The edit is refused with the reason,
+    the file unchanged, in every language."""
+    (project / "pkg/settings.py").write_text(SETTINGS, encoding="utf-8")
+    guide = _started(project, PAGE[language], "change a file")
+    call = ToolUseBlock(
+        "e1",
+        "edit_file",
+        {"path": "pkg/settings.py", "old": 'DEFAULT_CURRENCY = "EUR"', "new": 'DEFAULT_CURRENCY = "USD"'},
+    )
+    result = guide.review(call)
+    assert isinstance(result, ToolResultBlock) and result.refused and "not known" in result.content
+    tied = _started(project, "In pkg/settings.py, set PAGE_SIZE to 40.", "change a file")
+    edit = ToolUseBlock(
+        "e2", "edit_file", {"path": "pkg/settings.py", "old": "PAGE_SIZE = 25", "new": "PAGE_SIZE = 40"}
+    )
+    assert tied.review(edit) is edit
