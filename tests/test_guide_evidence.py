@@ -21,7 +21,15 @@ from tinyharness.agent import Agent, AgentConfig
 from tinyharness.guide import PlanGuide, Ranked, TaskPlan
 from tinyharness.guide.coverage import _noted
 from tinyharness.guide.focus import named_symbols
-from tinyharness.guide.plan import Evidence, evidence, named_paths, names_notes, reconcile, task_globs
+from tinyharness.guide.plan import (
+    Evidence,
+    evidence,
+    named_paths,
+    names_notes,
+    project_file,
+    reconcile,
+    task_globs,
+)
 from tinyharness.models.scripted import ScriptedModel
 from tinyharness.tools.builtin import builtin_tools
 from tinyharness.tools.files import ReadState
@@ -262,6 +270,39 @@ def test_named_files_with_the_notes_file_named_are_noted_not_answered(project: P
 
 
 # --- the acceptance bench --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "这个项目支持哪些 Python 版本？",
+        "Quelles versions de Python ce projet prend-il en charge ?",
+        "Which Python versions does it support?",
+    ],
+)
+def test_a_question_that_names_nothing_reads_the_project_file_with_the_rankings_best(
+    project: Path, task: str
+) -> None:
+    """The project file (where a project states its versions, license, authors) is read with
+    the ranking's best file, whatever the ranking thinks of it and in any language: the
+    ranking's second file gives way to it."""
+
+    def rank(root: Path, task: str, k: int) -> list[Ranked | str]:
+        return [Ranked("src/shop/cart.py", 0.9), Ranked("docs/guide.md", 0.8), "pyproject.toml"]
+
+    (project / "pyproject.toml").write_text('[project]\nrequires-python = ">=3.9"\n', encoding="utf-8")
+    (project / "sub").mkdir()
+    (project / "sub" / "setup.cfg").write_text("[metadata]\n", encoding="utf-8")  # not at the root
+    guide, _ = _guide(project, rank=rank)
+    model = ScriptedModel({"responses": [_reply('{"kind": "answer in words", "targets": []}')]})
+    asyncio.run(guide.start(task, model.complete))
+    assert guide.plan.targets == ("src/shop/cart.py", "pyproject.toml")
+
+
+def test_the_project_file_is_the_first_of_the_known_names_at_the_root() -> None:
+    assert project_file(["docs/setup.cfg", "setup.py", "pyproject.toml", "a.py"]) == "pyproject.toml"
+    assert project_file(["lib/pyproject.toml", "package.json"]) == "package.json"
+    assert project_file(["src/a.py", "README.md"]) is None
 
 
 def test_the_acceptance_bench_keeps_the_chinese_run_apart_and_scores_its_notes_md(tmp_path: Path) -> None:

@@ -220,6 +220,35 @@ class Ranked:
     score: float
 
 
+# The files where a project states its own facts (name, version, license, authors, the
+# language versions it supports, dependencies, entry points, build backend), in the order a
+# reader looks: one per ecosystem, at the workspace's root. Aider's repository map gives such
+# files ("special" files) a place of their own for the same reason. None is read for its name:
+# the list is file names, not words of any language.
+PROJECT_FILES = (
+    "pyproject.toml",
+    "setup.cfg",
+    "setup.py",
+    "package.json",
+    "Cargo.toml",
+    "go.mod",
+    "pom.xml",
+    "build.gradle.kts",
+    "build.gradle",
+    "composer.json",
+    "Gemfile",
+    "mix.exs",
+    "Project.toml",
+    "DESCRIPTION",
+)
+
+
+def project_file(files: Iterable[str]) -> str | None:
+    """The workspace's project file (``PROJECT_FILES``, first found at the root), if any."""
+    present = set(files)
+    return next((name for name in PROJECT_FILES if name in present), None)
+
+
 def top_files(items: Sequence[Any], k: int) -> list[str]:
     """The first ``k`` files (not folders or globs) a ranking scored above zero."""
     scored = [i.path for i in items if isinstance(i, Ranked) and i.score > 0]

@@ -53,6 +53,7 @@ from .plan import (
     parse_plan,
     paths_of,
     plan_request,
+    project_file,
     reconcile,
     simple_rank,
     top_files,
@@ -381,9 +382,16 @@ class PlanGuide(StepsGuide):
             and (top := top_files(items, MAX_READ_FIRST))
         ):
             # A question that names nothing, and the model chose no file: the ranking's best
-            # files are read first (left free, the 0.5B paged through README, LICENSE and
-            # CHANGELOG for a version question).
-            plan = TaskPlan(plan.kind, tuple(dict.fromkeys([*top, *plan.targets]))[:MAX_TARGETS], plan.source)
+            # file and the project file are read first (left free, the 0.5B paged through
+            # README, LICENSE and CHANGELOG for a version question; given the ranking's two
+            # best, a question on the Python versions a project supports read an exception
+            # module and the change log, because the words of such a question are everywhere).
+            manifest = project_file(text_files(self.space))
+            first = [*top[:1], manifest, *top[1:]] if manifest else top
+            first = list(dict.fromkeys(first))[:MAX_READ_FIRST]
+            plan = TaskPlan(
+                plan.kind, tuple(dict.fromkeys([*first, *plan.targets]))[:MAX_TARGETS], plan.source
+            )
         return plan
 
     def _named_files(self, task: str) -> list[str]:
