@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from tinyharness.agent import Agent, AgentConfig
 from tinyharness.guide import PlanGuide
-from tinyharness.guide.sites import binding_lines, renamed_definitions, value_sites
+from tinyharness.guide.sites import binding_lines, held_lines, renamed_definitions, same_word, value_sites
 from tinyharness.messages import ToolResultBlock, ToolUseBlock
 from tinyharness.models.scripted import ScriptedModel
 from tinyharness.tools.builtin import builtin_tools
@@ -365,3 +365,41 @@ def test_an_edit_no_line_ties_to_is_refused_not_guessed(project: Path, language:
         "e2", "edit_file", {"path": "pkg/settings.py", "old": "PAGE_SIZE = 25", "new": "PAGE_SIZE = 40"}
     )
     assert tied.review(edit) is edit
+
+
+TOX = """[testenv]
+deps = -r requirements/tests.txt
+commands = pytest -v {posargs}
+
+[testenv:docs]
+deps = -r requirements/docs.txt
+commands = sphinx-build docs docs/_build
+"""
+
+
+@pytest.mark.parametrize(
+    "task", ["What command does tox run for the tests?", "Quelle commande tox lance-t-il pour les tests ?"]
+)
+def test_a_word_written_with_another_ending_finds_its_key_when_no_word_matches_whole(task: str) -> None:
+    """tox.ini's key is ``commands``; the task writes "command" (English) or "commande"
+    (French): no line holds a whole word of the task, so the words match by their stem."""
+    held = held_lines(TOX, task, skip=["tox.ini"], python=False)
+    assert held and held[0] == (3, "commands = pytest -v {posargs}")
+    assert all(line.startswith("commands") for _, line in held)
+
+
+def test_whole_words_are_preferred_to_stems() -> None:
+    """A line a word of the task matches whole keeps the stem matches of other lines out."""
+    text = 'version = "2.2.0"\nversioned = 3\nrequires-python = ">=3.8"\n'
+    assert held_lines(text, "Which Python versions?", python=False) == [(3, 'requires-python = ">=3.8"')]
+
+
+@given(st.text(alphabet="abcdefghij", min_size=1, max_size=12), st.text(alphabet="abcdefghij", max_size=12))
+def test_same_word_is_symmetric_and_needs_a_stem(a: str, b: str) -> None:
+    assert same_word(a, b) == same_word(b, a)
+    assert same_word(a, a)
+    if a != b and same_word(a, b):
+        stem = 0
+        while stem < min(len(a), len(b)) and a[stem] == b[stem]:
+            stem += 1
+        assert stem >= 5 and max(len(a), len(b)) - stem <= 3

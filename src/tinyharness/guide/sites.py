@@ -28,7 +28,7 @@ import io
 import keyword
 import re
 import tokenize
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 # A run of ASCII letters, digits and ``_.-`` starting with a letter, digit or "_" (punctuation
 # and ASCII bounds: the same in every language's sentence, not a list of words).
@@ -156,6 +156,26 @@ def name_parts(name: str) -> set[str]:
     return {part.lower() for part in _PART.findall(name)}
 
 
+MIN_STEM = 5  # letters a word keeps of its stem before an ending is left to match
+MAX_ENDING = 3  # letters an ending may add: commands/command, versions/version, authors/author
+
+
+def same_word(a: str, b: str) -> bool:
+    """``a`` and ``b`` (lower case) are one word, or one stem of ``MIN_STEM`` letters or more
+    with short endings (``commands`` in tox.ini's key for "which command" or "quelle
+    commande", ``requires`` for "require"): inflection by endings, as the languages written in
+    Latin letters do it, not a word list of one of them."""
+    if a == b:
+        return True
+    stem = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    return stem >= MIN_STEM and len(a) - stem <= MAX_ENDING and len(b) - stem <= MAX_ENDING
+
+
+def shared_words(words: Iterable[str], task_words: set[str]) -> set[str]:
+    """The ``words`` (a line's name parts) that the task writes, by ``same_word``."""
+    return {w for w in words if w in task_words or any(same_word(w, t) for t in task_words)}
+
+
 def definition_span(text: str, symbol: str) -> tuple[int, int] | None:
     """The first and last line of the first ``def``/``class`` of ``symbol`` in Python ``text``
     (None when ``ast`` finds none)."""
@@ -186,7 +206,25 @@ def held_lines(
     it (the 0.5B answered a class name it saw on the first page, "NoneAlgorithm", for the
     default salt of line 132). ``python`` False: a TOML/INI file, whose ``key = value`` lines
     bind (``requires-python = ">=3.8"`` for "Which Python versions does it support?"; the 0.5B
-    answered the project's version). [] when nothing matches."""
+    answered the project's version). Words match whole; only when no line matches so do
+    they match by ``same_word`` (``commands`` for "command"). [] when nothing matches."""
+    held = _held_lines(text, task, skip, limit, python, within, exact_words)
+    return held or _held_lines(text, task, skip, limit, python, within, shared_words)
+
+
+def exact_words(words: Iterable[str], task_words: set[str]) -> set[str]:
+    return set(words) & task_words
+
+
+def _held_lines(
+    text: str,
+    task: str,
+    skip: Iterable[str],
+    limit: int,
+    python: bool,
+    within: tuple[int, int] | None,
+    shared: Callable[[Iterable[str], set[str]], set[str]],
+) -> list[tuple[int, str]]:
     numbered = text.splitlines()
     if python:
         lines = [(n, numbered[n - 1]) for n in sorted(binding_lines(text)) if 0 < n <= len(numbered)]
@@ -203,8 +241,8 @@ def held_lines(
         split = {name: name_parts(name) for name in names}
         words = set().union(*split.values()) if split else set()
         # how much of its best-matched name the task writes: ``version`` all, ``python_version`` half
-        cover = max((len(p & parts) / len(p) for p in split.values() if p), default=0.0)
-        read.append((number, line, literals & tokens, words & parts, cover))
+        cover = max((len(shared(p, parts)) / len(p) for p in split.values() if p), default=0.0)
+        read.append((number, line, literals & tokens, shared(words, parts), cover))
     holding: dict[str, int] = {}
     for *_, words, _cover in read:
         for word in words:
