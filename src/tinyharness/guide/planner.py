@@ -386,7 +386,7 @@ class PlanGuide(StepsGuide):
             # README, LICENSE and CHANGELOG for a version question; given the ranking's two
             # best, a question on the Python versions a project supports read an exception
             # module and the change log, because the words of such a question are everywhere).
-            manifest = project_file(text_files(self.space))
+            manifest = project_file(text_files(self.spaced))
             first = [*top[:1], manifest, *top[1:]] if manifest else top
             first = list(dict.fromkeys(first))[:MAX_READ_FIRST]
             plan = TaskPlan(
