@@ -228,8 +228,9 @@ TASKS: tuple[Task, ...] = (
     _t("ct-zh-maxsize", "question", "cachetools.func 里那几个装饰器默认的 maxsize 是多少？",
        number(128), (_FUNC,)),
     _edit("ct-zh-edit", "把 pyproject.toml 里的 requires-python 改成 >= 3.12，别的不要动。",
-          toml_edit("pyproject.toml", (('requires-python = ">= 3.11"', 'requires-python = ">= 3.12"'),),
-                    may_change=("PKG-INFO", _EGG_INFO)),
+          any_of(*(toml_edit("pyproject.toml", (('requires-python = ">= 3.11"', f'requires-python = "{v}"'),),
+                             may_change=("PKG-INFO", _EGG_INFO))
+                   for v in (">= 3.12", ">=3.12"))),
           ("pyproject.toml",)),
     _notes("ct-zh-notes", "帮我看一下 tests/test_ttl.py、tests/test_tlru.py 和 tests/test_keys.py，"
            "每个文件测的是什么，各写一行笔记。",
