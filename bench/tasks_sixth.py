@@ -74,6 +74,8 @@ _TTL = says(
 )
 _INIT_FILE = file_named("__init__.py", "tests/__init__.py")
 _KEYS_FILE = file_named("keys.py")
+# An answer that names something the project needs ("it needs setuptools"), not "needs nothing".
+_NEEDS = r"\b(?:requires?|needs?|depends on)\s+(?!no\b|nothing|none\b|any|python\b|only python\b)\w"
 _NO = r"\bno\b|\bnone\b|\bnot\b|n't|\bnothing\b|\bzero\b|没有|不需要|无|\bpas\b|aucune|ninguna|keine"
 
 
@@ -167,7 +169,7 @@ TASKS: tuple[Task, ...] = (
        "package's version actually come from?", any_of(says(r"__version__"), _INIT_FILE),
        ("pyproject.toml", _INIT)),
     _t("ct-deps", "question", "Does cachetools need any other packages installed at run time?",
-       none_of(says(_NO), r"\byes\b"), ("pyproject.toml",)),
+       none_of(says(_NO), r"\byes\b", _NEEDS), ("pyproject.toml",)),
     _t("ct-release-date", "question", "When was the latest release published, according to the changelog?",
        says(r"2026-11-18|\b18(?:th)? (?:of )?Nov\w*,? 2026|Nov\w* 18(?:th)?,? 2026|2026 ?年 ?11 ?月 ?18"),
        ("CHANGELOG.rst",)),

@@ -86,8 +86,14 @@ ANSWERS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "No, it has no runtime dependencies.",
             "None: the project lists no dependencies.",
             "It doesn't need anything else.",
+            "It does not require anything beyond Python 3.11.",
+            "No, it needs only Python itself.",
         ),
-        ("Yes, it needs setuptools-scm.", "It requires setuptools and setuptools-scm."),
+        (
+            "Yes, it needs setuptools-scm.",
+            "It requires setuptools and setuptools-scm.",
+            "It needs setuptools; nothing else.",
+        ),
     ),
     "ct-release-date": (
         ("v8.0.2 came out on 2026-11-18.", "November 18, 2026", "On the 18th of November 2026."),
