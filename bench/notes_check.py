@@ -168,18 +168,42 @@ def _words(text: str) -> set[str]:
 
 def notes_cover(files: dict[str, tuple[str, ...]]) -> Callable[[str, Path], bool]:
     """The notes (NOTES.md, or notes.md as the seed's task says) have, for each file, a line
-    naming it with one of its facts besides its own name (facts may be in any language)."""
+    naming it (``names_file``) with one of its facts besides its name and folders (facts may
+    be in any language)."""
 
     def check(_answer: str, ws: Path) -> bool:
         lines = notes_text(ws).lower().splitlines()
         for path, facts in files.items():
-            name = Path(path).name.lower()
             if not any(
-                name in line
-                and any(f.lower() in line.replace(path.lower(), " ").replace(name, " ") for f in facts)
+                names_file(line, path) and any(f.lower() in _without_name(line, path) for f in facts)
                 for line in lines
             ):
                 return False
         return True
 
     return check
+
+
+# A file name, after the folders written before it (group 1), with the characters a path may
+# have at its edges (ASCII, so a name right beside a word of Chinese is still found whole).
+_file_name = re.compile(
+    r"(?<![A-Za-z0-9_./\\-])((?:[A-Za-z0-9_.-]+[/\\])*)([A-Za-z0-9_.-]+\.[A-Za-z0-9]+)(?![A-Za-z0-9_-])"
+)
+
+
+def names_file(line: str, path: str) -> bool:
+    """``line`` names the file ``path``: its name whole (``keys.py`` is not named by
+    ``test_keys.py`` nor by ``keys.pyi``), alone or after folders that end ``path``'s own
+    (``tests/__init__.py`` does not name ``src/p/__init__.py``; ``p/__init__.py`` does)."""
+    path = path.lower().replace("\\", "/")
+    for found in _file_name.finditer(line.lower()):
+        written = (found.group(1).replace("\\", "/") + found.group(2)).removeprefix("./")
+        if f"/{path}".endswith(f"/{written}"):
+            return True
+    return False
+
+
+def _without_name(line: str, path: str) -> str:
+    """``line`` with the name of ``path`` (and the folders written before it) taken out."""
+    name = path.lower().rsplit("/", 1)[-1]
+    return _file_name.sub(lambda m: " " if m.group(2) == name else m.group(0), line.lower())

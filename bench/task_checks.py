@@ -30,12 +30,29 @@ def number(n: int, *words: str) -> Checker:
     return says(rf"(?<![\d.]){n}(?![\d]|\.\d){spelled}")
 
 
+# A name's edges: the characters a file name or path may have (ASCII, so a name right beside
+# a word of Chinese, "在keys.py里", is still found whole).
+_BEFORE = r"(?<![A-Za-z0-9_.-])"
+_AFTER = r"(?![A-Za-z0-9_-])"
+
+
 def file_named(name: str, *wrong: str) -> Checker:
-    """The answer names the file ``name`` (a path ending in it counts; ``test_name`` does not)
-    and none of the paths ``wrong`` (another file of the same name)."""
-    right = says(rf"(?<![\w.-]){re.escape(name)}(?![\w-])")
-    others = [re.compile(rf"(?<![\w.-]){re.escape(w)}(?![\w-])", re.I) for w in wrong]
+    """The answer names the file ``name`` (a path ending in it counts; ``test_name`` and
+    ``name`` + ``i`` do not) and none of the paths ``wrong`` (another file of the same name)."""
+    right = says(rf"{_BEFORE}{re.escape(name)}{_AFTER}")
+    others = [re.compile(rf"{_BEFORE}{re.escape(w)}{_AFTER}", re.I) for w in wrong]
     return lambda answer, ws: right(answer, ws) and not any(o.search(answer) for o in others)
+
+
+def none_of(check: Checker, *patterns: str) -> Checker:
+    """``check`` passes and the answer matches none of ``patterns`` (case-insensitive)."""
+    refuse = says("|".join(f"(?:{p})" for p in patterns))
+    return lambda answer, ws: check(answer, ws) and not refuse(answer, ws)
+
+
+def any_of(*checks: Checker) -> Checker:
+    """At least one of ``checks`` passes (the same fact said one way or another)."""
+    return lambda answer, ws: any(check(answer, ws) for check in checks)
 
 
 def python_edit(

@@ -162,8 +162,8 @@ def test_tax() -> None:
 @dataclass(frozen=True)
 class Task:
     name: str
-    # "tune", "check", "unseen" (bench/tasks_unseen.py), "fourth" (bench/tasks_fourth.py) or
-    # "fifth" (bench/tasks_fifth.py)
+    # "tune", "check", "unseen" (bench/tasks_unseen.py), "fourth" (bench/tasks_fourth.py),
+    # "fifth" (bench/tasks_fifth.py) or "sixth" (bench/tasks_sixth.py)
     half: str
     kind: str  # question, find, count, edit, notes, long
     prompt: str
@@ -174,7 +174,8 @@ class Task:
     # tasks that fill the window).
     extra: dict[str, str] = field(default_factory=dict)
     # The project the workspace holds: "shop" (this file's), "markdown" (bench/tasks_unseen.py),
-    # "itsdangerous" (bench/tasks_fourth.py) or "pathspec" (bench/tasks_fifth.py).
+    # "itsdangerous" (bench/tasks_fourth.py), "pathspec" (bench/tasks_fifth.py) or "cachetools"
+    # (bench/tasks_sixth.py).
     project: str = "shop"
     # The files or folders that answer the task (retrieval's recall is measured on them).
     targets: tuple[str, ...] = ()

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from bench import task_checks
 from bench.sdist import Pinned
-from bench.task_checks import Changes, file_named, number
+from bench.task_checks import Changes, file_named, none_of, number
 from bench.tasks import Checker, Task, says
 
 HALF = "fifth"
@@ -39,12 +39,6 @@ def python_edit(path: str, changes: Changes, may_change: tuple[str, ...] = ()) -
 
 def toml_edit(path: str, changes: Changes, may_change: tuple[str, ...] = ()) -> Checker:
     return task_checks.toml_edit(path, changes, PIN.originals, may_change)
-
-
-def none_of(check: Checker, *patterns: str) -> Checker:
-    """``check`` passes and the answer matches none of ``patterns`` (case-insensitive)."""
-    refuse = says("|".join(f"(?:{p})" for p in patterns))
-    return lambda answer, ws: check(answer, ws) and not refuse(answer, ws)
 
 
 # --- the tasks -------------------------------------------------------------------------------

@@ -1,89 +1,18 @@
-"""The task suite's fourth half: its sdist is used only when it is the pinned file; every task's
-checker passes a right reference answer (or edit, or notes) and fails a wrong one; the edit
-checkers want the asked change and nothing else; the targets exist in the unpacked project.
-No network here: the download is a fake that writes an archive into the folder, as pip does;
-the tests that need the real project skip when its pinned sdist has not been fetched."""
+"""The task suite's fourth half (ItsDangerous 2.2.0, held out): a right and a wrong reference
+answer, edit and notes of every task (``tests/test_task_halves.py`` runs them, with what every
+half on a public project shares: the pin, the targets, the project's size, the wiring), and what
+is this half's own: the edit checkers on a small project (a rename, a TOML value), wanting the
+asked change and nothing else."""
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
-import io
-import tarfile
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from bench import notes_check, sdist, task_suite, tasks_fourth
+from bench import tasks_fourth
 
 PKG = "src/itsdangerous"
-TESTS = "tests/test_itsdangerous"
-
-
-def _tar(path: Path, members: dict[str, bytes]) -> Path:
-    with tarfile.open(path, "w:gz") as tar:
-        for name, data in members.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return path
-
-
-def _fake_download(members: dict[str, bytes]) -> tuple[Callable[[Path], None], list[Path]]:
-    calls: list[Path] = []
-
-    def download(folder: Path) -> None:
-        calls.append(folder)
-        _tar(folder / tasks_fourth.PIN.filename, members)
-
-    return download, calls
-
-
-# --- the pin ---------------------------------------------------------------------------------
-
-
-def test_a_download_that_is_not_the_pinned_file_is_refused_and_removed(tmp_path: Path) -> None:
-    download, calls = _fake_download({"itsdangerous-2.2.0/README.md": b"not the real one"})
-    with pytest.raises(sdist.SdistError, match="is not the pinned"):
-        tasks_fourth.PIN.fetch(tmp_path, download)
-    assert not (tmp_path / tasks_fourth.PIN.filename).exists() and len(calls) == 1
-
-
-def test_a_cached_file_that_is_not_the_pinned_one_is_fetched_again(tmp_path: Path) -> None:
-    (tmp_path / tasks_fourth.PIN.filename).write_bytes(b"damaged")
-    download, calls = _fake_download({"itsdangerous-2.2.0/x": b"x"})
-    with pytest.raises(sdist.SdistError):
-        tasks_fourth.PIN.fetch(tmp_path, download)
-    assert len(calls) == 1
-
-
-def test_a_verified_download_is_kept_and_used_again(tmp_path: Path) -> None:
-    download, calls = _fake_download({"itsdangerous-2.2.0/README.md": b"# fake\n"})
-    scratch = tmp_path / "scratch"
-    scratch.mkdir()
-    download(scratch)
-    digest = hashlib.sha256((scratch / tasks_fourth.PIN.filename).read_bytes()).hexdigest()
-    pin = dataclasses.replace(tasks_fourth.PIN, sha256=digest)
-    calls.clear()
-    first = pin.fetch(tmp_path / "cache", download)
-    second = pin.fetch(tmp_path / "cache", download)
-    assert first == second == tmp_path / "cache" / tasks_fourth.PIN.filename and len(calls) == 1
-
-
-def test_the_pin_is_a_sha256_of_the_named_version() -> None:
-    pin = tasks_fourth.PIN
-    assert len(pin.sha256) == 64 and int(pin.sha256, 16) >= 0
-    assert (pin.package, pin.version, pin.filename) == ("itsdangerous", "2.2.0", "itsdangerous-2.2.0.tar.gz")
-
-
-def test_contents_are_the_files_unpack_writes(tmp_path: Path) -> None:
-    archive = _tar(
-        tmp_path / "a.tar.gz",
-        {"p-1/src/p/a.py": b"x = 1\n", "p-1/../escape.txt": b"out", "/abs.txt": b"out", "p-1/README": b"r"},
-    )
-    written = sdist.unpack(archive, tmp_path / "ws")
-    assert written == ["README", "src/p/a.py"]
-    assert sdist.contents(archive) == {"README": b"r", "src/p/a.py": b"x = 1\n"}
 
 
 # --- the edit checkers, on a small project -----------------------------------------------------
@@ -174,7 +103,7 @@ def test_the_toml_edit_checker(small: Path, edited: str, passes: bool) -> None:
     assert check("", small) is passes
 
 
-# --- every task: a right reference passes, a wrong one fails -----------------------------------
+# --- every task: a right reference passes, a wrong one fails (run in tests/test_task_halves.py) --
 
 # question, find and count tasks: (a right answer, a wrong answer)
 ANSWERS: dict[str, tuple[str, str]] = {
@@ -285,123 +214,3 @@ NOTES: dict[str, tuple[str, str]] = {
         "- src/itsdangerous/signer.py : signe les valeurs avec une clé\n",
     ),
 }
-
-
-def test_every_task_has_a_reference() -> None:
-    names = [t.name for t in tasks_fourth.TASKS]
-    assert sorted(names) == sorted([*ANSWERS, *EDITS, *NOTES])
-    for task in tasks_fourth.TASKS:
-        expected = {"edit": EDITS, "notes": NOTES}.get(task.kind, ANSWERS)
-        assert task.name in expected, task.name
-
-
-@pytest.mark.parametrize("name", sorted(ANSWERS))
-def test_the_answer_checkers(name: str, tmp_path: Path) -> None:
-    task = next(t for t in tasks_fourth.TASKS if t.name == name)
-    right, wrong = ANSWERS[name]
-    assert task.check(right, tmp_path), right
-    assert not task.check(wrong, tmp_path), wrong
-    assert not task.check("", tmp_path)
-
-
-@pytest.fixture(scope="module")
-def archive() -> Path:
-    path = tasks_fourth.PIN.folder / tasks_fourth.PIN.filename
-    if not path.is_file():
-        pytest.skip(
-            "the pinned sdist has not been fetched (python -m bench.task_suite --half fourth fetches it)"
-        )
-    return tasks_fourth.PIN.verified(path)
-
-
-@pytest.fixture
-def project(archive: Path, tmp_path: Path) -> Path:
-    tasks_fourth.build_workspace(tmp_path, archive)
-    return tmp_path
-
-
-@pytest.mark.parametrize("name", sorted(EDITS))
-def test_the_edit_checkers_on_the_real_project(name: str, project: Path) -> None:
-    task = next(t for t in tasks_fourth.TASKS if t.name == name)
-    path, right, wrong = EDITS[name]
-    original = (project / path).read_text(encoding="utf-8")
-    assert not task.check("Done.", project)
-    (project / path).write_text(right(original), encoding="utf-8")
-    assert task.check("Done.", project)
-    (project / "NOTES.md").write_text("- an unrelated new file\n", encoding="utf-8")
-    assert task.check("Done.", project)
-    (project / path).write_text(wrong(original), encoding="utf-8")
-    assert not task.check("Done.", project)
-    (project / path).write_text(right(original), encoding="utf-8")
-    (project / "README.md").write_text("changed too\n", encoding="utf-8")
-    assert not task.check("Done.", project)  # another file changed
-
-
-@pytest.mark.parametrize("name", sorted(NOTES))
-def test_the_notes_checkers_on_the_real_project(name: str, project: Path) -> None:
-    task = next(t for t in tasks_fourth.TASKS if t.name == name)
-    right, wrong = NOTES[name]
-    assert not task.check("", project)
-    (project / "NOTES.md").write_text(right, encoding="utf-8")
-    assert task.check("", project)
-    assert notes_check.count_wrong(project, task.asks_for_notes) == 0  # the reference is grounded
-    (project / "NOTES.md").write_text(wrong, encoding="utf-8")
-    assert not task.check("", project)
-
-
-def test_the_targets_exist_and_no_task_passes_by_doing_nothing(project: Path) -> None:
-    for task in tasks_fourth.TASKS:
-        assert task.targets and all((project / t).exists() for t in task.targets), task.name
-        assert not task.check("", project), task.name
-        assert notes_check.count_wrong(project, task.asks_for_notes) == 0
-
-
-def test_the_project_is_of_the_size_asked_for(project: Path) -> None:
-    files = [p for p in project.rglob("*") if p.is_file()]
-    assert 20 <= len(files) <= 120 and 10 <= sum(p.suffix == ".py" for p in files) <= 60
-
-
-def test_the_facts_of_a_note_are_words_of_the_file(archive: Path) -> None:
-    files = sdist.contents(archive)
-    for path, facts in tasks_fourth._FACTS.items():
-        text = files[path].decode("utf-8").lower()
-        assert all(f in text for f in facts), path
-
-
-# --- the half in the suite -------------------------------------------------------------------
-
-
-def _chinese(text: str) -> bool:
-    return any("\u4e00" <= ch <= "\u9fff" for ch in text)
-
-
-def test_the_fourth_half_is_wired_into_the_suite() -> None:
-    fourth = [t for t in task_suite.TASKS if t.half == tasks_fourth.HALF]
-    assert fourth == list(tasks_fourth.TASKS) and len(fourth) >= 24
-    assert tasks_fourth.HALF in task_suite.HALVES and task_suite.HALVES[:3] == ("tune", "check", "unseen")
-    assert len({t.name for t in task_suite.TASKS}) == len(task_suite.TASKS)
-    assert {"question", "find", "count", "edit", "notes"} <= {t.kind for t in fourth}
-    assert all(t.project == tasks_fourth.PROJECT and t.targets for t in fourth)
-    assert sum(_chinese(t.prompt) for t in fourth) >= 7
-    assert sum(t.name.startswith("id-fr-") for t in fourth) >= 3
-    assert all(t.allow_write == (t.kind == "edit") for t in fourth)
-
-
-def test_the_suite_builds_the_fourth_half_from_its_sdist(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    built: list[Path] = []
-    monkeypatch.setattr(tasks_fourth, "build_workspace", lambda ws: built.append(ws) or [])
-    task_suite.build_task_workspace(tasks_fourth.TASKS[0], tmp_path / "ws")
-    assert built == [tmp_path / "ws"]
-
-
-def test_the_report_has_a_column_for_the_fourth_half() -> None:
-    def row(task: str, half: str) -> task_suite.TaskRun:
-        return task_suite.TaskRun(
-            "m", "base", task, half, "question", half == "fourth", 0, "end_turn", 2, 10, 5.0, "a"
-        )
-
-    summary = task_suite.summary_rows([row("a", "unseen"), row("b", "fourth"), row("c", "fourth")])[0]
-    assert summary[2:7] == ["2/3", "0/0", "0/0", "0/1", "2/2"]
-    assert "| unseen | fourth |" in task_suite.to_markdown([row("b", "fourth")]).splitlines()[0]
