@@ -180,13 +180,22 @@ def read(
 ) -> Snapshot | None:
     """The snapshot ``name`` in ``folder``, or None when there is none; ``SnapshotRefused`` when
     it cannot be used (also when it cannot be read as a plain file beneath the folder)."""
+    data = read_bytes(folder, name)
+    if data is None:
+        return None
+    return decode(data, model, exact_below=exact_below, approx_from=approx_from)
+
+
+def read_bytes(folder: Path, name: str) -> bytearray | None:
+    """The whole file ``name`` in ``folder``, into one writable buffer (which an index may
+    adopt: ``VectorIndex.from_arrays``), or None when there is none; ``SnapshotRefused`` when
+    it cannot be read as a plain file beneath the folder, or changed size while being read."""
     root = Folder(folder)
     try:
         if root.stat(name) is None:
             return None
         handle, _ = root.open_read(name)
         with handle:
-            # Into one writable buffer, which the index adopts (``VectorIndex.from_arrays``).
             data = bytearray(os.fstat(handle.fileno()).st_size)
             raw = cast(io.BufferedIOBase, handle)  # an open file: BinaryIO's stub lacks readinto
             if raw.readinto(data) != len(data) or raw.read(1):
@@ -195,7 +204,7 @@ def read(
         return None
     except OSError as exc:
         raise SnapshotRefused(f"cannot be read ({exc})") from None
-    return decode(data, model, exact_below=exact_below, approx_from=approx_from)
+    return data
 
 
 def save(folder: Path, name: str, data: bytes) -> None:

@@ -20,19 +20,17 @@ process rank from the postings from its first search. Like the vector index's sn
 
 from __future__ import annotations
 
-import io
 import json
-import os
 import struct
 import zlib
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from ..safefs import Folder
-from .index_file import SnapshotRefused, sweep
+from .index_file import SnapshotRefused, read_bytes, sweep
 from .text_index import TextIndex
 
 MAGIC = b"THTEXTIX"
@@ -157,20 +155,9 @@ def _check(
 def read(folder: Path, name: str, context_weight: float) -> tuple[TextIndex, int, str] | None:
     """The postings file ``name`` in ``folder`` (see ``decode``), or None when there is none;
     ``SnapshotRefused`` when it cannot be used."""
-    root = Folder(folder)
-    try:
-        if root.stat(name) is None:
-            return None
-        handle, _ = root.open_read(name)
-        with handle:
-            data = bytearray(os.fstat(handle.fileno()).st_size)
-            raw = cast(io.BufferedIOBase, handle)  # an open file: BinaryIO's stub lacks readinto
-            if raw.readinto(data) != len(data) or raw.read(1):
-                raise SnapshotRefused("changed size while being read")
-    except FileNotFoundError:
+    data = read_bytes(folder, name)
+    if data is None:
         return None
-    except OSError as exc:
-        raise SnapshotRefused(f"cannot be read ({exc})") from None
     return decode(data, context_weight)
 
 
