@@ -138,6 +138,22 @@ def test_the_set_is_the_files_of_the_plans_folder_or_glob_whatever_the_words() -
     assert set_for(TaskPlan("notes", ("lib/",)), "lib", files) == []  # no such folder
 
 
+def test_a_question_over_files_too_large_together_is_a_set_but_a_chosen_folder_is_not() -> None:
+    """A question whose files do not fit together is read as a set, one file at a time; a
+    folder the plan request chose for it is not expanded into one (the 0.5B read and noted a
+    requirements folder's 11 files for "Which Python versions does it support?")."""
+    files = ["pyproject.toml", "requirements/a.txt", "requirements/b.txt", "requirements/c.txt"]
+    size = {p: 300 for p in files}.__getitem__
+    folder = TaskPlan("answer", ("pyproject.toml", "requirements/"))
+    for task in ("Which Python versions does it support?", "这个项目支持哪些 Python 版本？"):
+        assert set_for(folder, task, files, room_chars=400, size=size) == []
+    both = TaskPlan("answer", ("requirements/a.txt", "requirements/b.txt"))
+    assert set_for(both, "Compare them", files, room_chars=400, size=size) == [
+        "requirements/a.txt",
+        "requirements/b.txt",
+    ]
+
+
 def test_read_file_offers_the_files_not_noted_yet(project: Path) -> None:
     plan, _state, registry = _plan(project)
     head = [Message.user(TASK)]

@@ -111,7 +111,10 @@ def set_for(
             if found:
                 break
     if not found and room_chars is not None and size is not None and plan.kind == "answer":
-        named = [os.path.normpath(p) for p in named_files(task, files)] or expand(plan.targets, files)
+        # the files, not a folder's: a folder the plan request chose for a question made the
+        # 0.5B read and note requirements/'s 11 files one by one, and never answer
+        chosen = [t for t in plan.targets if not t.endswith("/")]
+        named = [os.path.normpath(p) for p in named_files(task, files)] or expand(chosen, files)
         if len(named) > 1 and sum(size(p) for p in named) > room_chars:
             found = named
     return sorted(found) if len(found) <= MAX_SET_FILES else []
