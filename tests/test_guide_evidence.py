@@ -299,6 +299,21 @@ def test_a_question_that_names_nothing_reads_the_project_file_with_the_rankings_
     assert guide.plan.targets == ("src/shop/cart.py", "pyproject.toml")
 
 
+def test_a_question_that_names_nothing_reads_the_project_file_with_the_models_files(project: Path) -> None:
+    """The model chose three files for a question naming nothing: the project file takes the
+    third place, whatever the language."""
+    (project / "pyproject.toml").write_text('[project]\nversion = "2.2.0"\n', encoding="utf-8")
+    reply = {
+        "kind": "answer in words",
+        "targets": ["src/shop/cart.py", "src/shop/pricing.py", "docs/guide.md"],
+    }
+    for task in ("这个库现在是哪个版本？", "Which release of this library is this?"):
+        guide, _ = _guide(project)
+        model = ScriptedModel({"responses": [_reply(json.dumps(reply))]})
+        asyncio.run(guide.start(task, model.complete))
+        assert guide.plan.targets == ("src/shop/cart.py", "src/shop/pricing.py", "pyproject.toml")
+
+
 def test_the_project_file_is_the_first_of_the_known_names_at_the_root() -> None:
     assert project_file(["docs/setup.cfg", "setup.py", "pyproject.toml", "a.py"]) == "pyproject.toml"
     assert project_file(["lib/pyproject.toml", "package.json"]) == "package.json"

@@ -375,24 +375,29 @@ class PlanGuide(StepsGuide):
             # chose change logs and test files, and edited tests/misc/h1.txt).
             chosen = top_files(items, 1) or files[:1]
             return TaskPlan("edit", tuple(chosen), plan.source)
-        if (
-            plan.kind == "answer"
-            and not files
-            and not found.folders
-            and (top := top_files(items, MAX_READ_FIRST))
-        ):
-            # A question that names nothing, and the model chose no file: the ranking's best
-            # file and the project file are read first (left free, the 0.5B paged through
-            # README, LICENSE and CHANGELOG for a version question; given the ranking's two
-            # best, a question on the Python versions a project supports read an exception
-            # module and the change log, because the words of such a question are everywhere).
-            manifest = project_file(text_files(self.spaced))
+        if plan.kind == "answer" and not found.folders:
+            plan = self._question_reads(plan, files, top_files(items, MAX_READ_FIRST))
+        return plan
+
+    def _question_reads(self, plan: TaskPlan, files: list[str], top: list[str]) -> TaskPlan:
+        """The files a question that names nothing reads: the project file (where a project
+        states its version, license, authors and the language versions it supports) with the
+        model's files, or, when the model chose none, with the ranking's best. Left free, the
+        0.5B paged through README, LICENSE and CHANGELOG for a version question; given the
+        ranking's two best, a question on the Python versions read an exception module and the
+        change log (the words of such a question are everywhere); given its own three choices
+        for "这个库现在是哪个版本？", it read three modules and answered a version a
+        deprecation message names."""
+        manifest = project_file(text_files(self.spaced))
+        if files:
+            first = [*files[: MAX_TARGETS - 1], manifest] if manifest else files
+        elif top:
             first = [*top[:1], manifest, *top[1:]] if manifest else top
             first = list(dict.fromkeys(first))[:MAX_READ_FIRST]
-            plan = TaskPlan(
-                plan.kind, tuple(dict.fromkeys([*first, *plan.targets]))[:MAX_TARGETS], plan.source
-            )
-        return plan
+        else:
+            return plan
+        targets = list(dict.fromkeys([*first, *plan.targets]))[:MAX_TARGETS]
+        return TaskPlan(plan.kind, tuple(targets), plan.source)
 
     def _named_files(self, task: str) -> list[str]:
         """The workspace files the task names (by path or unique name), else those defining a
