@@ -213,6 +213,7 @@ def held_lines(
 
 
 def exact_words(words: Iterable[str], task_words: set[str]) -> set[str]:
+    """The ``words`` the task writes whole."""
     return set(words) & task_words
 
 
