@@ -299,19 +299,18 @@ def test_a_question_that_names_nothing_reads_the_project_file_with_the_rankings_
     assert guide.plan.targets == ("src/shop/cart.py", "pyproject.toml")
 
 
-def test_a_question_that_names_nothing_reads_the_project_file_with_the_models_files(project: Path) -> None:
-    """The model chose three files for a question naming nothing: the project file takes the
-    third place, whatever the language."""
+def test_a_question_that_names_nothing_keeps_the_models_files(project: Path) -> None:
+    """The model chose its files for a question naming nothing: they are read as chosen, no
+    project file added (three files too large together become a set of notes)."""
     (project / "pyproject.toml").write_text('[project]\nversion = "2.2.0"\n', encoding="utf-8")
-    reply = {
-        "kind": "answer in words",
-        "targets": ["src/shop/cart.py", "src/shop/pricing.py", "docs/guide.md"],
-    }
+    chosen = ["src/shop/cart.py", "src/shop/pricing.py", "docs/guide.md"]
     for task in ("这个库现在是哪个版本？", "Which release of this library is this?"):
         guide, _ = _guide(project)
-        model = ScriptedModel({"responses": [_reply(json.dumps(reply))]})
+        model = ScriptedModel(
+            {"responses": [_reply(json.dumps({"kind": "answer in words", "targets": chosen}))]}
+        )
         asyncio.run(guide.start(task, model.complete))
-        assert guide.plan.targets == ("src/shop/cart.py", "src/shop/pricing.py", "pyproject.toml")
+        assert guide.plan.targets == tuple(chosen)
 
 
 def test_the_project_file_is_the_first_of_the_known_names_at_the_root() -> None:

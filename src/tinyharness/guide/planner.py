@@ -380,22 +380,20 @@ class PlanGuide(StepsGuide):
         return plan
 
     def _question_reads(self, plan: TaskPlan, files: list[str], top: list[str]) -> TaskPlan:
-        """The files a question that names nothing reads: the project file (where a project
-        states its version, license, authors and the language versions it supports) with the
-        model's files, or, when the model chose none, with the ranking's best. Left free, the
-        0.5B paged through README, LICENSE and CHANGELOG for a version question; given the
-        ranking's two best, a question on the Python versions read an exception module and the
-        change log (the words of such a question are everywhere); given its own three choices
-        for "这个库现在是哪个版本？", it read three modules and answered a version a
-        deprecation message names."""
-        manifest = project_file(text_files(self.spaced))
-        if files:
-            first = [*files[: MAX_TARGETS - 1], manifest] if manifest else files
-        elif top:
-            first = [*top[:1], manifest, *top[1:]] if manifest else top
-            first = list(dict.fromkeys(first))[:MAX_READ_FIRST]
-        else:
+        """The files a question that names nothing reads when the model chose none: the
+        ranking's best and the project file (where a project states its version, license,
+        authors and the language versions it supports). Left free, the 0.5B paged through
+        README, LICENSE and CHANGELOG for a version question; given the ranking's two best, a
+        question on the Python versions read an exception module and the change log (the words
+        of such a question are everywhere). The model's own choices are kept as they are:
+        measured with the 0.5B, the project file added to them made three files too large to
+        read together, read as a set with a note each, and the answer was lost (md-license,
+        "MIT" for BSD; md-zh-version)."""
+        if files or not top:
             return plan
+        manifest = project_file(text_files(self.spaced))
+        first = [*top[:1], manifest, *top[1:]] if manifest else top
+        first = list(dict.fromkeys(first))[:MAX_READ_FIRST]
         targets = list(dict.fromkeys([*first, *plan.targets]))[:MAX_TARGETS]
         return TaskPlan(plan.kind, tuple(targets), plan.source)
 
