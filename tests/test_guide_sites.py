@@ -403,3 +403,35 @@ def test_same_word_is_symmetric_and_needs_a_stem(a: str, b: str) -> None:
         while stem < min(len(a), len(b)) and a[stem] == b[stem]:
             stem += 1
         assert stem >= 5 and max(len(a), len(b)) - stem <= 3
+
+
+RAISE_PYTHON = {
+    "en": 'In pyproject.toml, raise requires-python to ">=3.9".',
+    "zh": '把 pyproject.toml 里的 requires-python 改成 ">=3.9"。',
+    "fr": 'Dans pyproject.toml, passe requires-python à ">=3.9".',
+}
+
+
+@pytest.mark.parametrize("language", sorted(RAISE_PYTHON))
+def test_an_edit_of_a_config_file_is_offered_the_key_line_the_task_writes(
+    tmp_path: Path, language: str
+) -> None:
+    """ps-edit-python: offered every line of pyproject.toml, the 0.5B changed ``build-backend``;
+    the choice is now the key line holding what the task writes, in every language."""
+    (tmp_path / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
+    guide = _started(tmp_path, RAISE_PYTHON[language], "change a file")
+    assert guide.plan.kind == "edit"
+    assert list(guide.choices("edit_file", [])["old"]) == ['requires-python = ">=3.8"']
+
+
+def test_an_edit_of_a_config_file_no_key_ties_to_is_refused(tmp_path: Path) -> None:
+    """ps-edit-version: the 0.5B changed setup.cfg's ``author`` line for a version bump; a
+    config file where no key line holds a key or a value the task writes is not guessed at."""
+    (tmp_path / "setup.cfg").write_text("[metadata]\nauthor = Caleb\nlicense = MPL\n", encoding="utf-8")
+    for task in ("Bump setup.cfg to 0.12.2.", "把 setup.cfg 的版本号升到 0.12.2。"):
+        guide = _started(tmp_path, task, "change a file")
+        call = ToolUseBlock(
+            "e1", "edit_file", {"path": "setup.cfg", "old": "author = Caleb", "new": "author = Caleb 0.12.2"}
+        )
+        result = guide.review(call)
+        assert isinstance(result, ToolResultBlock) and result.refused and "not known" in result.content

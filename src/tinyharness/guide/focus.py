@@ -49,7 +49,7 @@ from ..messages import Message, TextBlock
 from ..tools.files import head_text
 from ..tools.workspace import Workspace
 from .plan import QUESTION_MARKS, TaskPlan, named_paths
-from .sites import CONFIG_SUFFIXES, binding_lines, definition_span, held_lines, value_sites
+from .sites import CONFIG_SUFFIXES, binding_lines, config_sites, definition_span, held_lines, value_sites
 
 ANSWER_NOW = "[Read: {files}]{found} {ask}"
 # What asks for the answer once the harness's plan is done (here, and in tools.coverage): a
@@ -405,19 +405,24 @@ MAX_EDIT_CHOICE_BYTES = 200_000  # a larger named file leaves old free
 
 
 def untied_files(workspace: Workspace, messages: Sequence[Message], focus: TaskFocus) -> list[str]:
-    """The planned Python files where no line ties to the task: none of their binding lines
-    holds a literal or a name the task writes (``sites.value_sites``), and no name the task
-    writes occurs in them. An edit there would be a guess (the 0.5B, asked "Set the page size in
+    """The planned Python and TOML/INI/cfg files where no line ties to the task: none of their
+    binding lines (a config file's ``key = value`` lines) holds a literal or a name the task
+    writes (``sites.value_sites``, ``sites.config_sites``), and no name the task writes occurs
+    in them. An edit there would be a guess (the 0.5B, asked "Set the page size in
     the shop's settings to 40." and offered every line, changed ``DEFAULT_CURRENCY``)."""
     untied: list[str] = []
     symbols = named_symbols(focus.task)
     for path in focus.named(messages):
-        if not path.endswith((".py", ".pyi")):
+        config = path.endswith(CONFIG_SUFFIXES)
+        if not path.endswith((".py", ".pyi")) and not config:
             continue
         text = head_text(workspace, path, MAX_EDIT_CHOICE_BYTES + 1)
         if len(text) > MAX_EDIT_CHOICE_BYTES or not text.strip() or any(s in text for s in symbols):
             continue
-        if binding_lines(text) and not value_sites(text, focus.task, text.splitlines()):
+        if config:
+            if not config_sites(focus.task, text.splitlines()):
+                untied.append(path)
+        elif binding_lines(text) and not value_sites(text, focus.task, text.splitlines()):
             untied.append(path)
     return untied
 
@@ -448,6 +453,8 @@ def edit_choices(workspace: Workspace, messages: Sequence[Message], focus: TaskF
         lines.extend(own)
         if path.endswith((".py", ".pyi")):
             sites.extend(value_sites(text, focus.task, own))
+        elif path.endswith(CONFIG_SUFFIXES):
+            sites.extend(config_sites(focus.task, own))
     # A Python file's lines that bind a value and hold what the task writes, a literal first
     # (``sites``): the same in every language, and never a class header for a task naming the
     # class that holds the value (the 0.5B, offered ``class Signer:``, renamed the class).

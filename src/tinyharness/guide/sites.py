@@ -105,6 +105,23 @@ def value_sites(text: str, task: str, lines: Sequence[str]) -> list[str]:
     return [line for score, line in scored if score == best] if best > (0, 0) else []
 
 
+def config_sites(task: str, lines: Sequence[str]) -> list[str]:
+    """Of ``lines`` (the candidate old texts of one TOML/INI/cfg file), the ``key = value``
+    lines holding the most of what ``task`` writes: a quoted value it copies first, then the
+    key (``requires-python`` in 'raise requires-python to ">=3.9"'); [] when none holds any.
+    The config file's ``value_sites`` (the 0.5B, offered every line of pyproject.toml for that
+    task, changed ``build-backend``)."""
+    tokens = written_tokens(task)
+    scored = []
+    for line in lines:
+        if not _KEY.match(line):
+            continue
+        keys, literals = key_tokens(line)
+        scored.append(((len(literals & tokens), len(keys & tokens)), line))
+    best = max((score for score, _ in scored), default=(0, 0))
+    return [line for score, line in scored if score == best] if best > (0, 0) else []
+
+
 def defined_names(line: str) -> set[str]:
     """The names a Python line defines: after ``def``/``class``, or an assignment's targets
     (``A = ...``, ``A: int = ...``, ``a, b = ...``); empty for any other line."""
