@@ -435,3 +435,33 @@ def test_an_edit_of_a_config_file_no_key_ties_to_is_refused(tmp_path: Path) -> N
         )
         result = guide.review(call)
         assert isinstance(result, ToolResultBlock) and result.refused and "not known" in result.content
+
+
+MARKS = "_BYTES_ENCODING = 'latin1'\n_DIR_MARK = 'ps_d'\n\n\ndef mark() -> str:\n    return _DIR_MARK\n"
+CHANGE_MARK = {
+    "en": "In pkg/marks.py, change _DIR_MARK from 'ps_d' to 'ps_dir'.",
+    "zh": "把 pkg/marks.py 里的 _DIR_MARK 从 'ps_d' 改成 'ps_dir'，别的不要动。",
+}
+
+
+@pytest.mark.parametrize("language", sorted(CHANGE_MARK))
+def test_an_unasked_rename_that_changes_one_literal_is_read_as_that_literal(
+    project: Path, language: str
+) -> None:
+    """ps-zh-edit: offered ``_DIR_MARK = 'ps_d'``, the 0.5B wrote ``DIR_MARK = 'ps_dir'`` five
+    times, each refused as a rename, and stopped stuck. The edit is read as its one changed
+    literal, the name kept."""
+    (project / "pkg/marks.py").write_text(MARKS, encoding="utf-8")
+    guide = _started(project, CHANGE_MARK[language], "change a file")
+    args = {"path": "pkg/marks.py", "old": "_DIR_MARK = 'ps_d'", "new": "DIR_MARK = 'ps_dir'"}
+    reviewed = guide.review(ToolUseBlock("e1", "edit_file", args))
+    assert isinstance(reviewed, ToolUseBlock) and reviewed.input["new"] == "_DIR_MARK = 'ps_dir'"
+
+
+def test_an_unasked_rename_with_no_one_literal_is_still_refused(project: Path) -> None:
+    (project / "pkg/marks.py").write_text(MARKS, encoding="utf-8")
+    guide = _started(project, CHANGE_MARK["en"], "change a file")
+    for new in ("DIR_MARK = 'ps_d'", "DIR_MARK = 'a' + 'b'"):  # no literal changed; two added
+        args = {"path": "pkg/marks.py", "old": "_DIR_MARK = 'ps_d'", "new": new}
+        reviewed = guide.review(ToolUseBlock("e1", "edit_file", args))
+        assert isinstance(reviewed, ToolResultBlock) and reviewed.refused

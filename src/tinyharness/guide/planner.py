@@ -58,7 +58,7 @@ from .plan import (
     simple_rank,
     top_files,
 )
-from .sites import defined_names, renamed_definitions, repairs
+from .sites import defined_names, literal_swapped, renamed_definitions, repairs
 
 MAX_NOTE_CHECK_BYTES = 20_000  # of a file, to check that a note is about it
 RUN_NOTED = "Noted in this run's own notes ({where}): the task asked for no notes in {notes}."
@@ -430,10 +430,18 @@ class PlanGuide(StepsGuide):
 
     def review(self, call: ToolUseBlock) -> Reviewed:
         """update_notes on a task that asked for no notes rewrites the run's own notes; a change
-        to an existing file the plan did not choose is refused (``_unplanned_change``)."""
-        reason = self._unplanned_change(call) or self._untied(call) or self._unasked_rename(call)
+        to an existing file the plan did not choose is refused (``_unplanned_change``), as is
+        one no line ties to (``_untied``) and a rename the task does not ask for, unless it
+        reads as its one changed literal (``_literal_only``)."""
+        reason = self._unplanned_change(call) or self._untied(call)
         if reason is not None:
             return refusal(call, reason)
+        renamed = self._unasked_rename(call)
+        if renamed is not None:
+            kept = self._literal_only(call)  # the old line, only its one changed literal changed
+            if kept is None:
+                return refusal(call, renamed)
+            call = kept
         call = self._repaired(call)
         if call.name == "update_notes" and self.plan.kind != "notes" and self.run_notes is not None:
             content = call.input.get("content") if isinstance(call.input, dict) else None
@@ -483,6 +491,29 @@ class PlanGuide(StepsGuide):
             if breaks(path, text, text.replace(old, line, 1)) is None:
                 return ToolUseBlock(call.id, call.name, {**args, "new": line})
         return call
+
+    def _literal_only(self, call: ToolUseBlock) -> ToolUseBlock | None:
+        """An edit_file call that renames a definition the task does not name, read as its
+        one changed literal when it changes exactly one, the names kept (``sites.
+        literal_swapped``), if the file still parses so. Measured with the 0.5B on "change
+        _BYTES_ENCODING from 'latin1' to 'utf-8'" and "把 _DIR_MARK 从 'ps_d' 改成 'ps_dir'":
+        offered the right line, it wrote ``Bytes_ENCODING = 'utf-8'`` and ``DIR_MARK =
+        'ps_dir'``, refused as renames five times, and the runs stopped stuck. None when
+        there is no such reading."""
+        args = call.input if isinstance(call.input, dict) else {}
+        path, old, new = args.get("path"), args.get("old"), args.get("new")
+        if (
+            not (isinstance(path, str) and isinstance(old, str) and isinstance(new, str))
+            or self.space is None
+        ):
+            return None
+        swapped = literal_swapped(old, new)
+        if swapped is None:
+            return None
+        text = head_text(self.space, os.path.normpath(path), MAX_SYMBOL_SEARCH_BYTES)
+        if text.count(old) != 1 or breaks(path, text, text.replace(old, swapped, 1)) is not None:
+            return None
+        return ToolUseBlock(call.id, call.name, {**args, "new": swapped})
 
     def _untied(self, call: ToolUseBlock) -> str | None:
         """Why an edit of a planned Python file may not run: no line of it ties to the task

@@ -291,7 +291,7 @@ def repairs(old: str, new: str) -> list[str]:
         indent = old[: len(old) - len(old.lstrip())]
         new = indent + _NUMBER_COLUMN.sub("", new, count=1).lstrip()
         found.append(new)
-    swapped = _literal_swapped(old, new)
+    swapped = literal_swapped(old, new)
     if swapped is not None and swapped not in found:
         found.insert(0, swapped)  # the least change first
     return found
@@ -308,7 +308,7 @@ def _literal_tokens(line: str) -> list[tokenize.TokenInfo]:
         return []
 
 
-def _literal_swapped(old: str, new: str) -> str | None:
+def literal_swapped(old: str, new: str) -> str | None:
     """``old`` with the one literal that ``new`` does not keep replaced by the one literal
     ``new`` adds; None unless there is exactly one of each."""
     before, after = _literal_tokens(old.strip()), _literal_tokens(new.strip())
