@@ -24,7 +24,14 @@ from hypothesis import strategies as st
 
 from tinyharness.agent import Agent, AgentConfig
 from tinyharness.guide import PlanGuide
-from tinyharness.guide.sites import binding_lines, held_lines, renamed_definitions, same_word, value_sites
+from tinyharness.guide.sites import (
+    binding_lines,
+    held_lines,
+    renamed_definitions,
+    same_word,
+    unwritten_values,
+    value_sites,
+)
 from tinyharness.messages import ToolResultBlock, ToolUseBlock
 from tinyharness.models.scripted import ScriptedModel
 from tinyharness.tools.builtin import builtin_tools
@@ -274,9 +281,38 @@ def test_an_edit_that_would_break_the_file_is_read_as_its_one_changed_literal(
 
 def test_an_edit_that_parses_is_left_as_the_model_wrote_it(project: Path) -> None:
     guide = _started(project, CHANGE_ERRORS["en"], "change a file")
-    new = '    s: str | bytes, encoding: str = "ascii", errors: str = "replace"'
+    new = '    s: str | bytes, encoding: str = "utf-8", errors="replace"'
     call = ToolUseBlock("e1", "edit_file", {"path": "pkg/encoding.py", "old": DEFAULTS_LINE, "new": new})
     assert guide.review(call) is call
+
+
+RENAME_STRUCT = {
+    "en": "Rename the constant _int64_struct in pkg/structs.py to _UINT64_STRUCT.",
+    "zh": "把 pkg/structs.py 里的常量 _int64_struct 改名为 _UINT64_STRUCT。",
+}
+
+
+@pytest.mark.parametrize("language", sorted(RENAME_STRUCT))
+def test_an_edit_putting_in_a_value_the_task_does_not_write_is_refused(project: Path, language: str) -> None:
+    """id-edit-rename: the 0.5B changed ``struct.Struct(">Q")`` to ``struct.Struct(00)`` and the
+    run ended "Changed". A value no task wrote is a guess: refused, the file unchanged; the
+    values the task writes (and an unchanged value) still pass."""
+    (project / "pkg/structs.py").write_text(
+        'import struct\n_int64_struct = struct.Struct(">Q")\n', encoding="utf-8"
+    )
+    guide = _started(project, RENAME_STRUCT[language], "change a file")
+    old = '_int64_struct = struct.Struct(">Q")'
+    guessed = ToolUseBlock(
+        "e1", "edit_file", {"path": "pkg/structs.py", "old": old, "new": "_int64_struct = struct.Struct(00)"}
+    )
+    refused = guide.review(guessed)
+    assert isinstance(refused, ToolResultBlock) and refused.refused and "00" in refused.content
+    renamed = ToolUseBlock(
+        "e2",
+        "edit_file",
+        {"path": "pkg/structs.py", "old": old, "new": '_UINT64_STRUCT = struct.Struct(">Q")'},
+    )
+    assert guide.review(renamed) is renamed
 
 
 @given(st.sampled_from(ENCODING.splitlines()), st.text(max_size=40))
@@ -465,3 +501,11 @@ def test_an_unasked_rename_with_no_one_literal_is_still_refused(project: Path) -
         args = {"path": "pkg/marks.py", "old": "_DIR_MARK = 'ps_d'", "new": new}
         reviewed = guide.review(ToolUseBlock("e1", "edit_file", args))
         assert isinstance(reviewed, ToolResultBlock) and reviewed.refused
+
+
+@given(st.sampled_from(ENCODING.splitlines()), st.integers(0, 10**6), st.sampled_from(["en", "zh"]))
+def test_a_value_the_task_writes_is_never_unwritten(old: str, value: int, language: str) -> None:
+    task = {"en": f"Set it to {value}.", "zh": f"把它改成 {value}。"}[language]
+    assert unwritten_values(old, old, task) == []
+    assert unwritten_values("LIMIT = 1", f"LIMIT = {value}", task) == []
+    assert unwritten_values("LIMIT = 1", f"LIMIT = {value + 7}0", task) == [f"{value + 7}0"]

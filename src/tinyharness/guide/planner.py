@@ -58,7 +58,7 @@ from .plan import (
     simple_rank,
     top_files,
 )
-from .sites import defined_names, literal_swapped, renamed_definitions, repairs
+from .sites import defined_names, literal_swapped, renamed_definitions, repairs, unwritten_values
 
 MAX_NOTE_CHECK_BYTES = 20_000  # of a file, to check that a note is about it
 RUN_NOTED = "Noted in this run's own notes ({where}): the task asked for no notes in {notes}."
@@ -74,6 +74,10 @@ UNTIED = (
 RENAMED = (
     "this edit renames {names_old} to {names_new}, a name the task does not write; {path} is "
     "unchanged. A name an edit gives a definition must be one the task writes"
+)
+UNWRITTEN = (
+    "this edit puts {values} into {path}, a value the task does not write; {path} is unchanged. "
+    "A value an edit writes must be one the task gives"
 )
 MAX_READ_FIRST = 2  # the ranking's best files read first for a question that names nothing
 
@@ -443,6 +447,9 @@ class PlanGuide(StepsGuide):
                 return refusal(call, renamed)
             call = kept
         call = self._repaired(call)
+        unwritten = self._unwritten_value(call)  # after the repair: a copied line number is none
+        if unwritten is not None:
+            return refusal(call, unwritten)
         if call.name == "update_notes" and self.plan.kind != "notes" and self.run_notes is not None:
             content = call.input.get("content") if isinstance(call.input, dict) else None
             if isinstance(content, str):
@@ -450,6 +457,22 @@ class PlanGuide(StepsGuide):
                 where = RUN_NOTED.format(where=self._where(), notes=self.notes.path.name)
                 return ToolResultBlock(call.id, where)
         return super().review(call)
+
+    def _unwritten_value(self, call: ToolUseBlock) -> str | None:
+        """Why an edit_file call of a Python file may not run: it puts in a value the task does
+        not write (``sites.unwritten_values``), a guess. Measured with the 0.5B on "Rename the
+        constant _int64_struct in encoding.py to _UINT64_STRUCT.": it changed
+        ``struct.Struct(">Q")`` to ``struct.Struct(00)``, and the run ended "Changed"."""
+        args = call.input if isinstance(call.input, dict) else {}
+        path, old, new = args.get("path"), args.get("old"), args.get("new")
+        if call.name != "edit_file" or self.plan.kind != "edit":
+            return None
+        if not (isinstance(path, str) and path.endswith((".py", ".pyi"))):
+            return None
+        if not isinstance(old, str) or not isinstance(new, str):
+            return None
+        values = unwritten_values(old, new, self.task)
+        return UNWRITTEN.format(values=", ".join(values), path=path) if values else None
 
     def _unplanned_change(self, call: ToolUseBlock) -> str | None:
         """Why an edit_file or write_file call may not change an existing file: the plan's

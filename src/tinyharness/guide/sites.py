@@ -122,6 +122,22 @@ def config_sites(task: str, lines: Sequence[str]) -> list[str]:
     return [line for score, line in scored if score == best] if best > (0, 0) else []
 
 
+def unwritten_values(old: str, new: str, task: str) -> list[str]:
+    """The literals ``new`` (Python) adds to ``old`` that the task does not write: neither
+    found in the task as they are nor made only of the task's ASCII tokens (``00`` for
+    ``">Q"`` in a task asking to rename a constant). [] when every added value is the task's,
+    in any language (a Chinese task writes ``40`` or ``'ps_dir'`` as it is)."""
+    _, before = line_tokens(old)
+    _, after = line_tokens(new)
+    tokens = written_tokens(task)
+
+    def written(value: str) -> bool:
+        parts = written_tokens(value)
+        return value in task or value in tokens or (bool(parts) and parts <= tokens)
+
+    return sorted(v for v in after - before if not written(v))
+
+
 def defined_names(line: str) -> set[str]:
     """The names a Python line defines: after ``def``/``class``, or an assignment's targets
     (``A = ...``, ``A: int = ...``, ``a, b = ...``); empty for any other line."""
