@@ -394,7 +394,7 @@ def test_each_file_read_for_a_question_is_asked_once_what_it_says_with_only_it_i
     for n, path in enumerate(findings):
         asked = requests[2 * n + 1]
         assert asked.tool_choice == "note" and not asked.final_allowed
-        assert asked.messages[-1].text.endswith(FIND_NOW.format(path=path))
+        assert asked.messages[-1].text.startswith(FIND_NOW.format(path=path))
         assert ASKED not in asked.messages[-1].text  # no question to copy as the finding
         task, read, _page = asked.messages  # this file's read alone
         assert task.text == QUESTION and read.tool_uses[0].input == {"path": path}
@@ -474,9 +474,9 @@ def test_a_notes_task_is_not_shown_its_own_notes_at_the_end(project: Path) -> No
 def test_a_finding_not_said_with_its_files_words_and_numbers_is_not_written(project: Path) -> None:
     """The 0.5B noted "The backup service listens on port 8080." for chapters that hold no port
     (8080 in no file), and "... port 8443." for the one whose "The login service listens on port
-    8443.": a finding's numbers must be in its file, and each of its sentences made of the words
-    of one sentence of the file. A note of the notes flush (not a finding) is checked for its
-    numbers only: it says what a file is about in its own words."""
+    8443.": a finding's numbers must be in its file, and the question's words in each of its
+    sentences must be in one sentence of the file. A note of the notes flush (not a finding) is
+    checked for its numbers only: it says what a file is about in its own words."""
     gamma = project / "src" / "gamma.py"
     gamma.write_text(
         '"""Retry 3 times, then wait 2.5 s; port 7311. The login uses 8443."""\n', encoding="utf-8"
@@ -495,13 +495,50 @@ def test_a_finding_not_said_with_its_files_words_and_numbers_is_not_written(proj
     assert plan.not_in_file("It waits 2 s on port 731.", "src/gamma.py") == ["2", "731"]
     assert plan.not_in_file("The retry service waits.", "src/gamma.py") == []  # a flush note's words are free
     plan.finding = "src/gamma.py"  # the finding the plan asked for
-    assert plan.not_in_file("The retry service waits.", "src/gamma.py") == ["'service'", "'waits'"]
+    # Only the question's words are claims: "service" and "waits" are the model's own.
+    assert plan.not_in_file("The retry service waits.", "src/gamma.py") == []
     assert plan.not_in_file("The retry uses 8443.", "src/gamma.py") == ["'uses'"]  # another sentence's number
     assert plan.not_in_file("Retry 3 times. Then wait 2.5 s; port 7311.", "src/gamma.py") == []
-    assert note("The login uses 8443 to retry.") == NOT_IN_FILE.format(path="src/gamma.py", values="'retry'")
+    assert note("The login uses 8443 to retry.") == NOT_IN_FILE.format(path="src/gamma.py", values="'uses'")
     assert not notes.exists()
     assert note("Then wait 2.5 s; port 7311.").startswith("Noted")
     assert "src/gamma.py: Then wait 2.5 s; port 7311." in notes.read_text(encoding="utf-8")
+
+
+def test_a_finding_in_the_models_own_words_is_written_when_the_file_holds_its_value(project: Path) -> None:
+    """cachetools, "What version is this?": the 0.5B noted "The version of this package is
+    8.0.2." for ``__version__ = "8.0.2"``; refused for "package" (a word of its own, not the
+    question's), the answer was then made up from the other files' notes ("cachetools==2.12.0").
+    The same finding with a number the file does not hold is still refused."""
+    gamma = project / "src" / "gamma.py"
+    gamma.write_text('"""Caching collections."""\n\n__version__ = "8.0.2"\n', encoding="utf-8")
+    plan, state, registry = _plan(project, stated=QUESTION_PLAN)
+    _all_read(plan, state, "What version is this?")
+    plan.finding = "src/gamma.py"
+    assert plan.not_in_file("The version of this package is 8.0.2.", "src/gamma.py") == []
+    assert plan.not_in_file("The version of this package is 8.0.3.", "src/gamma.py") == ["8.0.3"]
+    result = _note(plan, registry, {"path": "src/gamma.py", "text": "The version of this package is 8.0.2."})
+    assert result.ok and str(result.content).startswith("Noted")
+
+
+@pytest.mark.parametrize("task", ["What version is this?", "这个库现在是什么版本？"])
+def test_the_finding_request_shows_the_lines_binding_what_the_question_asks(project: Path, task: str) -> None:
+    """The 0.5B, asked for the finding of a 160-line __init__.py for "What version is this?",
+    noted "The library now supports caching": the lines that bind the question's words (in
+    Chinese, the plan's words in code) go with the ask."""
+    gamma = project / "src" / "gamma.py"
+    gamma.write_text('"""Caching collections."""\n\n__version__ = "8.0.2"\n', encoding="utf-8")
+    stated = TaskPlan("answer", ("src/**/*.py",), "model", ("version",))
+    plan, _state, registry = _plan(project, stated=stated)
+    plan.start(task, plan.plan)
+    step = plan.next_step(_after_read(registry, task, "src/gamma.py"))
+    assert step is not None and step.prompt is not None and step.tool == "note"
+    held = ' gamma.py holds: line 3 `__version__ = "8.0.2"`.'
+    assert step.prompt == FIND_NOW.format(path="src/gamma.py") + held
+    plan.start(task, TaskPlan("answer", ("src/**/*.py",), "model"))  # no words in code
+    step = plan.next_step(_after_read(registry, task, "src/gamma.py"))
+    assert step is not None and step.prompt is not None
+    assert ("__version__" in step.prompt) == task.isascii()
 
 
 def test_a_question_over_named_files_too_large_to_read_together_is_a_set(project: Path) -> None:

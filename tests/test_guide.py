@@ -15,8 +15,9 @@ import pytest
 from tinyharness.agent import Agent, AgentConfig
 from tinyharness.cli import _chat_args, _guide, _profile, _subagents, build_parser
 from tinyharness.errors import ConfigError
-from tinyharness.guide import PlanGuide, PlanOptions, TaskPlan
-from tinyharness.guide.plan import KIND_MEANINGS
+from tinyharness.events import EventBus, ListSink
+from tinyharness.guide import PlanGuide, PlanOptions, Ranked, TaskPlan
+from tinyharness.guide.plan import KIND_MEANINGS, TERMS_KEY
 from tinyharness.messages import ToolResultBlock, ToolUseBlock, block_from_dict, block_to_dict
 from tinyharness.models.anthropic_messages import block_to_wire
 from tinyharness.models.scripted import ScriptedModel
@@ -162,6 +163,38 @@ def test_a_set_of_files_plan_runs_through_the_agent_guide(project: Path) -> None
     assert [r.tool_choice for r in model.requests[2:5:2]] == ["note", "note"]
     state_saved = guide.to_state()
     assert state_saved["set"]["covered"] == ["src/shop/cart.py", "src/shop/pricing.py"]
+
+
+def test_the_models_words_in_code_reach_the_plan_its_state_and_the_fallback_ranking(project: Path) -> None:
+    """A question in Chinese that names nothing: the plan reply's ``english_words_in_code`` are
+    kept with the plan (lower case, only identifier-like words), saved with the run, given in
+    the ``plan`` event, and the ranking a question falls back on (the model chose no file) is
+    asked with them: the version file is read, not the file the Chinese words matched."""
+    ranked: list[str] = []
+
+    def rank(root: Path, task: str, k: int) -> list[Ranked]:
+        ranked.append(task)
+        best = "src/shop/pricing.py" if "version" in task.split() else "README.md"
+        return [Ranked(best, 2.0), Ranked("src/shop/cart.py", 1.0)]
+
+    sink = ListSink()
+    guide, _ = _guide_for(project)
+    guide.rank = rank
+    guide.events = EventBus([sink])
+    reply = {"kind": "answer in words", "targets": [], TERMS_KEY: ["Version", "library", "no space", "x"]}
+    model = ScriptedModel({"responses": [_answer(json.dumps(reply), "plan")]})
+    asyncio.run(guide.start("这个库现在是什么版本？", model.complete))
+    assert guide.plan.terms == ("version", "library")
+    assert ranked == ["这个库现在是什么版本？", "这个库现在是什么版本？\nversion library"]
+    assert guide.plan.targets[0] == "src/shop/pricing.py"
+    assert [e["terms"] for e in sink.of_type("plan")] == [["version", "library"]]
+    again, _ = _guide_for(project)
+    again.load_state(json.loads(json.dumps(guide.to_state())))
+    assert again.plan == guide.plan
+    no_words, _ = _guide_for(project)  # a reply without them (a script, another model): none
+    model = ScriptedModel({"responses": [_answer('{"kind": "answer in words", "targets": []}', "plan")]})
+    asyncio.run(no_words.start("这个库现在是什么版本？", model.complete))
+    assert no_words.plan.terms == ()
 
 
 def test_the_guide_state_survives_a_resume(project: Path) -> None:
@@ -319,7 +352,7 @@ def test_a_task_naming_a_file_or_a_symbol_asks_only_its_kind(project: Path, task
         return await ScriptedModel({"responses": [_answer('{"kind": "answer in words"}')]}).complete(request)
 
     asyncio.run(guide.start(task, ask))
-    assert [list(r.response_schema["properties"]) for r in asked] == [["kind"]]
+    assert [list(r.response_schema["properties"]) for r in asked] == [["kind", TERMS_KEY]]
     assert guide.plan.kind == "answer" and guide.focus.named([]) != []
     assert guide.plan.targets == tuple(guide.focus.named([]))
 

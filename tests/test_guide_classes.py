@@ -23,6 +23,7 @@ import pytest
 
 from tinyharness.agent import Agent, AgentConfig
 from tinyharness.guide import PlanGuide, Ranked, TaskPlan
+from tinyharness.guide.plan import TERMS_KEY
 from tinyharness.models.scripted import ScriptedModel
 from tinyharness.tools.builtin import builtin_tools
 from tinyharness.tools.files import ReadState
@@ -116,7 +117,7 @@ def test_a_task_naming_its_file_asks_the_kind_alone_and_keeps_its_files(project:
     assert guide.plan == TaskPlan("edit", ("src/shop/pricing.py",), "model")
     (request,) = model.requests
     schema = request.response_schema
-    assert schema is not None and list(schema["properties"]) == ["kind"]
+    assert schema is not None and list(schema["properties"]) == ["kind", TERMS_KEY]
     assert "change a file" in schema["properties"]["kind"]["enum"]
     assert request.max_tokens is not None and request.max_tokens <= 32
 

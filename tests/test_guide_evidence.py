@@ -22,6 +22,7 @@ from tinyharness.guide import PlanGuide, Ranked, TaskPlan
 from tinyharness.guide.coverage import _noted
 from tinyharness.guide.focus import named_symbols
 from tinyharness.guide.plan import (
+    TERMS_KEY,
     Evidence,
     evidence,
     named_paths,
@@ -266,7 +267,7 @@ def test_named_files_with_the_notes_file_named_are_noted_not_answered(project: P
         asyncio.run(guide.start(task, model.complete))
         assert guide.plan == TaskPlan("answer", ("src/shop/cart.py", "src/shop/pricing.py"), "model")
         schema = model.requests[0].response_schema
-        assert schema is not None and list(schema["properties"]) == ["kind"]
+        assert schema is not None and list(schema["properties"]) == ["kind", TERMS_KEY]
 
 
 # --- the acceptance bench --------------------------------------------------------------------------

@@ -430,6 +430,36 @@ def test_whole_words_are_preferred_to_stems() -> None:
     assert held_lines(text, "Which Python versions?", python=False) == [(3, 'requires-python = ">=3.8"')]
 
 
+INIT = (
+    '"""Caching collections."""\n\nimport collections\n\n__version__ = "8.0.2"\n\n\n'
+    "class Cache:\n    maxsize = 128\n"
+)
+
+
+@pytest.mark.parametrize(
+    "task", ["这个库现在是什么版本？", "tox 运行测试时用什么命令？", "¿Cuál es la versión de esta librería?"]
+)
+def test_the_models_words_in_code_hold_lines_only_when_the_tasks_own_hold_none(task: str) -> None:
+    """A task in Chinese writes no word of ``__version__`` or ``commands``: the words the plan
+    request's reply ends with (``english_words_in_code``) find them; without them, nothing."""
+    text, terms, line, python = (
+        (TOX, ("tox", "run", "tests", "command"), (3, "commands = pytest -v {posargs}"), False)
+        if "tox" in task
+        else (INIT, ("library", "version"), (5, '__version__ = "8.0.2"'), True)
+    )
+    skip = ["tox.ini"] if "tox" in task else ["src/cachetools/__init__.py"]
+    if "versión" not in task:  # (the Spanish word matches ``__version__`` by its stem already)
+        assert held_lines(text, task, skip=skip, python=python) == []
+    held = held_lines(text, task, skip=skip, python=python, terms=terms)
+    assert held and held[0] == line
+
+
+def test_the_models_words_never_displace_lines_the_tasks_own_words_hold() -> None:
+    """The terms are a fallback: a task whose words hold a line keeps that line."""
+    held = held_lines(INIT, "What is the default maxsize?", skip=["cache.py"], terms=("version",))
+    assert held == [(9, "maxsize = 128")]
+
+
 @given(st.text(alphabet="abcdefghij", min_size=1, max_size=12), st.text(alphabet="abcdefghij", max_size=12))
 def test_same_word_is_symmetric_and_needs_a_stem(a: str, b: str) -> None:
     assert same_word(a, b) == same_word(b, a)

@@ -47,7 +47,16 @@ from ..events import EventBus
 from ..history import file_reads
 from ..messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from .base import Turn, refusal
-from .focus import ASK_QUESTION, NOTE_TOOL, READ_TOOL, answer_ask, is_question, named_files, task_text
+from .focus import (
+    ASK_QUESTION,
+    NOTE_TOOL,
+    READ_TOOL,
+    answer_ask,
+    held_line,
+    is_question,
+    named_files,
+    task_text,
+)
 from .plan import TaskPlan, expand, task_globs
 
 MAX_SET_FILES = 400  # as read_file's path choices (files.MAX_PATH_CHOICES)
@@ -241,7 +250,11 @@ class FileSetPlan:
             return None
         self.found.add(read)
         self.finding = read
-        prompt = FIND_NOW.format(path=read)
+        # The file's lines that bind what the question asks about go with the ask (the 0.5B,
+        # asked "What version is this?" of a 160-line __init__.py, noted "The library now
+        # supports caching" and never ``__version__ = "8.0.2"``).
+        held = held_line(read, self._safe_text(read), self.question, [read], terms=self.plan.terms)
+        prompt = FIND_NOW.format(path=read) + held
         return NextStep(prompt, tool=NOTE_TOOL, final_allowed=False, view=_note_view(messages, read, prompt))
 
     def _note_step(self, messages: Sequence[Message], left: list[str]) -> NextStep | None:
@@ -320,10 +333,13 @@ class FileSetPlan:
     def not_in_file(self, text: str, path: str) -> list[str]:
         """What of ``text`` ``path``'s text does not contain: its numbers not in the file and,
         for the finding the plan asked for (the file's sentence that answers the question), the
-        words of each of its sentences that no one sentence of the file has. The 0.5B's made-up
-        findings were the question's words with another number ("The backup service listens on
-        port 8080.", 8080 in no file) or with a neighbour's ("... port 8443." from "The login
-        service listens on port 8443.")."""
+        question's words in each of its sentences that no one sentence of the file has. The
+        0.5B's made-up findings were the question's words with another number ("The backup
+        service listens on port 8080.", 8080 in no file) or with a neighbour's ("... port
+        8443." from "The login service listens on port 8443."). A word of the model's own that
+        the question does not use is no claim about what it asks: "The version of this package
+        is 8.0.2." for ``__version__ = "8.0.2"`` and "What version is this?" was refused for
+        "package", and the answer was then made up from the other notes."""
         path = os.path.normpath(path)
         source = self._safe_text(path)
         said = text.replace(path, " ").replace(os.path.basename(path), " ")  # "01-backups.md" is no claim
@@ -332,8 +348,9 @@ class FileSetPlan:
         if path != self.finding:
             return missing  # a note of the notes flush says what the file is about in its own words
         sentences = [_words(sentence) for sentence in _SENTENCE_END.split(source)]
+        asked = _words(self.question)
         for claim in _SENTENCE_END.split(said):
-            words = _words(claim)
+            words = _words(claim) & asked
             if words:
                 best = min((words - sentence for sentence in sentences), key=len, default=words)
                 missing += [repr(word) for word in sorted(best)[:MAX_ABSENT_SHOWN]]

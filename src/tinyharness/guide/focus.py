@@ -210,7 +210,8 @@ class TaskFocus:
             outline = "".join(f" {outline_line(path, self.read_text(path))}" for path in named)
         elif self.plan.kind == "answer" and self.read_text is not None:
             outline = "".join(
-                held_line(path, self.read_text(path), self.task, named, symbol) for path in named
+                held_line(path, self.read_text(path), self.task, named, symbol, self.plan.terms)
+                for path in named
             )
         return answer_prompt(self.task, named, symbol, outline)
 
@@ -373,7 +374,9 @@ def outline_line(path: str, text: str) -> str:
 MAX_OUTLINE_NAMES = 12
 
 
-def held_line(path: str, text: str, task: str, skip: Sequence[str], symbol: str = "") -> str:
+def held_line(
+    path: str, text: str, task: str, skip: Sequence[str], symbol: str = "", terms: Sequence[str] = ()
+) -> str:
     """The lines of a Python file that bind what a question asks about (``sites.held_lines``:
     assignments, defaults, headers holding the task's literals or its names' words; ``skip``
     names the files; a ``symbol`` the task names keeps only the lines of its body, with its
@@ -381,7 +384,8 @@ def held_line(path: str, text: str, task: str, skip: Sequence[str], symbol: str 
     get_timestamp return?", answered "get_timestamp is defined in timed.py."), to go with the
     request for the answer:
     " signer.py holds: line 127 `default_key_derivation: str = "django-concat"`." A TOML/INI
-    file's ``key = value`` lines likewise. "" when no line holds any, or the file is neither.
+    file's ``key = value`` lines likewise; ``terms``: the task's words as the code writes them,
+    matched when its own match no line. "" when no line holds any, or the file is neither.
     The read page may end before the line: the
     0.5B then answered a class name it had seen, "NoneAlgorithm", for a default salt."""
     python = path.endswith((".py", ".pyi"))
@@ -392,7 +396,7 @@ def held_line(path: str, text: str, task: str, skip: Sequence[str], symbol: str 
         within = definition_span(text, symbol) if python else None
         if within is None:
             return ""
-    held = held_lines(text, task, [*skip, symbol], python=python, within=within)
+    held = held_lines(text, task, [*skip, symbol], python=python, within=within, terms=terms)
     if not held:
         return ""
     lines = ", ".join(f"line {number} `{line}`" for number, line in held)

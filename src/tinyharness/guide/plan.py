@@ -61,6 +61,37 @@ PLAN_ASK = (
     "What does the task ask for, and which one to three of the files or folders above is it about?"
 )
 
+# The task's words as the project's code writes them, for a task whose own words are in no file:
+# "这个库现在是什么版本？" holds no word of ``__version__ = "8.0.2"``, "tox 运行测试时用什么命令？"
+# none of tox.ini's ``commands``. The plan request's (and the kind request's) reply ends with
+# them, under a grammar that admits identifier-like words only; the prompt is unchanged, so the
+# kind and targets before them are what they were (the key is the only ask: the 0.5B, asked on
+# cachetools' files, gave "version" and "library" for "这个库现在是什么版本？", "license" for
+# "这个项目用的是什么许可证？", "tox", "run", "tests" for the tox question; a request of its own
+# gave "python", "programming", "code" for "What version is this?" and guessed "mit", "gnu" for
+# the license). They count after the task's own words (``sites.held_lines``) and join them in
+# the ranking a question or a change falls back on.
+TERMS_KEY = "english_words_in_code"
+MAX_TERMS = 5
+_TERM = re.compile(r"^[A-Za-z][A-Za-z0-9_]{1,39}$")
+TERMS_SCHEMA = {"type": "array", "items": {"type": "string", "pattern": _TERM.pattern}, "maxItems": MAX_TERMS}
+
+
+def parse_terms(data: dict[str, Any]) -> tuple[str, ...]:
+    """The reply's words (lower case, without repeats, at most ``MAX_TERMS``); () when it has
+    none (a scripted reply, a model without a grammar)."""
+    words = data.get(TERMS_KEY)
+    if not isinstance(words, list):
+        return ()
+    kept = [w.lower() for w in words if isinstance(w, str) and _TERM.match(w)]
+    return tuple(dict.fromkeys(kept))[:MAX_TERMS]
+
+
+def with_terms(task: str, terms: Sequence[str]) -> str:
+    """The task with the terms after it, as a ranking reads it."""
+    return f"{task}\n{' '.join(terms)}" if terms else task
+
+
 # The kind alone, for a task whose files the task names (exact evidence gives the targets):
 # one tiny request under a grammar whose only field is the kind. Without it the plan had no
 # kind, and the 0.5B, asked to change a named file, wrote free text to max_tokens for minutes.
@@ -73,8 +104,8 @@ def kind_schema(kinds: Sequence[str]) -> dict[str, Any]:
     meanings = [KIND_MEANINGS[k] for k in kinds if k in KIND_MEANINGS]
     return {
         "type": "object",
-        "properties": {"kind": {"type": "string", "enum": meanings}},
-        "required": ["kind"],
+        "properties": {"kind": {"type": "string", "enum": meanings}, TERMS_KEY: TERMS_SCHEMA},
+        "required": ["kind", TERMS_KEY],
         "additionalProperties": False,
     }
 
@@ -100,14 +131,19 @@ Rank = Callable[[Path, str, int], Sequence[Any]]
 class TaskPlan:
     """``kind`` (one of KINDS, None when unknown) and ``targets`` (workspace-relative files,
     folders ending in "/", or a glob from ``--each``); ``source`` says who chose it: "model",
-    "flag" or "paths" (exact path matches only)."""
+    "flag" or "paths" (exact path matches only); ``terms``: the task's words as the code writes
+    them, from the model's reply (``TERMS_KEY``)."""
 
     kind: str | None = None
     targets: tuple[str, ...] = ()
     source: str = ""
+    terms: tuple[str, ...] = ()  # the task's words as the code writes them (``TERMS_KEY``)
 
     def to_state(self) -> dict[str, Any]:
-        return {"kind": self.kind, "targets": list(self.targets), "source": self.source}
+        state: dict[str, Any] = {"kind": self.kind, "targets": list(self.targets), "source": self.source}
+        if self.terms:
+            state["terms"] = list(self.terms)
+        return state
 
     @classmethod
     def from_state(cls, state: dict[str, Any]) -> TaskPlan:
@@ -117,19 +153,22 @@ class TaskPlan:
             kind if kind in KINDS else None,
             tuple(str(t) for t in targets) if isinstance(targets, list) else (),
             str(state.get("source", "")),
+            parse_terms({TERMS_KEY: state.get("terms")}),
         )
 
 
 def plan_schema(candidates: Sequence[str]) -> dict[str, Any]:
-    """The JSON schema the plan request's reply must match (both lists are enums)."""
+    """The JSON schema the plan request's reply must match (both lists are enums; the terms
+    last)."""
     items: dict[str, Any] = {"type": "string", "enum": list(candidates)} if candidates else {"type": "string"}
     return {
         "type": "object",
         "properties": {
             "kind": {"type": "string", "enum": list(KIND_MEANINGS.values())},
             "targets": {"type": "array", "items": items, "maxItems": MAX_TARGETS},
+            TERMS_KEY: TERMS_SCHEMA,
         },
-        "required": ["kind", "targets"],
+        "required": ["kind", "targets", TERMS_KEY],
         "additionalProperties": False,
     }
 
@@ -164,7 +203,7 @@ def parse_plan(text: str, candidates: Sequence[str]) -> TaskPlan:
     offered = set(candidates)
     raw = data.get("targets")
     targets = [t for t in raw if isinstance(t, str) and t in offered] if isinstance(raw, list) else []
-    return TaskPlan(kind, tuple(dict.fromkeys(targets))[:MAX_TARGETS], "model")
+    return TaskPlan(kind, tuple(dict.fromkeys(targets))[:MAX_TARGETS], "model", parse_terms(data))
 
 
 def folders_of(files: Iterable[str]) -> list[str]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +58,7 @@ from .plan import (
     reconcile,
     simple_rank,
     top_files,
+    with_terms,
 )
 from .sites import defined_names, literal_swapped, renamed_definitions, repairs, unwritten_values
 
@@ -137,6 +139,7 @@ class StepsGuide:
             targets=list(self.plan.targets),
             source=self.plan.source,
             files=len(self.file_set.set) if self.file_set is not None else 0,
+            terms=list(self.plan.terms),
         )
 
     # --- each turn ---------------------------------------------------------------------------
@@ -371,14 +374,20 @@ class PlanGuide(StepsGuide):
         items = list(self.rank(self.root, task, MAX_CANDIDATES))
         offered = list(dict.fromkeys([*found.globs, *found.folders, *paths_of(items)]))[:MAX_CANDIDATES]
         response = await ask(plan_request(task, offered))
-        plan = reconcile(parse_plan(response.message.text, offered), found)
+        said = parse_plan(response.message.text, offered)
+        plan = replace(reconcile(said, found), terms=said.terms)
         files = [t for t in plan.targets if not t.endswith("/") and "*" not in t]
+        if plan.terms and plan.kind in ("edit", "answer"):
+            # What a change or a question falls back on is ranked with the task's words as the
+            # code writes them too (a Chinese version question ranked test files with Chinese
+            # text first).
+            items = list(self.rank(self.root, with_terms(task, plan.terms), MAX_CANDIDATES))
         if plan.kind == "edit":
             # A change to a file the task does not name: the ranking's best file, one, not the
             # model's choice (measured with the 0.5B on "Change this project's version": it
             # chose change logs and test files, and edited tests/misc/h1.txt).
             chosen = top_files(items, 1) or files[:1]
-            return TaskPlan("edit", tuple(chosen), plan.source)
+            return TaskPlan("edit", tuple(chosen), plan.source, plan.terms)
         if plan.kind == "answer" and not found.folders:
             plan = self._question_reads(plan, files, top_files(items, MAX_READ_FIRST))
         return plan
@@ -399,7 +408,7 @@ class PlanGuide(StepsGuide):
         first = [*top[:1], manifest, *top[1:]] if manifest else top
         first = list(dict.fromkeys(first))[:MAX_READ_FIRST]
         targets = list(dict.fromkeys([*first, *plan.targets]))[:MAX_TARGETS]
-        return TaskPlan(plan.kind, tuple(targets), plan.source)
+        return replace(plan, targets=tuple(targets))
 
     def _named_files(self, task: str) -> list[str]:
         """The workspace files the task names (by path or unique name), else those defining a
@@ -424,13 +433,14 @@ class PlanGuide(StepsGuide):
         found = self.found
         kinds = [k for k in KIND_MEANINGS if k != "edit" or self.may_write]
         response = await ask(kind_request(task, named, kinds))
-        kind = parse_plan(response.message.text, ()).kind
+        said = parse_plan(response.message.text, ())
+        kind = said.kind
         if kind == "edit" and not self.may_write:
             kind = None
         plan = reconcile(TaskPlan(kind, (), "model"), Evidence(notes=found.notes, question=found.question))
         if plan.kind == "list" and found.extensions and found.folders:
-            return TaskPlan("list", found.folders[:MAX_TARGETS], "model")
-        return TaskPlan(plan.kind, tuple(named[:MAX_TARGETS]), "model")
+            return TaskPlan("list", found.folders[:MAX_TARGETS], "model", said.terms)
+        return TaskPlan(plan.kind, tuple(named[:MAX_TARGETS]), "model", said.terms)
 
     def review(self, call: ToolUseBlock) -> Reviewed:
         """update_notes on a task that asked for no notes rewrites the run's own notes; a change

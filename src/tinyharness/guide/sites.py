@@ -229,6 +229,7 @@ def held_lines(
     limit: int = MAX_HELD_LINES,
     python: bool = True,
     within: tuple[int, int] | None = None,
+    terms: Sequence[str] = (),
 ) -> list[tuple[int, str]]:
     """The binding lines of Python ``text`` holding the most of what ``task`` writes, with
     their numbers, at most ``limit``, in file order: a literal the task copies first, then the
@@ -240,9 +241,16 @@ def held_lines(
     default salt of line 132). ``python`` False: a TOML/INI file, whose ``key = value`` lines
     bind (``requires-python = ">=3.8"`` for "Which Python versions does it support?"; the 0.5B
     answered the project's version). Words match whole; only when no line matches so do
-    they match by ``same_word`` (``commands`` for "command"). [] when nothing matches."""
-    held = _held_lines(text, task, skip, limit, python, within, exact_words)
-    return held or _held_lines(text, task, skip, limit, python, within, shared_words)
+    they match by ``same_word`` (``commands`` for "command"). Only when the task's own words
+    match no line do ``terms`` (the task's words as the code writes them, which the model gave:
+    ``plan.TERMS_KEY``) match, the same two ways: a task in Chinese writes no word of
+    ``__version__`` or ``commands``. [] when nothing matches."""
+    for words in (task, " ".join(terms)) if terms else (task,):
+        for shared in (exact_words, shared_words):
+            held = _held_lines(text, words, skip, limit, python, within, shared)
+            if held:
+                return held
+    return []
 
 
 def exact_words(words: Iterable[str], task_words: set[str]) -> set[str]:
