@@ -166,10 +166,10 @@ def test_notes_on_named_files_are_notes_in_three_languages(project: Path, langua
 
 # --- 1: an edit naming no file ------------------------------------------------------------------
 
-EDIT_UNNAMED = {
-    "en": "Set the page size in the shop's settings to 40.",
+EDIT_UNNAMED = {  # (no name of settings.py has only words these write: PAGE_SIZE's "size" is not)
+    "en": "Set the number of items per page in the shop's settings to 40.",
     "zh": "把商店设置里的每页条数改成 40。",
-    "fr": "Mets la taille de page des réglages de la boutique à 40.",
+    "fr": "Mets le nombre d'articles par page des réglages de la boutique à 40.",
 }
 
 

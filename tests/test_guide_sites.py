@@ -375,10 +375,15 @@ def test_a_question_naming_a_symbol_gets_only_lines_of_its_body() -> None:
 
 
 SETTINGS = 'DEFAULT_CURRENCY = "EUR"\nPAGE_SIZE = 25\n'
-PAGE = {
-    "en": "In pkg/settings.py, set the page size to 40.",
+PAGE = {  # no name of settings.py has only words these write (PAGE_SIZE's "size" is not)
+    "en": "In pkg/settings.py, set the number of items per page to 40.",
     "zh": "把 pkg/settings.py 里的每页条数改成 40。",
-    "fr": "Dans pkg/settings.py, mets la taille de page à 40.",
+    "fr": "Dans pkg/settings.py, mets le nombre d'articles par page à 40.",
+}
+PAGE_SIZE_WORDS = {  # ... and these name PAGE_SIZE by its words, or by the plan's words in code
+    "en": ("In pkg/settings.py, set the page size to 40.", []),
+    "zh": ("把 pkg/settings.py 里的每页条数改成 40。", ["page", "size", "settings"]),
+    "fr": ("Dans pkg/settings.py, mets la taille de page à 40.", ["page", "size"]),
 }
 
 
@@ -401,6 +406,26 @@ def test_an_edit_no_line_ties_to_is_refused_not_guessed(project: Path, language:
         "e2", "edit_file", {"path": "pkg/settings.py", "old": "PAGE_SIZE = 25", "new": "PAGE_SIZE = 40"}
     )
     assert tied.review(edit) is edit
+
+
+@pytest.mark.parametrize("language", sorted(PAGE_SIZE_WORDS))
+def test_an_edit_naming_a_value_by_its_words_is_offered_its_line_in_every_language(
+    project: Path, language: str
+) -> None:
+    """md-edit-version: "Change this project's version to 3.7.1." writes no name of
+    ``__meta__.py``, and the 0.5B, offered every line, edited an import five times. A name
+    whose every word the task writes (``PAGE_SIZE`` for "page size"), or the plan's words in
+    code write (a task in Chinese or French), is the edit's choice, and the file is tied."""
+    (project / "pkg/settings.py").write_text(SETTINGS, encoding="utf-8")
+    task, terms = PAGE_SIZE_WORDS[language]
+    guide, _ = _guide(project, True)
+    reply = {"kind": "change a file", "english_words_in_code": terms}
+    asyncio.run(guide.start(task, ScriptedModel({"responses": [_reply(json.dumps(reply))]}).complete))
+    assert list(guide.choices("edit_file", [])["old"]) == ["PAGE_SIZE = 25"]
+    edit = ToolUseBlock(
+        "e1", "edit_file", {"path": "pkg/settings.py", "old": "PAGE_SIZE = 25", "new": "PAGE_SIZE = 40"}
+    )
+    assert guide.review(edit) is edit
 
 
 TOX = """[testenv]

@@ -423,12 +423,30 @@ def untied_files(workspace: Workspace, messages: Sequence[Message], focus: TaskF
         text = head_text(workspace, path, MAX_EDIT_CHOICE_BYTES + 1)
         if len(text) > MAX_EDIT_CHOICE_BYTES or not text.strip() or any(s in text for s in symbols):
             continue
+        lines = text.splitlines()
+        if named_sites(path, text, focus.task, focus.plan.terms, lines):
+            continue
         if config:
-            if not config_sites(focus.task, text.splitlines()):
+            if not config_sites(focus.task, lines):
                 untied.append(path)
-        elif binding_lines(text) and not value_sites(text, focus.task, text.splitlines()):
+        elif binding_lines(text) and not value_sites(text, focus.task, lines):
             untied.append(path)
     return untied
+
+
+def named_sites(path: str, text: str, task: str, terms: Sequence[str], own: Sequence[str]) -> list[str]:
+    """Of ``own`` (lines an edit may change), the binding lines (a config file's key lines) with
+    a name whose every word the task writes, or writes in the plan's words in code
+    (``sites.held_lines``, ``whole``): where a value lives that the task names by its words,
+    not by the name itself. Measured with the 0.5B on "Change this project's version to
+    3.7.1.": offered every line of ``__meta__.py``, it edited ``from __future__ import
+    annotations`` five times; ``__version__ = _get_version(__version_info__)`` is such a line
+    (and, in Chinese, "version" among the words in code)."""
+    python = path.endswith((".py", ".pyi"))
+    numbered = text.splitlines()
+    owned = set(own)
+    held = held_lines(text, task, [path], python=python, terms=terms, whole=True)
+    return [numbered[n - 1] for n, _ in held if 0 < n <= len(numbered) and numbered[n - 1] in owned]
 
 
 def edit_choices(workspace: Workspace, messages: Sequence[Message], focus: TaskFocus) -> dict[str, list[str]]:
@@ -456,9 +474,14 @@ def edit_choices(workspace: Workspace, messages: Sequence[Message], focus: TaskF
         ]
         lines.extend(own)
         if path.endswith((".py", ".pyi")):
-            sites.extend(value_sites(text, focus.task, own))
+            sites.extend(
+                value_sites(text, focus.task, own)
+                or named_sites(path, text, focus.task, focus.plan.terms, own)
+            )
         elif path.endswith(CONFIG_SUFFIXES):
-            sites.extend(config_sites(focus.task, own))
+            sites.extend(
+                config_sites(focus.task, own) or named_sites(path, text, focus.task, focus.plan.terms, own)
+            )
     # A Python file's lines that bind a value and hold what the task writes, a literal first
     # (``sites``): the same in every language, and never a class header for a task naming the
     # class that holds the value (the 0.5B, offered ``class Signer:``, renamed the class).

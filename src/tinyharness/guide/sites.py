@@ -230,6 +230,7 @@ def held_lines(
     python: bool = True,
     within: tuple[int, int] | None = None,
     terms: Sequence[str] = (),
+    whole: bool = False,
 ) -> list[tuple[int, str]]:
     """The binding lines of Python ``text`` holding the most of what ``task`` writes, with
     their numbers, at most ``limit``, in file order: a literal the task copies first, then the
@@ -244,10 +245,12 @@ def held_lines(
     they match by ``same_word`` (``commands`` for "command"). Only when the task's own words
     match no line do ``terms`` (the task's words as the code writes them, which the model gave:
     ``plan.TERMS_KEY``) match, the same two ways: a task in Chinese writes no word of
-    ``__version__`` or ``commands``. [] when nothing matches."""
+    ``__version__`` or ``commands``. ``whole``: only lines with a name (a key) whose every word
+    matches, or a literal the task writes (where an edit may change a value it names by its
+    words: ``__version__`` for "version", not ``__version_info__``). [] when nothing matches."""
     for words in (task, " ".join(terms)) if terms else (task,):
         for shared in (exact_words, shared_words):
-            held = _held_lines(text, words, skip, limit, python, within, shared)
+            held = _held_lines(text, words, skip, limit, python, within, shared, whole)
             if held:
                 return held
     return []
@@ -266,6 +269,7 @@ def _held_lines(
     python: bool,
     within: tuple[int, int] | None,
     shared: Callable[[Iterable[str], set[str]], set[str]],
+    whole: bool = False,
 ) -> list[tuple[int, str]]:
     numbered = text.splitlines()
     if python:
@@ -292,7 +296,7 @@ def _held_lines(
     scored = [
         (len(literals), cover * sum(1 / holding[w] for w in words), -number, number, line.strip())
         for number, line, literals, words, cover in read
-        if literals or words
+        if literals or (words and (cover == 1.0 or not whole))
     ]
     scored.sort(reverse=True)
     if scored and scored[0][0] == 0:  # no literal: only the lines near the best
