@@ -461,6 +461,20 @@ def test_the_notes_shown_with_the_question_are_bounded_to_whole_lines(project: P
     assert len("\n".join(shown[:-1])) <= MAX_NOTES_SHOWN
 
 
+def test_a_question_over_a_set_has_no_done_text_for_an_answer(project: Path) -> None:
+    """With nothing noted, the last request of a question has no ``done`` to fall back on: an
+    empty answer ended as "Done: all 3 files were read.", which read as a success. A notes
+    task's set keeps its own (the notes are what it asked for)."""
+    question, state, _registry = _plan(project, stated=QUESTION_PLAN)
+    step = question.next_step(_all_read(question, state, QUESTION))
+    assert step is not None and step.final_only and step.done is None
+    noting, state, _registry = _plan(project)
+    messages = _all_read(noting, state, TASK)
+    (project / "NOTES.md").write_text("".join(f"{p}: does a thing\n" for p in FILES), encoding="utf-8")
+    step = noting.next_step(messages)
+    assert step is not None and step.done == "Done: each of the 3 files has its line in the notes (NOTES.md)."
+
+
 def test_a_notes_task_is_not_shown_its_own_notes_at_the_end(project: Path) -> None:
     plan, _state, _registry = _plan(project)
     messages = [Message.user(TASK)]

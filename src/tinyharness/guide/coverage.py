@@ -226,7 +226,14 @@ class FileSetPlan:
             task = self.task or ""
             ask = ASK_QUESTION.format(task=self.question) if self.question else answer_ask(task)
             prompt = ALL_DONE.format(total=len(self.set), what=what, ask=ask)
-            done = (DONE_NOTES if self.notes else DONE_READ).format(total=len(self.set))
+            # A question's answer is never "Done: ... were read.": with no answer from the model
+            # the run says it has none (the 0.5B's empty answer to "What version is this?"
+            # ended as "Done: all 3 files were read.", which reads as a success).
+            done = (
+                None
+                if self.question
+                else (DONE_NOTES if self.notes else DONE_READ).format(total=len(self.set))
+            )
             notes = "" if self.notes else self.notes_text().strip()
             if not notes:
                 return NextStep(prompt, final_only=True, done=done)
