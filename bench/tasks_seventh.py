@@ -100,7 +100,7 @@ _TRANSLATED: dict[str, tuple[str, ...]] = {
     _VERSION: ("版本", "自动生成", "生成", "générée", "generado", "erzeugt"),
     "test/common.py": ("辅助", "断言", "helper", "assert", "assertion", "aide", "utilitaire"),
     "benchmark.py": ("性能", "基准", "速度", "performance", "vitesse", "compar", "rendimiento", "velocidad"),
-    "test/test_api.py": ("接口", "签名",),
+    "test/test_api.py": ("接口", "签名"),
     "test/test_cli.py": ("命令行", "command line", "cli"),
     "test/test_input.py": ("输入", "input", "数据"),
     "test/test_internal.py": ("内部",),
@@ -201,10 +201,10 @@ TASKS: tuple[Task, ...] = (
     _t("tb-zh-count-api", "count", "test/test_api.py 里有几个测试函数？", number(3, "三"),
        ("test/test_api.py",)),
     _t("tb-zh-license", "question", "这个项目用的是什么许可证？", _MIT, _LICENSE),
-    _edit("tb-zh-edit", "把 pyproject.toml 里的 requires-python 改成 >=3.8，别的不要动。", _requires_python("3.8"),
-          ("pyproject.toml",)),
-    _notes("tb-zh-notes", "帮我看一下 tabulate 这个包文件夹里的每个 Python 文件，各写一行笔记说明它是做什么的。",
-           _PACKAGE, (_PKG,)),
+    _edit("tb-zh-edit", "把 pyproject.toml 里的 requires-python 改成 >=3.8，别的不要动。",
+          _requires_python("3.8"), ("pyproject.toml",)),
+    _notes("tb-zh-notes", "帮我看一下 tabulate 这个包文件夹里的每个 Python 文件，"
+           "各写一行笔记说明它是做什么的。", _PACKAGE, (_PKG,)),
     # in French
     _t("tb-fr-float", "question", "Quel est le format par défaut des nombres à virgule flottante dans "
        "tabulate ?", _G, (_INIT,)),

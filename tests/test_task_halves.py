@@ -1,7 +1,7 @@
 """What every half of the task suite on a public project shares (the fourth on ItsDangerous, the
-fifth on pathspec, the sixth on cachetools, the seventh on tabulate), tested once over them all: the pin is used only
-when the archive is the pinned file; every task's checker passes its right reference answers (or
-edit, or notes) and fails its wrong ones, the references being each half's own
+fifth on pathspec, the sixth on cachetools, the seventh on tabulate), tested once over them all:
+the pin is used only when the archive is the pinned file; every task's checker passes its right
+reference answers (or edit, or notes) and fails its wrong ones, the references being each half's own
 (``tests/test_tasks_<half>.py``); the edit checkers want the asked change and nothing else; the
 targets exist in the unpacked project, which is of the size asked for; the half is wired into
 the suite, its CLI and its report. Also the shared checkers of ``bench/task_checks.py``.

@@ -161,9 +161,9 @@ EDITS: dict[str, tuple[str, Edit, tuple[Edit, ...]]] = {
         (
             lambda t: t.replace('    tablefmt="simple",\n    floatfmt', '    tablefmt="grid",\n    floatfmt'),
             lambda t: t.replace('tablefmt = "simple"', 'tablefmt = "github"'),  # the command line's only
-            lambda t: t.replace('tablefmt="simple",\n    floatfmt', 'tablefmt="github",\n    floatfmt').replace(
-                'tablefmt = "simple"', 'tablefmt = "github"'
-            ),
+            lambda t: t.replace(
+                'tablefmt="simple",\n    floatfmt', 'tablefmt="github",\n    floatfmt'
+            ).replace('tablefmt = "simple"', 'tablefmt = "github"'),
         ),
     ),
     "tb-de-edit": (
@@ -197,7 +197,8 @@ NOTES: dict[str, tuple[str, str]] = {
         "- test/test_api.py: API signature\n- test/test_cli.py: tests\n- test/test_input.py: tests\n",
     ),
     "tb-zh-notes": (
-        "- tabulate/__init__.py：把表格数据打印成文本表格（pretty-print tabular data），支持 latex、html 等格式\n"
+        "- tabulate/__init__.py：把表格数据打印成文本表格（pretty-print tabular data），"
+        "支持 latex、html 等格式\n"
         "- tabulate/version.py：setuptools_scm 自动生成的版本文件（__version__）\n",
         "- tabulate/__init__.py：主模块\n- tabulate/version.py：一个文件\n",
     ),
@@ -269,7 +270,8 @@ def test_the_table_formats_counted_are_the_projects(project: Path) -> None:
     formats = next(
         n.value
         for n in init.body
-        if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "_table_formats" for t in n.targets)
+        if isinstance(n, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == "_table_formats" for t in n.targets)
     )
     assert isinstance(formats, ast.Dict) and len(formats.keys) == 36
 
@@ -286,7 +288,9 @@ def test_a_note_may_name_a_package_file_beside_chinese(project: Path) -> None:
     right = NOTES["tb-zh-notes"][0]
     (project / "NOTES.md").write_text(right.replace("tabulate/", ""), encoding="utf-8")
     assert task.check("", project)
-    (project / "NOTES.md").write_text(right.replace("tabulate/version.py", "test/version.py"), encoding="utf-8")
+    (project / "NOTES.md").write_text(
+        right.replace("tabulate/version.py", "test/version.py"), encoding="utf-8"
+    )
     assert not task.check("", project)  # another folder's version.py is not the package's
     assert notes_check.names_file("版本在version.py里", VERSION)
 
