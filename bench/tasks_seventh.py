@@ -157,7 +157,7 @@ TASKS: tuple[Task, ...] = (
     _t("tb-license", "question", "What license is this project under?", _MIT, _LICENSE),
     _t("tb-what", "question", "What does this project do? One sentence please.", _WHAT, ("README.md",)),
     _t("tb-version-source", "find", "There's no version number in pyproject.toml. Where does the package "
-       "get its version from?", any_of(says(r"setuptools[_-]scm"), file_named("version.py")),
+       "get its version from?", any_of(says(r"setuptools[_-]scm|\bgit tags?\b"), file_named("version.py")),
        ("pyproject.toml", _VERSION)),
     _t("tb-deps", "question", "Does tabulate need any other packages installed to run?",
        none_of(any_of(says(_NO), says(r"wcwidth", _OPTIONAL)), r"\byes\b"), ("pyproject.toml",)),

@@ -56,8 +56,14 @@ ANSWERS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "From setuptools_scm: it writes the version into tabulate/version.py.",
             "tabulate/version.py",
             "It is taken from the git tag by setuptools-scm.",
+            "From the git tag of the release.",
         ),
-        ("From setup.cfg.", "From __init__.py's __version__ = '0.9.0' line.", "It has no version."),
+        (
+            "From setup.cfg.",
+            "From __init__.py's __version__ = '0.9.0' line.",
+            "It has no version.",
+            "From PKG-INFO.",
+        ),
     ),
     "tb-deps": (
         (
