@@ -8,8 +8,9 @@ reads the final answer and the workspace. The third half, ``unseen`` (``bench/ta
 runs on Python-Markdown 3.7, a pinned sdist the bench fetches, instead of the shop; the fourth,
 ``fourth`` (``bench/tasks_fourth.py``), held out the same way, on ItsDangerous 2.2.0; the fifth,
 ``fifth`` (``bench/tasks_fifth.py``), held out too, on pathspec 0.12.1; the sixth, ``sixth``
-(``bench/tasks_sixth.py``), held out too, on cachetools 8.0.2. Reported per model and variant:
-tasks passed (tune, check, unseen, fourth, fifth and sixth halves; a right answer given after a
+(``bench/tasks_sixth.py``), held out too, on cachetools 8.0.2; the seventh, ``seventh``
+(``bench/tasks_seventh.py``), held out too, on tabulate 0.9.0. Reported per model and variant:
+tasks passed (tune, check, unseen, fourth, fifth, sixth and seventh halves; a right answer given after a
 limit stopped the run counts), wrong lines written into the user's NOTES.md
 (``bench/notes_check.py``), the median seconds per task, runs that ended
 by the model's own final answer, model calls, tokens billed (input + output), wall time. Runs are slow (the
@@ -22,6 +23,7 @@ by the model's own final answer, model calls, tokens billed (input + output), wa
     python -m bench.task_suite --models qwen2.5-coder-0.5b --half fourth
     python -m bench.task_suite --models qwen2.5-coder-0.5b --half fifth
     python -m bench.task_suite --models qwen2.5-coder-0.5b --half sixth
+    python -m bench.task_suite --models qwen2.5-coder-0.5b --half seventh
 """
 
 from __future__ import annotations
@@ -37,15 +39,38 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from bench import HERE, markdown_table, median, progress, tasks_fifth, tasks_fourth, tasks_sixth, tasks_unseen
+from bench import (
+    HERE,
+    markdown_table,
+    median,
+    progress,
+    tasks_fifth,
+    tasks_fourth,
+    tasks_seventh,
+    tasks_sixth,
+    tasks_unseen,
+)
 from bench.notes_check import count_wrong
 from bench.tasks import TASKS as FIRST_HALVES
 from bench.tasks import Task, build_workspace
 
 TASKS: tuple[Task, ...] = (
-    FIRST_HALVES + tasks_unseen.TASKS + tasks_fourth.TASKS + tasks_fifth.TASKS + tasks_sixth.TASKS
+    FIRST_HALVES
+    + tasks_unseen.TASKS
+    + tasks_fourth.TASKS
+    + tasks_fifth.TASKS
+    + tasks_sixth.TASKS
+    + tasks_seventh.TASKS
 )
-HALVES = ("tune", "check", tasks_unseen.HALF, tasks_fourth.HALF, tasks_fifth.HALF, tasks_sixth.HALF)
+HALVES = (
+    "tune",
+    "check",
+    tasks_unseen.HALF,
+    tasks_fourth.HALF,
+    tasks_fifth.HALF,
+    tasks_sixth.HALF,
+    tasks_seventh.HALF,
+)
 
 WINDOW = 4096
 CACHE = HERE / ".task_cache.json"
@@ -121,7 +146,7 @@ def run_task(task: Task, model: str, variant: str, keep: Path | None = None) -> 
 
 def build_task_workspace(task: Task, workspace: Path) -> None:
     """The task's project in ``workspace``: the shop (with the task's extra files),
-    Python-Markdown, ItsDangerous, pathspec or cachetools (a pinned sdist, fetched once and
+    Python-Markdown, ItsDangerous, pathspec, cachetools or tabulate (a pinned sdist, fetched once and
     verified)."""
     if task.project == tasks_unseen.PROJECT:
         tasks_unseen.build_workspace(workspace)
@@ -131,6 +156,8 @@ def build_task_workspace(task: Task, workspace: Path) -> None:
         tasks_fifth.build_workspace(workspace)
     elif task.project == tasks_sixth.PROJECT:
         tasks_sixth.build_workspace(workspace)
+    elif task.project == tasks_seventh.PROJECT:
+        tasks_seventh.build_workspace(workspace)
     else:
         build_workspace(workspace, task.extra)
 

@@ -163,7 +163,8 @@ def test_tax() -> None:
 class Task:
     name: str
     # "tune", "check", "unseen" (bench/tasks_unseen.py), "fourth" (bench/tasks_fourth.py),
-    # "fifth" (bench/tasks_fifth.py) or "sixth" (bench/tasks_sixth.py)
+    # "fifth" (bench/tasks_fifth.py), "sixth" (bench/tasks_sixth.py) or "seventh"
+    # (bench/tasks_seventh.py)
     half: str
     kind: str  # question, find, count, edit, notes, long
     prompt: str
@@ -174,8 +175,8 @@ class Task:
     # tasks that fill the window).
     extra: dict[str, str] = field(default_factory=dict)
     # The project the workspace holds: "shop" (this file's), "markdown" (bench/tasks_unseen.py),
-    # "itsdangerous" (bench/tasks_fourth.py), "pathspec" (bench/tasks_fifth.py) or "cachetools"
-    # (bench/tasks_sixth.py).
+    # "itsdangerous" (bench/tasks_fourth.py), "pathspec" (bench/tasks_fifth.py), "cachetools"
+    # (bench/tasks_sixth.py) or "tabulate" (bench/tasks_seventh.py).
     project: str = "shop"
     # The files or folders that answer the task (retrieval's recall is measured on them).
     targets: tuple[str, ...] = ()
