@@ -17,6 +17,7 @@ from tinyharness.cli import _chat_args, _guide, _profile, _subagents, build_pars
 from tinyharness.errors import ConfigError
 from tinyharness.events import EventBus, ListSink
 from tinyharness.guide import PlanGuide, PlanOptions, Ranked, TaskPlan
+from tinyharness.guide import plan as plan_module
 from tinyharness.guide.plan import KIND_MEANINGS, TERMS_KEY
 from tinyharness.messages import ToolResultBlock, ToolUseBlock, block_from_dict, block_to_dict
 from tinyharness.models.anthropic_messages import block_to_wire
@@ -195,6 +196,22 @@ def test_the_models_words_in_code_reach_the_plan_its_state_and_the_fallback_rank
     model = ScriptedModel({"responses": [_answer('{"kind": "answer in words", "targets": []}', "plan")]})
     asyncio.run(no_words.start("这个库现在是什么版本？", model.complete))
     assert no_words.plan.terms == ()
+
+
+def test_the_longest_reply_each_plan_schema_admits_fits_its_token_budget() -> None:
+    """A reply cut by max_tokens is no JSON and loses its kind: the words in code after the kind
+    must fit the request's budget even at one token per two characters."""
+    word = "W" * 24
+    assert plan_module._TERM.match(word) and not plan_module._TERM.match(word + "W")
+    longest_kind = max(KIND_MEANINGS.values(), key=len)
+    words = [word] * plan_module.MAX_TERMS
+    kind_reply = json.dumps({"kind": longest_kind, TERMS_KEY: words})
+    assert len(kind_reply) // 2 <= plan_module.KIND_TOKENS
+    path = "src/" + "p" * 60 + ".py"
+    plan_reply = json.dumps(
+        {"kind": longest_kind, "targets": [path] * plan_module.MAX_TARGETS, TERMS_KEY: words}
+    )
+    assert len(plan_reply) // 2 <= plan_module.PLAN_TOKENS
 
 
 def test_the_guide_state_survives_a_resume(project: Path) -> None:

@@ -73,7 +73,7 @@ PLAN_ASK = (
 # the ranking a question or a change falls back on.
 TERMS_KEY = "english_words_in_code"
 MAX_TERMS = 5
-_TERM = re.compile(r"^[A-Za-z][A-Za-z0-9_]{1,39}$")
+_TERM = re.compile(r"^[A-Za-z][A-Za-z0-9_]{1,23}$")
 TERMS_SCHEMA = {"type": "array", "items": {"type": "string", "pattern": _TERM.pattern}, "maxItems": MAX_TERMS}
 
 
@@ -95,7 +95,9 @@ def with_terms(task: str, terms: Sequence[str]) -> str:
 # The kind alone, for a task whose files the task names (exact evidence gives the targets):
 # one tiny request under a grammar whose only field is the kind. Without it the plan had no
 # kind, and the 0.5B, asked to change a named file, wrote free text to max_tokens for minutes.
-KIND_TOKENS = 24
+# 24 was the kind alone; the words in code after it need room: a reply cut by max_tokens is no
+# JSON, and the kind is lost with it. A reply the schema admits is at most ~200 characters.
+KIND_TOKENS = 128
 KIND_ASK = "Files the task names: {named}\n\nTask:\n{task}\n\nWhat does the task ask for?"
 
 
