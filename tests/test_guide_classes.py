@@ -208,6 +208,46 @@ def test_an_edit_naming_no_file_changes_the_rankings_best_file(project: Path, la
     assert model.requests[2].tool_choice == "edit_file" and model.requests[3].tool_choice == "edit_file"
 
 
+BUMP = {  # (the Chinese task writes no word of ``__version__``: the words in code do)
+    "en": ("Bump the version to 0.12.2.", []),
+    "zh": ("把版本号改成 0.12.2。", ["version", "number"]),
+}
+ATTR_CONFIGS = {
+    "setup.cfg": "[metadata]\nname = pkg\nversion = attr: pkg._meta.__version__\n",
+    "pyproject.toml": '[project]\nname = "pkg"\ndynamic = ["version"]\n\n'
+    '[tool.setuptools.dynamic]\nversion = {attr = "pkg._meta.__version__"}\n',
+}
+
+
+@pytest.mark.parametrize("config", sorted(ATTR_CONFIGS))
+@pytest.mark.parametrize("language", sorted(BUMP))
+def test_an_edit_of_a_value_a_config_file_refers_to_changes_the_module_holding_it(
+    tmp_path: Path, config: str, language: str
+) -> None:
+    """ps-edit-version: the ranking's best file for "Bump the version" was setup.cfg, whose
+    ``version = attr: pathspec._meta.__version__`` holds no version, and the 0.5B rewrote it.
+    A setuptools ``attr:`` reference on the config line tied to the task names the module: the
+    plan changes that file, offered its ``__version__`` line; the config file is not planned."""
+    (tmp_path / config).write_text(ATTR_CONFIGS[config], encoding="utf-8")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("from ._meta import __version__\n", encoding="utf-8")
+    meta = '"""Metadata."""\n\n__author__ = "someone"\n__version__ = "0.12.1"\n'
+    (tmp_path / "pkg" / "_meta.py").write_text(meta, encoding="utf-8")
+    task, terms = BUMP[language]
+
+    def rank(root: Path, task: str, k: int) -> list[Ranked | str]:
+        return [Ranked(config, 3.0), Ranked("pkg/_meta.py", 1.0), "pkg/__init__.py"]
+
+    guide, _ = _guide(tmp_path, may_write=True, rank=rank)
+    reply = {"kind": "change a file", "targets": [config], TERMS_KEY: terms}
+    asyncio.run(guide.start(task, ScriptedModel({"responses": [_reply(json.dumps(reply))]}).complete))
+    assert guide.plan.targets == ("pkg/_meta.py",)
+    assert list(guide.choices("edit_file", [])["old"]) == ['__version__ = "0.12.1"']
+    plain, _ = _guide(tmp_path, may_write=True, rank=lambda root, task, k: [Ranked("pkg/__init__.py", 2.0)])
+    asyncio.run(plain.start(task, ScriptedModel({"responses": [_reply(json.dumps(reply))]}).complete))
+    assert plain.plan.targets == ("pkg/__init__.py",)  # no config file chosen: nothing followed
+
+
 def test_a_question_changes_no_existing_file_but_may_write_a_new_one(project: Path) -> None:
     guide, state = _guide(project, may_write=True)
     script = [

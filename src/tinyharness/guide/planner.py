@@ -32,11 +32,13 @@ from .base import Ask, Reviewed, Turn, refusal
 from .coverage import ROOM_CHARS, FileSetPlan, review_note
 from .focus import (
     CHANGE_TOOLS,
+    MAX_EDIT_CHOICE_BYTES,
     MAX_SYMBOL_SEARCH_BYTES,
     TaskFocus,
     answer_ask,
     edit_choices,
     named_files,
+    named_sites,
     named_symbols,
     symbol_files,
     untied_files,
@@ -60,7 +62,16 @@ from .plan import (
     top_files,
     with_terms,
 )
-from .sites import defined_names, literal_swapped, renamed_definitions, repairs, unwritten_values
+from .sites import (
+    CONFIG_SUFFIXES,
+    attr_modules,
+    config_sites,
+    defined_names,
+    literal_swapped,
+    renamed_definitions,
+    repairs,
+    unwritten_values,
+)
 
 MAX_NOTE_CHECK_BYTES = 20_000  # of a file, to check that a note is about it
 RUN_NOTED = "Noted in this run's own notes ({where}): the task asked for no notes in {notes}."
@@ -386,11 +397,28 @@ class PlanGuide(StepsGuide):
             # A change to a file the task does not name: the ranking's best file, one, not the
             # model's choice (measured with the 0.5B on "Change this project's version": it
             # chose change logs and test files, and edited tests/misc/h1.txt).
-            chosen = top_files(items, 1) or files[:1]
+            chosen = [self._attr_target(path, task, plan.terms) for path in top_files(items, 1) or files[:1]]
             return TaskPlan("edit", tuple(chosen), plan.source, plan.terms)
         if plan.kind == "answer" and not found.folders:
             plan = self._question_reads(plan, files, top_files(items, MAX_READ_FIRST))
         return plan
+
+    def _attr_target(self, path: str, task: str, terms: Sequence[str]) -> str:
+        """The file a change to ``path`` (a config file the task does not name) is made in: the
+        module its line tied to the task refers to by setuptools' ``attr:`` (``version = attr:
+        pathspec._meta.__version__``), where the value is; else ``path``. Measured with the
+        0.5B on "Bump the version to 0.12.2.": the ranking's best file was setup.cfg, and it
+        rewrote that line into ``... + 1``."""
+        if not path.endswith(CONFIG_SUFFIXES):
+            return path
+        text = head_text(self.spaced, path, MAX_EDIT_CHOICE_BYTES)
+        lines = text.splitlines()
+        files = set(text_files(self.spaced))
+        for line in [*config_sites(task, lines), *named_sites(path, text, task, terms, lines)]:
+            module = next((m for m in attr_modules(line) if m in files), None)
+            if module is not None:
+                return module
+        return path
 
     def _question_reads(self, plan: TaskPlan, files: list[str], top: list[str]) -> TaskPlan:
         """The files a question that names nothing reads when the model chose none: the

@@ -180,6 +180,24 @@ def key_tokens(line: str) -> tuple[set[str], set[str]]:
     }  # binding lines shown with the request for an answer
 
 
+# A setuptools reference to a value kept in a module: ``version = attr: pkg._meta.__version__``
+# (setup.cfg) or ``version = {attr = "pkg.__version__"}`` (pyproject.toml's dynamic metadata).
+_ATTR = re.compile(r"""\battr\b\s*(?::|=)\s*["']?([A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+)""")
+
+
+def attr_modules(line: str) -> list[str]:
+    """The files a config line's ``attr:`` reference may name, most likely first
+    (``pkg/_meta.py``, ``src/pkg/_meta.py``, ``pkg/_meta/__init__.py`` ... for
+    ``attr: pkg._meta.__version__``); [] for a line without one. The value the line stands for
+    is in that module, not in the config file: an edit of it changes the module."""
+    found = _ATTR.search(line)
+    if found is None:
+        return []
+    module = found.group(1).split(".")[:-1]  # the attribute's module
+    base = "/".join(module)
+    return [f"{root}{base}{end}" for root in ("", "src/") for end in (".py", "/__init__.py")]
+
+
 _PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
 
