@@ -26,11 +26,13 @@ from tinyharness.agent import Agent, AgentConfig
 from tinyharness.guide import PlanGuide
 from tinyharness.guide.sites import (
     binding_lines,
+    config_values,
     held_lines,
     renamed_definitions,
     same_word,
     unwritten_values,
     value_sites,
+    written_tokens,
 )
 from tinyharness.messages import ToolResultBlock, ToolUseBlock
 from tinyharness.models.scripted import ScriptedModel
@@ -313,6 +315,71 @@ def test_an_edit_putting_in_a_value_the_task_does_not_write_is_refused(project: 
         {"path": "pkg/structs.py", "old": old, "new": '_UINT64_STRUCT = struct.Struct(">Q")'},
     )
     assert guide.review(renamed) is renamed
+
+
+KEEP_NAME = {
+    "en": 'In pyproject.toml, raise requires-python to ">=3.9".',
+    "de": 'Setz in pyproject.toml requires-python auf ">=3.9".',
+}
+
+
+@pytest.mark.parametrize("language", sorted(KEEP_NAME))
+def test_a_config_edit_putting_in_a_value_the_task_does_not_write_is_refused(
+    project: Path, language: str
+) -> None:
+    """The 0.5B, asked to make tabulate keep whitespace and sent to pyproject.toml, changed
+    ``name = "tabulate"`` to ``name = "tabulate2"``, and the run ended "Changed". A TOML/INI
+    value no task wrote is refused as a Python literal is; the value the task writes passes."""
+    (project / "pyproject.toml").write_text(
+        '[project]\nname = "pkg"\nrequires-python = ">=3.8"\n', encoding="utf-8"
+    )
+    guide = _started(project, KEEP_NAME[language], "change a file")
+    renamed = ToolUseBlock(
+        "e1", "edit_file", {"path": "pyproject.toml", "old": 'name = "pkg"', "new": 'name = "pkg2"'}
+    )
+    refused = guide.review(renamed)
+    assert isinstance(refused, ToolResultBlock) and refused.refused and "pkg2" in refused.content
+    asked = ToolUseBlock(
+        "e2",
+        "edit_file",
+        {"path": "pyproject.toml", "old": 'requires-python = ">=3.8"', "new": 'requires-python = ">=3.9"'},
+    )
+    assert guide.review(asked) is asked
+
+
+def test_config_values_are_the_quoted_and_the_bare_values_after_the_key() -> None:
+    assert config_values('name = "tabulate"') == {"tabulate"}
+    assert config_values("max-line-length = 99") == {"99"}
+    assert config_values('version = {attr = "pkg.__version__"}') == {"attr", "pkg.__version__"}
+    assert (
+        unwritten_values("version = 0.12.1", "version = 0.12.2", "Bump the version to 0.12.2.", python=False)
+        == []
+    )
+
+
+@pytest.mark.parametrize(
+    ("task", "tokens"),
+    [
+        ('Setz den Platzhalter für fehlende Werte (_DEFAULT_MISSINGVAL) auf "-".', {"_DEFAULT_MISSINGVAL"}),
+        ("mets la taille de page à 40", {"40", "page"}),
+        ("在keys.py里有几个函数？", {"keys.py"}),
+    ],
+)
+def test_a_token_is_never_a_piece_of_a_word_of_a_cased_alphabet(task: str, tokens: set[str]) -> None:
+    """tb-de-edit: "für" gave the tokens "f" and "r", and the line holding the literal "r" was
+    the edit's one choice. An ASCII run touching a non-ASCII letter of a cased alphabet is part
+    of that word; one touching CJK (uncased) is a token."""
+    found = written_tokens(task)
+    assert tokens <= found and not {"f", "r", "a"} & found
+
+
+@given(
+    st.from_regex(r"[a-z]{1,8}", fullmatch=True),
+    st.sampled_from("üéàñßøçœ"),
+    st.from_regex(r"[a-z]{0,8}", fullmatch=True),
+)
+def test_no_token_touches_a_cased_non_ascii_letter(left: str, letter: str, right: str) -> None:
+    assert written_tokens(f"x {left}{letter}{right} y") == {"x", "y"}
 
 
 @given(st.sampled_from(ENCODING.splitlines()), st.text(max_size=40))

@@ -497,19 +497,21 @@ class PlanGuide(StepsGuide):
         return super().review(call)
 
     def _unwritten_value(self, call: ToolUseBlock) -> str | None:
-        """Why an edit_file call of a Python file may not run: it puts in a value the task does
-        not write (``sites.unwritten_values``), a guess. Measured with the 0.5B on "Rename the
-        constant _int64_struct in encoding.py to _UINT64_STRUCT.": it changed
-        ``struct.Struct(">Q")`` to ``struct.Struct(00)``, and the run ended "Changed"."""
+        """Why an edit_file call of a Python or TOML/INI/cfg file may not run: it puts in a
+        value the task does not write (``sites.unwritten_values``), a guess. Measured with the
+        0.5B on "Rename the constant _int64_struct in encoding.py to _UINT64_STRUCT.": it
+        changed ``struct.Struct(">Q")`` to ``struct.Struct(00)``; asked to make tabulate keep
+        whitespace, it renamed the project in pyproject.toml to "tabulate2"; both ended
+        "Changed"."""
         args = call.input if isinstance(call.input, dict) else {}
         path, old, new = args.get("path"), args.get("old"), args.get("new")
         if call.name != "edit_file" or self.plan.kind != "edit":
             return None
-        if not (isinstance(path, str) and path.endswith((".py", ".pyi"))):
+        if not (isinstance(path, str) and path.endswith((".py", ".pyi", *CONFIG_SUFFIXES))):
             return None
         if not isinstance(old, str) or not isinstance(new, str):
             return None
-        values = unwritten_values(old, new, self.task)
+        values = unwritten_values(old, new, self.task, python=path.endswith((".py", ".pyi")))
         return UNWRITTEN.format(values=", ".join(values), path=path) if values else None
 
     def _unplanned_change(self, call: ToolUseBlock) -> str | None:

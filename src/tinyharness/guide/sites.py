@@ -36,8 +36,26 @@ _TOKEN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
 
 
 def written_tokens(task: str) -> set[str]:
-    """The task's ASCII tokens (``django-concat``, ``Signer``, ``2.2.1``), trailing dots cut."""
-    return {t.rstrip(".-") for t in _TOKEN.findall(task) if t.rstrip(".-")}
+    """The task's ASCII tokens (``django-concat``, ``Signer``, ``2.2.1``), trailing dots cut.
+    A run touching a letter of a cased alphabet that is not ASCII is part of a word of that
+    language, not a token: "für" gives no "f" and "r" (the 0.5B, asked in German for
+    ``_DEFAULT_MISSINGVAL``, was offered a line holding the literal "r"), "à" no "a". A run
+    touching CJK (uncased) stays one: "在keys.py里" writes ``keys.py``."""
+    found = set()
+    for match in _TOKEN.finditer(task):
+        start, end = match.span()
+        before, after = task[start - 1 : start], task[end : end + 1]
+        if _in_cased_word(before) or _in_cased_word(after):
+            continue
+        token = match.group().rstrip(".-")
+        if token:
+            found.add(token)
+    return found
+
+
+def _in_cased_word(char: str) -> bool:
+    """``char`` is a non-ASCII letter of an alphabet with case (Latin, Greek, Cyrillic, ...)."""
+    return bool(char) and not char.isascii() and char.isalpha() and char.lower() != char.upper()
 
 
 def binding_lines(text: str) -> set[int]:
@@ -122,13 +140,15 @@ def config_sites(task: str, lines: Sequence[str]) -> list[str]:
     return [line for score, line in scored if score == best] if best > (0, 0) else []
 
 
-def unwritten_values(old: str, new: str, task: str) -> list[str]:
-    """The literals ``new`` (Python) adds to ``old`` that the task does not write: neither
-    found in the task as they are nor made only of the task's ASCII tokens (``00`` for
-    ``">Q"`` in a task asking to rename a constant). [] when every added value is the task's,
-    in any language (a Chinese task writes ``40`` or ``'ps_dir'`` as it is)."""
-    _, before = line_tokens(old)
-    _, after = line_tokens(new)
+def unwritten_values(old: str, new: str, task: str, python: bool = True) -> list[str]:
+    """The literals ``new`` (Python; ``python`` False: a TOML/INI line's values,
+    ``config_values``) adds to ``old`` that the task does not write: neither found in the task
+    as they are nor made only of the task's ASCII tokens (``00`` for ``">Q"`` in a task asking
+    to rename a constant; ``"tabulate2"`` for pyproject.toml's ``name = "tabulate"`` in a task
+    about whitespace). [] when every added value is the task's, in any language (a Chinese
+    task writes ``40`` or ``'ps_dir'`` as it is)."""
+    before = line_tokens(old)[1] if python else config_values(old)
+    after = line_tokens(new)[1] if python else config_values(new)
     tokens = written_tokens(task)
 
     def written(value: str) -> bool:
@@ -136,6 +156,18 @@ def unwritten_values(old: str, new: str, task: str) -> list[str]:
         return value in task or value in tokens or (bool(parts) and parts <= tokens)
 
     return sorted(v for v in after - before if not written(v))
+
+
+def config_values(line: str) -> set[str]:
+    """A TOML/INI/cfg line's values: its quoted strings' contents and, outside quotes, its bare
+    values (``99`` in ``max-line-length = 99``, ``0.12.1`` in ``version = 0.12.1``)."""
+    key = _KEY.match(line)
+    rest = line[key.end() :] if key else line
+    quoted = {a or b for a, b in _QUOTED.findall(rest)}
+    return {v for v in quoted if v} | set(_BARE.findall(_QUOTED.sub(" ", rest)))
+
+
+_BARE = re.compile(r"[^\s,\[\]{}=:#\"']+")
 
 
 def defined_names(line: str) -> set[str]:
