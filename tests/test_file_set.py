@@ -461,6 +461,29 @@ def test_the_notes_shown_with_the_question_are_bounded_to_whole_lines(project: P
     assert len("\n".join(shown[:-1])) <= MAX_NOTES_SHOWN
 
 
+@pytest.mark.parametrize("task", ["What version is this?", "这个库现在是什么版本？"])
+def test_a_finding_copying_the_read_is_kept_to_the_lines_shown_with_the_ask(project: Path, task: str) -> None:
+    """tb-version: asked for the finding of version.py, the 0.5B noted the whole read with its
+    header and line numbers; refused as a copy, the version never reached the notes, and the
+    answer was "1.0". The lines shown with the ask that the copy holds are the note; a copy
+    holding none of them is refused as before."""
+    gamma = project / "src" / "gamma.py"
+    gamma.write_text("# coding: utf-8\n# generated\n__version__ = version = '0.9.0'\n", encoding="utf-8")
+    stated = TaskPlan("answer", ("src/**/*.py",), "model", ("version",))
+    plan, _state, registry = _plan(project, stated=stated)
+    plan.start(task, stated)
+    messages = _after_read(registry, task, "src/gamma.py")
+    assert plan.next_step(messages) is not None and plan.finding == "src/gamma.py"
+    copied = str(messages[-1].tool_results[0].content)
+    assert "(lines 1-3 of 3)" in copied
+    assert str(_note(plan, registry, {"path": "src/gamma.py", "text": copied}).content).startswith("Noted")
+    written = (project / "NOTES.md").read_text(encoding="utf-8")
+    assert "src/gamma.py: __version__ = version = '0.9.0'" in written and "(lines" not in written
+    assert plan.quoted_finding(copied, "src/gamma.py") == "__version__ = version = '0.9.0'"
+    assert plan.quoted_finding("(lines 1-2 of 3)\n 1 # coding\n 2 # generated", "src/gamma.py") is None
+    assert plan.quoted_finding("The version is 0.9.0.", "src/gamma.py") is None  # no copy: as it is
+
+
 def test_a_question_over_a_set_has_no_done_text_for_an_answer(project: Path) -> None:
     """With nothing noted, the last request of a question has no ``done`` to fall back on: an
     empty answer ended as "Done: all 3 files were read.", which read as a success. A notes

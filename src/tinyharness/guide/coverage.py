@@ -53,6 +53,7 @@ from .focus import (
     READ_TOOL,
     answer_ask,
     held_line,
+    held_numbered,
     is_question,
     named_files,
     task_text,
@@ -166,6 +167,7 @@ class FileSetPlan:
         self.question = ""  # else, the question the task asks about the files (maybe none)
         self.found: set[str] = set()  # files whose finding was asked for
         self.finding: str | None = None  # the file whose finding is asked for now
+        self.finding_held: list[str] = []  # its lines shown with the ask (``held_line``)
         self.refusal = ""  # why the last note was refused (``review_note``)
 
     # --- the set --------------------------------------------------------------------------
@@ -260,7 +262,11 @@ class FileSetPlan:
         # The file's lines that bind what the question asks about go with the ask (the 0.5B,
         # asked "What version is this?" of a 160-line __init__.py, noted "The library now
         # supports caching" and never ``__version__ = "8.0.2"``).
-        held = held_line(read, self._safe_text(read), self.question, [read], terms=self.plan.terms)
+        text = self._safe_text(read)
+        held = held_line(read, text, self.question, [read], terms=self.plan.terms)
+        self.finding_held = [
+            line for _, line in held_numbered(read, text, self.question, [read], terms=self.plan.terms)
+        ]
         prompt = FIND_NOW.format(path=read) + held
         return NextStep(prompt, tool=NOTE_TOOL, final_allowed=False, view=_note_view(messages, read, prompt))
 
@@ -362,6 +368,19 @@ class FileSetPlan:
                 best = min((words - sentence for sentence in sentences), key=len, default=words)
                 missing += [repr(word) for word in sorted(best)[:MAX_ABSENT_SHOWN]]
         return missing
+
+    def quoted_finding(self, text: str, path: str | None) -> str | None:
+        """A finding that copies the read (its header, its numbered lines) but holds lines
+        shown with the ask (``finding_held``): those lines, as the note. The 0.5B, asked for the
+        finding of tabulate/version.py, noted the whole read with its line numbers, refused as a
+        copy, and the version (``__version__ = version = '0.9.0'``) never reached the notes.
+        None for any other note."""
+        if path is None or os.path.normpath(path) != self.finding or not self.finding_held:
+            return None
+        if not (_READ_HEADER.search(text) or len(_NUMBERED_LINE.findall(text)) >= 2):
+            return None
+        quoted = [line for line in self.finding_held if line in text]
+        return "; ".join(quoted) if quoted else None
 
     def covers(self, path: str | None) -> bool:
         """Whether ``path`` is one of the set."""
@@ -478,12 +497,17 @@ def review_note(
 ) -> ToolUseBlock | ToolResultBlock:
     """``plan``'s checks of a note call before it runs (``note_problem``; ``known``: texts a
     note must not echo): the call, refused with the reason, answered without a write (a finding
-    of "nothing", or one its file does not hold), or kept to its first line (one line a file, as
-    the task asks; a copied docstring brought six lines)."""
+    of "nothing", or one its file does not hold), kept to the lines shown with the ask when it
+    copies the read (``quoted_finding``), or kept to its first line (one line a file, as the task
+    asks; a copied docstring brought six lines)."""
     args = call.input if isinstance(call.input, dict) else {}
     text, path = args.get("text"), args.get("path")
     if not isinstance(text, str) or (path is not None and not isinstance(path, str)):
         return call  # the registry's schema check answers it
+    quoted = plan.quoted_finding(text, path)
+    if quoted is not None:
+        text, args = quoted, {**args, "text": quoted}
+        call = replace(call, input=args)
     why = plan.note_problem(text, path, known)
     if why is not None:
         plan.refusal = why

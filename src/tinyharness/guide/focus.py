@@ -388,19 +388,26 @@ def held_line(
     matched when its own match no line. "" when no line holds any, or the file is neither.
     The read page may end before the line: the
     0.5B then answered a class name it had seen, "NoneAlgorithm", for a default salt."""
-    python = path.endswith((".py", ".pyi"))
-    if not python and not path.endswith(CONFIG_SUFFIXES):
-        return ""
-    within = None
-    if symbol:
-        within = definition_span(text, symbol) if python else None
-        if within is None:
-            return ""
-    held = held_lines(text, task, [*skip, symbol], python=python, within=within, terms=terms)
+    held = held_numbered(path, text, task, skip, symbol, terms)
     if not held:
         return ""
     lines = ", ".join(f"line {number} `{line}`" for number, line in held)
     return f" {os.path.basename(path)} holds: {lines}."
+
+
+def held_numbered(
+    path: str, text: str, task: str, skip: Sequence[str], symbol: str = "", terms: Sequence[str] = ()
+) -> list[tuple[int, str]]:
+    """``held_line``'s lines, with their numbers ([] for a file neither Python nor TOML/INI)."""
+    python = path.endswith((".py", ".pyi"))
+    if not python and not path.endswith(CONFIG_SUFFIXES):
+        return []
+    within = None
+    if symbol:
+        within = definition_span(text, symbol) if python else None
+        if within is None:
+            return []
+    return held_lines(text, task, [*skip, symbol], python=python, within=within, terms=terms)
 
 
 MAX_EDIT_CHOICES = 300  # lines offered as edit_file's old text
