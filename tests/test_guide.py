@@ -252,6 +252,22 @@ def test_a_notes_task_writes_to_the_users_notes(project: Path) -> None:
     assert guide.review(call) is call
 
 
+def test_a_note_for_the_users_notes_that_copies_a_read_is_refused(project: Path) -> None:
+    """tb-notes-three: asked for a one-line note on each of three named files, the 0.5B noted
+    each read whole, header and line numbers, and the three reads landed in NOTES.md. A note
+    bound for the user's notes that copies a read is refused (in any language: the rule reads
+    the tool's own format, not the task); a note in its own words is written."""
+    guide, _ = _guide_for(project, kind="notes")
+    asyncio.run(guide.start("给 README.md 写一行笔记", ScriptedModel({"responses": []}).complete))
+    registry = builtin_tools(project)
+    read = asyncio.run(registry.run_call(ToolUseBlock("r1", "read_file", {"path": "README.md"}), EventBus()))
+    copied = ToolUseBlock("c1", "note", {"path": "README.md", "text": str(read.content)})
+    answered = guide.review(copied)
+    assert isinstance(answered, ToolResultBlock) and answered.refused and "copies" in answered.content
+    own = ToolUseBlock("c2", "note", {"path": "README.md", "text": "the shop's readme"})
+    assert guide.review(own) is own
+
+
 # --- tool results carry their metadata ---------------------------------------------------------
 
 

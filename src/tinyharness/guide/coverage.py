@@ -314,8 +314,8 @@ class FileSetPlan:
         path = os.path.normpath(path)
         if self.lines_read(path) == 0:
             return f"{path} has not been read in this run; read it first"
-        if _READ_HEADER.search(text) or len(_NUMBERED_LINE.findall(text)) >= 2:
-            return "it copies the file's lines; say in your own words what the file does"
+        if copies_read(text):
+            return COPIED
         own_name = _words(path.replace("/", " ").replace("_", " "))
         words = _words(text) - own_name
         if not words:
@@ -377,7 +377,7 @@ class FileSetPlan:
         None for any other note."""
         if path is None or os.path.normpath(path) != self.finding or not self.finding_held:
             return None
-        if not (_READ_HEADER.search(text) or len(_NUMBERED_LINE.findall(text)) >= 2):
+        if not copies_read(text):
             return None
         quoted = [line for line in self.finding_held if line in text]
         return "; ".join(quoted) if quoted else None
@@ -490,6 +490,15 @@ _STOP = frozenset({"this", "that", "with", "from", "file", "module", "class", "f
 def _words(text: str) -> set[str]:
     spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", text)
     return {w for w in re.findall(r"[a-z]{4,}", spaced.lower()) if w not in _STOP}
+
+
+COPIED = "it copies the file's lines; say in your own words what the file does"
+
+
+def copies_read(text: str) -> bool:
+    """A note that copies a read_file result: its header ("(lines 1-5 of 5)") or two of its
+    numbered lines."""
+    return bool(_READ_HEADER.search(text)) or len(_NUMBERED_LINE.findall(text)) >= 2
 
 
 def review_note(

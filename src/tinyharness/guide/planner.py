@@ -29,7 +29,7 @@ from ..tools.notes import NotesFile
 from ..tools.syntax import breaks
 from ..tools.workspace import Workspace
 from .base import Ask, Reviewed, Turn, refusal
-from .coverage import ROOM_CHARS, FileSetPlan, review_note
+from .coverage import COPIED, ROOM_CHARS, FileSetPlan, copies_read, review_note
 from .focus import (
     CHANGE_TOOLS,
     MAX_EDIT_CHOICE_BYTES,
@@ -106,6 +106,15 @@ def counted_kinds(listing: str, extensions: Sequence[str]) -> str:
     parts = [p.strip() for p in last[1:-1].split(",")]
     wanted = [p for p in parts if any(p.split(" ")[1:2] == [ext] for ext in extensions)]
     return ", ".join(wanted)
+
+
+def user_note(call: ToolUseBlock) -> Reviewed:
+    """A note bound for the user's notes file, refused when it copies a read (a set's notes are
+    held to this in ``review_note``; a note per named file is too: the 0.5B, asked for a
+    one-line note on each of three named files, noted each read whole, line numbers and all,
+    and the three reads landed in the user's NOTES.md)."""
+    text = call.input.get("text") if isinstance(call.input, dict) else None
+    return refusal(call, COPIED) if isinstance(text, str) and copies_read(text) else call
 
 
 class StepsGuide:
@@ -264,7 +273,7 @@ class StepsGuide:
         return self._route(call)
 
     def _route(self, call: ToolUseBlock) -> Reviewed:
-        return call
+        return user_note(call)
 
     def unfinished(self, messages: Sequence[Message]) -> str | None:
         return self.file_set.unfinished(messages) if self.file_set is not None else None
@@ -615,7 +624,7 @@ class PlanGuide(StepsGuide):
         args = call.input if isinstance(call.input, dict) else {}
         text, path = args.get("text"), args.get("path")
         if self.plan.kind == "notes" or self.run_notes is None or not isinstance(text, str):
-            return call
+            return user_note(call)
         path = path if isinstance(path, str) and path else None
         line = f"{path}: {text}" if path else text
         try:
