@@ -98,6 +98,22 @@ def test_a_folder_and_an_extension_make_one_glob_in_any_language(task: str) -> N
     assert found.globs == ("src/shop/**/*.py",)
 
 
+@pytest.mark.parametrize(
+    "task",
+    [
+        "For each src/shop/c*.py file, add a one-line note on what it is for.",
+        "给src/shop/c*.py的每个文件各写一行笔记。",
+    ],
+)
+def test_a_glob_the_task_writes_comes_before_the_folders_glob(task: str) -> None:
+    """tb-notes-tests: "For each test/test_*.py file" got the folder's glob, test/**/*.py, and
+    the 0.5B noted test/common.py too and ran out of turns before the last test file. The glob
+    the task writes is the set; one matching no file is left out."""
+    found = evidence(task, LISTED)
+    assert found.globs == ("src/shop/c*.py", "src/shop/**/*.py")
+    assert evidence("Note each src/shop/z*.py file", LISTED).globs == ("src/shop/**/*.py",)
+
+
 def test_a_file_name_or_a_number_is_no_extension_and_an_absent_kind_makes_no_glob() -> None:
     assert evidence("Read README.md and set it to 0.25", LISTED).extensions == ()
     assert evidence("List the .rs files in src/shop", LISTED) == Evidence(("src/shop/",))

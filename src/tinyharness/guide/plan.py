@@ -373,11 +373,15 @@ def evidence(task: str, files: Sequence[str], notes_file: str = "NOTES.md") -> E
         f".{m.group(1).lower()}" for m in _EXTENSION.finditer(task) if f".{m.group(1).lower()}" in have
     ]
     extensions = list(dict.fromkeys(extensions))
-    globs = [
+    # A glob the task writes is the set as it says it ("For each test/test_*.py file": the 0.5B
+    # noted test/common.py too, from the folder's glob, and ran out of turns before the last
+    # test file); else a folder it names with an extension it writes.
+    written = [g for g in task_globs(task) if any(glob_match(p, g) for p in listed)]
+    globs = written + [
         glob
         for ext in extensions
         for glob in ([f"{f}**/*{ext}" for f in deepest] or [f"**/*{ext}"])
-        if any(glob_match(p, glob) for p in listed)
+        if any(glob_match(p, glob) for p in listed) and glob not in written
     ]
     question = any(mark in task for mark in QUESTION_MARKS)
     return Evidence(tuple(deepest), tuple(extensions), tuple(globs), names_notes(task, notes_file), question)
