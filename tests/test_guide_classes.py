@@ -314,6 +314,21 @@ def test_a_count_over_a_named_file_gets_its_outline_in_the_answer_prompt(
     assert "src/shop/cart.py defines at top level 1 function (total), 1 class (Cart)" in ask
 
 
+def test_a_count_over_a_named_file_answered_with_nothing_gets_its_outline(project: Path) -> None:
+    """tb-zh-count-api: given the outline, the 0.5B answered nothing twice and the run ended
+    "(no final answer)"; what the harness found is the answer then."""
+    guide, state = _guide(project)
+    script = [
+        _kind("count or list files"),
+        _use("r1", "read_file", {"path": "src/shop/cart.py"}),
+        _reply(""),
+        _reply(""),
+    ]
+    model = ScriptedModel({"responses": script})
+    result = _agent(project, guide, state, model).run(COUNT_FILE["zh"])
+    assert result.final.startswith("src/shop/cart.py defines at top level 1 function (total), 1 class (Cart)")
+
+
 # --- 3: a question naming nothing ---------------------------------------------------------------
 
 

@@ -216,10 +216,17 @@ class TaskFocus:
         return answer_prompt(self.task, named, symbol, outline)
 
     def found(self, messages: Sequence[Message]) -> str | None:
-        """What the harness itself found for a task naming a symbol ("X is defined in f.py."):
-        the answer when the model's is none (see ``Agent._bare_answer``)."""
+        """What the harness itself found for a task naming a symbol ("X is defined in f.py."),
+        or for a count over named files (their outlines: "keys.py defines at top level 4
+        functions (...)."): the answer when the model's is none (see ``Agent._bare_answer``;
+        the 0.5B, given that outline for "test/test_api.py 里有几个测试函数？", answered nothing
+        twice and the run ended "(no final answer)")."""
         named, symbol = self._planned(messages)
-        return FOUND.format(symbol=symbol, where=", ".join(named)).strip() if symbol and named else None
+        if symbol and named:
+            return FOUND.format(symbol=symbol, where=", ".join(named)).strip()
+        if self.plan.kind == "list" and named and self.read_text is not None and not self.unread(messages):
+            return " ".join(outline_line(path, self.read_text(path)) for path in named)
+        return None
 
     def next_tool(self, messages: Sequence[Message]) -> str | None:
         """The tool the next request must call: read_file while planned files are unread (the
