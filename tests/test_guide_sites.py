@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from tinyharness.agent import Agent, AgentConfig
 from tinyharness.guide import PlanGuide
 from tinyharness.guide.sites import (
+    assignment_lines,
     binding_lines,
     config_values,
     held_lines,
@@ -514,6 +515,32 @@ def test_a_word_written_with_another_ending_finds_its_key_when_no_word_matches_w
     held = held_lines(TOX, task, skip=["tox.ini"], python=False)
     assert held and held[0] == (3, "commands = pytest -v {posargs}")
     assert all(line.startswith("commands") for _, line in held)
+
+
+FLAKE8 = "[tox]\nenvlist = py37\n\n[flake8]\nmax-line-length = 99\n\n[testenv]\ncommands = pytest\n"
+
+
+@pytest.mark.parametrize(
+    "task",
+    ["Welche maximale Zeilenlänge erlaubt flake8 laut tox.ini?", "tox.ini 里 flake8 允许的最大行长是多少？"],
+)
+def test_an_ini_keys_section_is_part_of_its_name_for_a_question(task: str) -> None:
+    """tb-de-flake8: ``max-line-length`` holds no word of the task; its section, ``[flake8]``,
+    does. For a question the key lines of that section are held; for an edit's choices a section
+    makes no key a whole match."""
+    assert held_lines(FLAKE8, task, skip=["tox.ini"], python=False) == [(5, "max-line-length = 99")]
+    assert held_lines(FLAKE8, task, skip=["tox.ini"], python=False, whole=True) == []
+
+
+def test_a_name_bound_by_an_assignment_holds_its_own_lines() -> None:
+    """tb-es-widechars: a task naming ``WIDE_CHARS_MODE`` (an assignment, no body) was shown no
+    line, and the 0.5B answered where it is defined."""
+    text = "import os\n\nWIDE = 1\nWIDE_CHARS_MODE = os.name == 'nt'\n\n\ndef f():\n    WIDE_CHARS_MODE = 2\n"
+    assert assignment_lines(text, "WIDE_CHARS_MODE") == [
+        (4, "WIDE_CHARS_MODE = os.name == 'nt'"),
+        (8, "WIDE_CHARS_MODE = 2"),
+    ]
+    assert assignment_lines(text, "MISSING") == []
 
 
 def test_whole_words_are_preferred_to_stems() -> None:

@@ -49,7 +49,15 @@ from ..messages import Message, TextBlock
 from ..tools.files import head_text
 from ..tools.workspace import Workspace
 from .plan import QUESTION_MARKS, TaskPlan, named_paths
-from .sites import CONFIG_SUFFIXES, binding_lines, config_sites, definition_span, held_lines, value_sites
+from .sites import (
+    CONFIG_SUFFIXES,
+    assignment_lines,
+    binding_lines,
+    config_sites,
+    definition_span,
+    held_lines,
+    value_sites,
+)
 
 ANSWER_NOW = "[Read: {files}]{found} {ask}"
 # What asks for the answer once the harness's plan is done (here, and in tools.coverage): a
@@ -413,7 +421,10 @@ def held_numbered(
     if symbol:
         within = definition_span(text, symbol) if python else None
         if within is None:
-            return []
+            # A name bound by an assignment has no body: its own lines are what holds it (the
+            # 0.5B, asked what ``WIDE_CHARS_MODE``'s default depends on and shown nothing, copied
+            # "WIDE_CHARS_MODE is defined in tabulate/__init__.py.").
+            return assignment_lines(text, symbol) if python else []
     return held_lines(text, task, [*skip, symbol], python=python, within=within, terms=terms)
 
 

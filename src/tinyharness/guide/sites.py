@@ -272,6 +272,18 @@ def definition_span(text: str, symbol: str) -> tuple[int, int] | None:
     return None
 
 
+def assignment_lines(text: str, symbol: str, limit: int = MAX_HELD_LINES) -> list[tuple[int, str]]:
+    """The lines of Python ``text`` whose assignment binds ``symbol`` (``WIDE_CHARS_MODE =
+    wcwidth is not None``), in file order with their numbers, at most ``limit``."""
+    numbered = text.splitlines()
+    found = [
+        (n, numbered[n - 1].strip())
+        for n in sorted(binding_lines(text))
+        if 0 < n <= len(numbered) and symbol in defined_names(numbered[n - 1])
+    ]
+    return found[:limit]
+
+
 def held_lines(
     text: str,
     task: str,
@@ -331,9 +343,15 @@ def _held_lines(
     skipped = set().union(*(name_parts(t) for t in skip)) if skip else set()
     tokens = written_tokens(task)
     parts = set().union(*(name_parts(t) for t in tokens)) - skipped if tokens else set()
+    sections = {} if python or whole else _sections(numbered)
     read = []
     for number, line in lines:
         names, literals = line_tokens(line) if python else key_tokens(line)
+        # An INI key's section is part of its name for a question: "flake8" in "Welche maximale
+        # Zeilenlänge erlaubt flake8 laut tox.ini?" names ``max-line-length = 99`` under
+        # ``[flake8]``, a key that holds no word of the task itself (not for an edit's choice:
+        # every key of the section would be a whole match).
+        names = names | ({sections[number]} if sections.get(number) else set())
         split = {name: name_parts(name) for name in names}
         words = set().union(*split.values()) if split else set()
         # how much of its best-matched name the task writes: ``version`` all, ``python_version`` half
@@ -352,6 +370,22 @@ def _held_lines(
     if scored and scored[0][0] == 0:  # no literal: only the lines near the best
         scored = [item for item in scored if item[1] > scored[0][1] / 2]
     return sorted((number, line) for *_, number, line in scored[:limit])
+
+
+_SECTION = re.compile(r"^[ \t]*\[+([^\]\n]+)\]+[ \t]*(?:[#;].*)?$")
+
+
+def _sections(lines: Sequence[str]) -> dict[int, str]:
+    """The 1-based number of each line of a TOML/INI file -> the section it is in ("" before
+    the first ``[section]``)."""
+    found: dict[int, str] = {}
+    section = ""
+    for number, line in enumerate(lines, 1):
+        header = _SECTION.match(line)
+        if header:
+            section = header.group(1).strip()
+        found[number] = section
+    return found
 
 
 # read_file's line-number column ("    12\t"), copied by a small model into an edit's new text.
