@@ -282,6 +282,36 @@ def test_an_edit_that_would_break_the_file_is_read_as_its_one_changed_literal(
     assert fixed.input["new"] == DEFAULTS_LINE.replace('"strict"', '"replace"')
 
 
+BUMP_META = {
+    "en": "In pkg/meta.py, bump the version to 1.0.2.",
+    "zh": "把 pkg/meta.py 里的版本号改成 1.0.2。",
+    "es": "En pkg/meta.py, sube la versión a 1.0.2.",
+}
+
+
+@pytest.mark.parametrize("language", sorted(BUMP_META))
+def test_an_edit_whose_new_text_is_only_the_value_changes_the_lines_one_literal(
+    project: Path, language: str
+) -> None:
+    """ct-edit-version: offered ``__version__ = "8.0.2"``, the 0.5B wrote ``new="8.0.3"`` five
+    times (issue 28's own example), each breaking the file, and the run stopped stuck. A new
+    text that is only a value is the old line with its one literal changed, quoted as it was."""
+    (project / "pkg/meta.py").write_text('__version__ = "1.0.1"\n', encoding="utf-8")
+    guide, _ = _guide(project, True)
+    reply = {"kind": "change a file", "english_words_in_code": ["version"]}  # as the grammar asks
+    model = ScriptedModel({"responses": [_reply(json.dumps(reply))]})
+    asyncio.run(guide.start(BUMP_META[language], model.complete))
+    call = ToolUseBlock(
+        "e1", "edit_file", {"path": "pkg/meta.py", "old": '__version__ = "1.0.1"', "new": "1.0.2"}
+    )
+    fixed = guide.review(call)
+    assert isinstance(fixed, ToolUseBlock) and fixed.input["new"] == '__version__ = "1.0.2"'
+    named = ToolUseBlock(
+        "e2", "edit_file", {"path": "pkg/meta.py", "old": '__version__ = "1.0.1"', "new": "version"}
+    )
+    assert guide.review(named) is named  # a name is no value: left for the tool's own check
+
+
 def test_an_edit_that_parses_is_left_as_the_model_wrote_it(project: Path) -> None:
     guide = _started(project, CHANGE_ERRORS["en"], "change a file")
     new = '    s: str | bytes, encoding: str = "utf-8", errors="replace"'

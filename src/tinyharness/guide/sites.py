@@ -395,9 +395,10 @@ _NUMBER_COLUMN = re.compile(r"^[ \t]*\d+(?:\t|[ ]{2,})")
 def repairs(old: str, new: str) -> list[str]:
     """Other readings of an edit's ``new`` line, for when it breaks the file, the least change
     first: ``old`` with only its one changed literal changed (``errors: str = "strict"`` for
-    ``errors: "replace"``: the 0.5B dropped the annotation with the value), and ``new``
-    without read_file's line-number column it copied (``    1    s: str = ...``). Both are the
-    tool's format and the line's tokens, no word of any task. [] when neither applies."""
+    ``errors: "replace"``: the 0.5B dropped the annotation with the value), ``new`` without
+    read_file's line-number column it copied (``    1    s: str = ...``), and ``old`` with its
+    one literal replaced by a ``new`` that is only a value (``value_only``). All are the tool's
+    format and the line's tokens, no word of any task. [] when none applies."""
     found: list[str] = []
     if _NUMBER_COLUMN.match(new) and not _NUMBER_COLUMN.match(old):
         indent = old[: len(old) - len(old.lstrip())]
@@ -406,7 +407,36 @@ def repairs(old: str, new: str) -> list[str]:
     swapped = literal_swapped(old, new)
     if swapped is not None and swapped not in found:
         found.insert(0, swapped)  # the least change first
+    valued = value_only(old, new)
+    if valued is not None and valued not in found:
+        found.append(valued)
     return found
+
+
+def value_only(old: str, new: str) -> str | None:
+    """``old`` with its one literal replaced by ``new`` when ``new`` is only a value, no name or
+    bracket in it (``__version__ = "8.0.3"`` for ``old`` ``__version__ = "8.0.2"`` and ``new``
+    ``8.0.3``: the 0.5B's edit five times, each breaking the file), quoted as the old literal
+    when that was a string and the value is not; None otherwise."""
+    before = _literal_tokens(old.strip())
+    value = new.strip()
+    if len(before) != 1 or not value or any(c in value for c in "=()[]{},:#\n"):
+        return None
+    try:
+        kinds = [t.type for t in tokenize.generate_tokens(io.StringIO(value + "\n").readline)]
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return None
+    if tokenize.NAME in kinds:
+        return None
+    literal = before[0]
+    if literal.type == tokenize.STRING and value[0] not in "\"'":
+        quote = literal.string[-1]
+        if quote in value:
+            return None
+        value = f"{quote}{value}{quote}"
+    indent = old[: len(old) - len(old.lstrip())]
+    body = old.strip()
+    return indent + body[: literal.start[1]] + value + body[literal.end[1] :]
 
 
 def _literal_tokens(line: str) -> list[tokenize.TokenInfo]:
