@@ -23,6 +23,7 @@ from tinyharness.guide import StepsGuide, TaskPlan
 from tinyharness.guide.coverage import (
     ALL_DONE,
     DONE_NOTES,
+    ECHOED,
     FILES_LEFT,
     FIND_NOW,
     FROM_NOTES,
@@ -425,6 +426,7 @@ def test_a_finding_may_share_the_questions_words_but_not_copy_numbered_lines(pro
     assert plan.note_problem("Parse the configuration files of the shop.", "src/pkg/alpha.py") is None
     copied = '1\t"""Parse the configuration files.\n2\t\n3\tdef parse_config():'
     assert plan.note_problem(copied, "src/pkg/alpha.py") is not None
+    assert plan.note_problem("Noted in NOTES.md (119 characters in total)", "src/pkg/alpha.py") == ECHOED
     described = "Reads a text file from the workspace, with line numbers."  # the flush wrote it
     assert plan.note_problem(described, "src/pkg/alpha.py", known=[described])
     summary_plan, summary_state, _ = _plan(project)  # a notes task still refuses an echo

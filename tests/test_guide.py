@@ -252,7 +252,7 @@ def test_a_notes_task_writes_to_the_users_notes(project: Path) -> None:
     assert guide.review(call) is call
 
 
-def test_a_note_for_the_users_notes_that_copies_a_read_is_refused(project: Path) -> None:
+def test_a_note_for_the_users_notes_that_copies_a_read_or_a_result_is_refused(project: Path) -> None:
     """tb-notes-three: asked for a one-line note on each of three named files, the 0.5B noted
     each read whole, header and line numbers, and the three reads landed in NOTES.md. A note
     bound for the user's notes that copies a read is refused (in any language: the rule reads
@@ -264,8 +264,16 @@ def test_a_note_for_the_users_notes_that_copies_a_read_is_refused(project: Path)
     copied = ToolUseBlock("c1", "note", {"path": "README.md", "text": str(read.content)})
     answered = guide.review(copied)
     assert isinstance(answered, ToolResultBlock) and answered.refused and "copies" in answered.content
+    for echoed in (
+        "Error: the call was refused: it copies the file's lines; say in your own words what the file does",
+        "Noted in NOTES.md (119 characters in total)",
+    ):  # what the 0.5B noted next, for the same file and the next two
+        answered = guide.review(ToolUseBlock("c3", "note", {"path": "README.md", "text": echoed}))
+        assert isinstance(answered, ToolResultBlock) and answered.refused and "repeats" in answered.content
     own = ToolUseBlock("c2", "note", {"path": "README.md", "text": "the shop's readme"})
     assert guide.review(own) is own
+    logged = ToolUseBlock("c4", "note", {"path": "README.md", "text": "Errors are logged here"})
+    assert guide.review(logged) is logged
 
 
 # --- tool results carry their metadata ---------------------------------------------------------

@@ -316,6 +316,8 @@ class FileSetPlan:
             return f"{path} has not been read in this run; read it first"
         if copies_read(text):
             return COPIED
+        if echoes_result(text):
+            return ECHOED
         own_name = _words(path.replace("/", " ").replace("_", " "))
         words = _words(text) - own_name
         if not words:
@@ -493,12 +495,22 @@ def _words(text: str) -> set[str]:
 
 
 COPIED = "it copies the file's lines; say in your own words what the file does"
+ECHOED = "it repeats a tool's result; say in your own words what the file does"
+# The harness's own results, which the 0.5B noted back for two files of three: a failure or a
+# refusal (every one starts "Error: ") and the note tool's receipt.
+_RESULT_ECHO = re.compile(r"^\s*(?:Error: |Noted in \S+ \(\d+ characters in total\))")
 
 
 def copies_read(text: str) -> bool:
     """A note that copies a read_file result: its header ("(lines 1-5 of 5)") or two of its
     numbered lines."""
     return bool(_READ_HEADER.search(text)) or len(_NUMBERED_LINE.findall(text)) >= 2
+
+
+def echoes_result(text: str) -> bool:
+    """A note that is a tool's result given back ("Error: the call was refused: ...", "Noted
+    in NOTES.md (119 characters in total)")."""
+    return bool(_RESULT_ECHO.match(text))
 
 
 def review_note(

@@ -29,7 +29,7 @@ from ..tools.notes import NotesFile
 from ..tools.syntax import breaks
 from ..tools.workspace import Workspace
 from .base import Ask, Reviewed, Turn, refusal
-from .coverage import COPIED, ROOM_CHARS, FileSetPlan, copies_read, review_note
+from .coverage import COPIED, ECHOED, ROOM_CHARS, FileSetPlan, copies_read, echoes_result, review_note
 from .focus import (
     CHANGE_TOOLS,
     MAX_EDIT_CHOICE_BYTES,
@@ -109,12 +109,17 @@ def counted_kinds(listing: str, extensions: Sequence[str]) -> str:
 
 
 def user_note(call: ToolUseBlock) -> Reviewed:
-    """A note bound for the user's notes file, refused when it copies a read (a set's notes are
-    held to this in ``review_note``; a note per named file is too: the 0.5B, asked for a
-    one-line note on each of three named files, noted each read whole, line numbers and all,
-    and the three reads landed in the user's NOTES.md)."""
+    """A note bound for the user's notes file, refused when it copies a read or gives back a
+    tool's result (a set's notes are held to this in ``review_note``; a note per named file is
+    too: the 0.5B, asked for a one-line note on each of three named files, noted each read
+    whole, line numbers and all; refused, it noted the refusal, then "Noted in NOTES.md (119
+    characters in total)", and those lines landed in the user's NOTES.md)."""
     text = call.input.get("text") if isinstance(call.input, dict) else None
-    return refusal(call, COPIED) if isinstance(text, str) and copies_read(text) else call
+    if not isinstance(text, str):
+        return call
+    if copies_read(text):
+        return refusal(call, COPIED)
+    return refusal(call, ECHOED) if echoes_result(text) else call
 
 
 class StepsGuide:
