@@ -218,9 +218,9 @@ _ATTR = re.compile(r"""\battr\b\s*(?::|=)\s*["']?([A-Za-z_][\w]*(?:\.[A-Za-z_]\w
 
 
 def attr_modules(line: str) -> list[str]:
-    """The files a config line's ``attr:`` reference may name, most likely first
-    (``pkg/_meta.py``, ``src/pkg/_meta.py``, ``pkg/_meta/__init__.py`` ... for
-    ``attr: pkg._meta.__version__``); [] for a line without one. The value the line stands for
+    """The files a config line's ``attr:`` reference may name (``pkg/_meta.py``,
+    ``pkg/_meta/__init__.py``, then the same under ``src/``, for ``attr:
+    pkg._meta.__version__``); [] for a line without one. The value the line stands for
     is in that module, not in the config file: an edit of it changes the module."""
     found = _ATTR.search(line)
     if found is None:
