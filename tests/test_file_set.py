@@ -23,7 +23,6 @@ from tinyharness.guide import StepsGuide, TaskPlan
 from tinyharness.guide.coverage import (
     ALL_DONE,
     DONE_NOTES,
-    ECHOED,
     FILES_LEFT,
     FIND_NOW,
     FROM_NOTES,
@@ -32,6 +31,7 @@ from tinyharness.guide.coverage import (
     NOTE_NOW,
     NOTHING_NOTED,
     FileSetPlan,
+    review_note,
     set_for,
 )
 from tinyharness.guide.focus import ASK_QUESTION, answer_ask, is_question
@@ -426,7 +426,12 @@ def test_a_finding_may_share_the_questions_words_but_not_copy_numbered_lines(pro
     assert plan.note_problem("Parse the configuration files of the shop.", "src/pkg/alpha.py") is None
     copied = '1\t"""Parse the configuration files.\n2\t\n3\tdef parse_config():'
     assert plan.note_problem(copied, "src/pkg/alpha.py") is not None
-    assert plan.note_problem("Noted in NOTES.md (119 characters in total)", "src/pkg/alpha.py") == ECHOED
+    receipt = "Noted in NOTES.md (119 characters in total)"  # the tool result just seen
+    call = ToolUseBlock("n1", "note", {"path": "src/pkg/alpha.py", "text": receipt})
+    refused = review_note(plan, call, results=[receipt])
+    assert isinstance(refused, ToolResultBlock) and refused.refused and "repeats" in refused.content
+    unseen = review_note(plan, call, results=["Noted in NOTES.md (7 characters)"])  # not a result seen
+    assert not (isinstance(unseen, ToolResultBlock) and "repeats" in unseen.content)
     described = "Reads a text file from the workspace, with line numbers."  # the flush wrote it
     assert plan.note_problem(described, "src/pkg/alpha.py", known=[described])
     summary_plan, summary_state, _ = _plan(project)  # a notes task still refuses an echo

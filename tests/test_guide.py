@@ -19,7 +19,7 @@ from tinyharness.events import EventBus, ListSink
 from tinyharness.guide import PlanGuide, PlanOptions, Ranked, TaskPlan
 from tinyharness.guide import plan as plan_module
 from tinyharness.guide.plan import KIND_MEANINGS, TERMS_KEY
-from tinyharness.messages import ToolResultBlock, ToolUseBlock, block_from_dict, block_to_dict
+from tinyharness.messages import Message, ToolResultBlock, ToolUseBlock, block_from_dict, block_to_dict
 from tinyharness.models.anthropic_messages import block_to_wire
 from tinyharness.models.scripted import ScriptedModel
 from tinyharness.profiles import DEFAULT, LOCAL, defined_profiles, profile_for
@@ -265,11 +265,17 @@ def test_a_note_for_the_users_notes_that_copies_a_read_or_a_result_is_refused(pr
     answered = guide.review(copied)
     assert isinstance(answered, ToolResultBlock) and answered.refused and "copies" in answered.content
     for echoed in (
-        "Error: the call was refused: it copies the file's lines; say in your own words what the file does",
+        str(answered.content),
         "Noted in NOTES.md (119 characters in total)",
+        "已记入 NOTES.md（共 119 个字符）",  # a tool's result in any words: compared with the results seen
     ):  # what the 0.5B noted next, for the same file and the next two
-        answered = guide.review(ToolUseBlock("c3", "note", {"path": "README.md", "text": echoed}))
-        assert isinstance(answered, ToolResultBlock) and answered.refused and "repeats" in answered.content
+        seen = Message("user", (ToolResultBlock("c0", echoed),))
+        guide.next_turn([Message.user("task"), seen])
+        answered_echo = guide.review(
+            ToolUseBlock("c3", "note", {"path": "README.md", "text": f" {echoed}\n"})
+        )
+        assert isinstance(answered_echo, ToolResultBlock) and answered_echo.refused
+        assert "repeats" in answered_echo.content
     own = ToolUseBlock("c2", "note", {"path": "README.md", "text": "the shop's readme"})
     assert guide.review(own) is own
     logged = ToolUseBlock("c4", "note", {"path": "README.md", "text": "Errors are logged here"})

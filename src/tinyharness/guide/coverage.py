@@ -316,8 +316,6 @@ class FileSetPlan:
             return f"{path} has not been read in this run; read it first"
         if copies_read(text):
             return COPIED
-        if echoes_result(text):
-            return ECHOED
         own_name = _words(path.replace("/", " ").replace("_", " "))
         words = _words(text) - own_name
         if not words:
@@ -496,9 +494,6 @@ def _words(text: str) -> set[str]:
 
 COPIED = "it copies the file's lines; say in your own words what the file does"
 ECHOED = "it repeats a tool's result; say in your own words what the file does"
-# The harness's own results, which the 0.5B noted back for two files of three: a failure or a
-# refusal (every one starts "Error: ") and the note tool's receipt.
-_RESULT_ECHO = re.compile(r"^\s*(?:Error: |Noted in \S+ \(\d+ characters in total\))")
 
 
 def copies_read(text: str) -> bool:
@@ -507,17 +502,21 @@ def copies_read(text: str) -> bool:
     return bool(_READ_HEADER.search(text)) or len(_NUMBERED_LINE.findall(text)) >= 2
 
 
-def echoes_result(text: str) -> bool:
-    """A note that is a tool's result given back ("Error: the call was refused: ...", "Noted
-    in NOTES.md (119 characters in total)")."""
-    return bool(_RESULT_ECHO.match(text))
+def repeats_result(text: str, results: Iterable[str]) -> bool:
+    """A note that gives back one of ``results`` (tool results the run has just seen), whole,
+    whitespace aside: the 0.5B, its note refused, noted the refusal, then the note tool's
+    receipt ("Noted in NOTES.md (119 characters in total)"). Compared with the results
+    themselves, so it holds for any tool's words in any language."""
+    said = " ".join(text.split())
+    return bool(said) and any(said == " ".join(result.split()) for result in results)
 
 
 def review_note(
-    plan: FileSetPlan, call: ToolUseBlock, known: Sequence[str] = ()
+    plan: FileSetPlan, call: ToolUseBlock, known: Sequence[str] = (), results: Sequence[str] = ()
 ) -> ToolUseBlock | ToolResultBlock:
     """``plan``'s checks of a note call before it runs (``note_problem``; ``known``: texts a
-    note must not echo): the call, refused with the reason, answered without a write (a finding
+    note must not echo; ``results``: the tool results just seen, which it must not give back
+    whole): the call, refused with the reason, answered without a write (a finding
     of "nothing", or one its file does not hold), kept to the lines shown with the ask when it
     copies the read (``quoted_finding``), or kept to its first line (one line a file, as the task
     asks; a copied docstring brought six lines)."""
@@ -529,7 +528,7 @@ def review_note(
     if quoted is not None:
         text, args = quoted, {**args, "text": quoted}
         call = replace(call, input=args)
-    why = plan.note_problem(text, path, known)
+    why = ECHOED if repeats_result(text, results) else plan.note_problem(text, path, known)
     if why is not None:
         plan.refusal = why
         return refusal(call, why)

@@ -29,7 +29,7 @@ from ..tools.notes import NotesFile
 from ..tools.syntax import breaks
 from ..tools.workspace import Workspace
 from .base import Ask, Reviewed, Turn, refusal
-from .coverage import COPIED, ECHOED, ROOM_CHARS, FileSetPlan, copies_read, echoes_result, review_note
+from .coverage import COPIED, ECHOED, ROOM_CHARS, FileSetPlan, copies_read, repeats_result, review_note
 from .focus import (
     CHANGE_TOOLS,
     MAX_EDIT_CHOICE_BYTES,
@@ -108,18 +108,19 @@ def counted_kinds(listing: str, extensions: Sequence[str]) -> str:
     return ", ".join(wanted)
 
 
-def user_note(call: ToolUseBlock) -> Reviewed:
-    """A note bound for the user's notes file, refused when it copies a read or gives back a
-    tool's result (a set's notes are held to this in ``review_note``; a note per named file is
-    too: the 0.5B, asked for a one-line note on each of three named files, noted each read
-    whole, line numbers and all; refused, it noted the refusal, then "Noted in NOTES.md (119
-    characters in total)", and those lines landed in the user's NOTES.md)."""
+def user_note(call: ToolUseBlock, results: Sequence[str] = ()) -> Reviewed:
+    """A note bound for the user's notes file, refused when it copies a read or gives back one
+    of ``results``, the tool results the run has just seen (a set's notes are held to this in
+    ``review_note``; a note per named file is too: the 0.5B, asked for a one-line note on each
+    of three named files, noted each read whole, line numbers and all; refused, it noted the
+    refusal, then "Noted in NOTES.md (119 characters in total)", and those lines landed in the
+    user's NOTES.md)."""
     text = call.input.get("text") if isinstance(call.input, dict) else None
     if not isinstance(text, str):
         return call
     if copies_read(text):
         return refusal(call, COPIED)
-    return refusal(call, ECHOED) if echoes_result(text) else call
+    return refusal(call, ECHOED) if repeats_result(text, results) else call
 
 
 class StepsGuide:
@@ -142,6 +143,7 @@ class StepsGuide:
         self.file_set: FileSetPlan | None = file_set
         self.stated = plan
         self.known = tuple(known)  # texts a note must not echo (the tools' descriptions)
+        self.results: list[str] = []  # the last turn's tool results (a note must not give them back)
         self.events = events or EventBus()
         self.task = ""
         self.plan = TaskPlan()
@@ -172,6 +174,7 @@ class StepsGuide:
     def next_turn(self, messages: Sequence[Message]) -> Turn | None:
         focus, file_set = self.focus, self.file_set
         if messages and messages[-1].tool_results:  # right after tool results
+            self.results = [r.content for r in messages[-1].tool_results if isinstance(r.content, str)]
             step = file_set.next_step(messages) if file_set is not None else None
             if step is not None:
                 return step
@@ -271,14 +274,14 @@ class StepsGuide:
         if call.name != "note":
             return call
         if file_set is not None and in_set:
-            checked = review_note(file_set, call, self.known)
+            checked = review_note(file_set, call, self.known, self.results)
             if isinstance(checked, ToolResultBlock):
                 return checked
             call = checked
         return self._route(call)
 
     def _route(self, call: ToolUseBlock) -> Reviewed:
-        return user_note(call)
+        return user_note(call, self.results)
 
     def unfinished(self, messages: Sequence[Message]) -> str | None:
         return self.file_set.unfinished(messages) if self.file_set is not None else None
@@ -340,6 +343,7 @@ class PlanGuide(StepsGuide):
         self.options = options or PlanOptions()
         self.events = events or EventBus()
         self.known = tuple(known)  # texts a note must not echo (the tools' descriptions)
+        self.results: list[str] = []  # the last turn's tool results (a note must not give them back)
         self.task = ""
         self.found = Evidence()
         self.plan = TaskPlan()
@@ -629,7 +633,7 @@ class PlanGuide(StepsGuide):
         args = call.input if isinstance(call.input, dict) else {}
         text, path = args.get("text"), args.get("path")
         if self.plan.kind == "notes" or self.run_notes is None or not isinstance(text, str):
-            return user_note(call)
+            return user_note(call, self.results)
         path = path if isinstance(path, str) and path else None
         line = f"{path}: {text}" if path else text
         try:
