@@ -15,6 +15,7 @@ May import: ``errors``, ``safefs``. Nothing else of the package.
 
 from __future__ import annotations
 
+import itertools
 import os
 import sqlite3
 import struct
@@ -176,22 +177,45 @@ def open_database(
         raise _fail(error, f"cannot create {schema.kind} {path}: {_why(path, exc)}") from None
     except sqlite3.Error as exc:
         raise _fail(error, f"cannot open {schema.kind} {path}: {exc}") from None
-    try:
-        version = _recognise(db, path, schema, error)
-        db.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
-        db.execute("PRAGMA journal_mode = WAL")
-        db.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL survives a killed process
-        _migrate(db, path, schema, error, version)
-    except sqlite3.DatabaseError as exc:
-        db.close()
-        message = str(exc)
-        if "readonly" in message or "unable to open" in message:
-            raise _fail(error, f"cannot write {schema.kind} {path}: {message}") from None
-        raise _fail(error, f"{schema.kind} {path} is corrupt or unreadable: {message}") from None
-    except BaseException:
-        db.close()
-        raise
-    return db
+    deadline = time.monotonic() + timeout
+    for attempt in itertools.count():
+        try:
+            with read_transaction(db):  # one snapshot: another opener may migrate it meanwhile
+                version = _recognise(db, path, schema, error)
+            db.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+            db.execute("PRAGMA journal_mode = WAL")
+            db.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL survives a killed process
+            _migrate(db, path, schema, error, version)
+            return db
+        except sqlite3.DatabaseError as exc:
+            if _busy(exc) and time.monotonic() < deadline:
+                time.sleep(min(0.01 * 2**attempt, 0.25))
+                continue
+            db.close()
+            message = str(exc)
+            if _busy(exc):
+                raise _fail(
+                    error,
+                    f"{schema.kind} {path} is busy: another process held it for {timeout:g} s; "
+                    "try again when that process ends",
+                ) from None
+            if "readonly" in message or "unable to open" in message:
+                raise _fail(error, f"cannot write {schema.kind} {path}: {message}") from None
+            raise _fail(error, f"{schema.kind} {path} is corrupt or unreadable: {message}") from None
+        except BaseException:
+            db.close()
+            raise
+    raise AssertionError("unreachable")
+
+
+def _busy(exc: sqlite3.DatabaseError) -> bool:
+    """SQLITE_BUSY or SQLITE_LOCKED, extended codes included. SQLite returns them at once, with
+    no busy handler, where waiting could deadlock: two processes opening a new file both switch
+    it to WAL, or one reads while the other recovers the WAL. Another try a moment later works."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+    return "locked" in str(exc) or "busy" in str(exc)
 
 
 def _recognise(db: sqlite3.Connection, path: Path, schema: Schema, error: type[HarnessError]) -> int:
