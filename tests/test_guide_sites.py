@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from hypothesis import strategies as st
 
 from tinyharness.agent import Agent, AgentConfig
 from tinyharness.guide import PlanGuide
+from tinyharness.guide.plan import TERMS_KEY
 from tinyharness.guide.sites import (
     assignment_lines,
     binding_lines,
@@ -153,9 +155,17 @@ def _agent(root: Path, guide: PlanGuide, state: ReadState, model: ScriptedModel,
     return Agent(model, registry, AgentConfig(max_iterations=6), guide=guide)
 
 
-def _started(root: Path, task: str, kind: str, may_write: bool = True) -> PlanGuide:
+def _started(
+    root: Path, task: str, kind: str, may_write: bool = True, terms: Sequence[str] | None = None
+) -> PlanGuide:
+    """A guide started on ``task``, its kind request answered ``kind`` (and ``terms`` as the
+    words in code, when given: the grammar asks for them; a reply without them is a model's
+    without a grammar)."""
     guide, _ = _guide(root, may_write)
-    model = ScriptedModel({"responses": [_reply(json.dumps({"kind": kind}))]})
+    reply: dict[str, object] = {"kind": kind}
+    if terms is not None:
+        reply[TERMS_KEY] = list(terms)
+    model = ScriptedModel({"responses": [_reply(json.dumps(reply))]})
     asyncio.run(guide.start(task, model.complete))
     return guide
 
@@ -297,10 +307,7 @@ def test_an_edit_whose_new_text_is_only_the_value_changes_the_lines_one_literal(
     times (issue 28's own example), each breaking the file, and the run stopped stuck. A new
     text that is only a value is the old line with its one literal changed, quoted as it was."""
     (project / "pkg/meta.py").write_text('__version__ = "1.0.1"\n', encoding="utf-8")
-    guide, _ = _guide(project, True)
-    reply = {"kind": "change a file", "english_words_in_code": ["version"]}  # as the grammar asks
-    model = ScriptedModel({"responses": [_reply(json.dumps(reply))]})
-    asyncio.run(guide.start(BUMP_META[language], model.complete))
+    guide = _started(project, BUMP_META[language], "change a file", terms=["version"])
     call = ToolUseBlock(
         "e1", "edit_file", {"path": "pkg/meta.py", "old": '__version__ = "1.0.1"', "new": "1.0.2"}
     )
@@ -516,9 +523,7 @@ def test_an_edit_naming_a_value_by_its_words_is_offered_its_line_in_every_langua
     code write (a task in Chinese or French), is the edit's choice, and the file is tied."""
     (project / "pkg/settings.py").write_text(SETTINGS, encoding="utf-8")
     task, terms = PAGE_SIZE_WORDS[language]
-    guide, _ = _guide(project, True)
-    reply = {"kind": "change a file", "english_words_in_code": terms}
-    asyncio.run(guide.start(task, ScriptedModel({"responses": [_reply(json.dumps(reply))]}).complete))
+    guide = _started(project, task, "change a file", terms=terms)
     assert list(guide.choices("edit_file", [])["old"]) == ["PAGE_SIZE = 25"]
     edit = ToolUseBlock(
         "e1", "edit_file", {"path": "pkg/settings.py", "old": "PAGE_SIZE = 25", "new": "PAGE_SIZE = 40"}

@@ -52,8 +52,8 @@ from .focus import (
     NOTE_TOOL,
     READ_TOOL,
     answer_ask,
-    held_line,
     held_numbered,
+    held_sentence,
     is_question,
     named_files,
     task_text,
@@ -263,11 +263,9 @@ class FileSetPlan:
         # asked "What version is this?" of a 160-line __init__.py, noted "The library now
         # supports caching" and never ``__version__ = "8.0.2"``).
         text = self._safe_text(read)
-        held = held_line(read, text, self.question, [read], terms=self.plan.terms)
-        self.finding_held = [
-            line for _, line in held_numbered(read, text, self.question, [read], terms=self.plan.terms)
-        ]
-        prompt = FIND_NOW.format(path=read) + held
+        held = held_numbered(read, text, self.question, [read], terms=self.plan.terms)
+        self.finding_held = [line for _, line in held]
+        prompt = FIND_NOW.format(path=read) + held_sentence(read, held)
         return NextStep(prompt, tool=NOTE_TOOL, final_allowed=False, view=_note_view(messages, read, prompt))
 
     def _note_step(self, messages: Sequence[Message], left: list[str]) -> NextStep | None:

@@ -403,7 +403,11 @@ def held_line(
     matched when its own match no line. "" when no line holds any, or the file is neither.
     The read page may end before the line: the
     0.5B then answered a class name it had seen, "NoneAlgorithm", for a default salt."""
-    held = held_numbered(path, text, task, skip, symbol, terms)
+    return held_sentence(path, held_numbered(path, text, task, skip, symbol, terms))
+
+
+def held_sentence(path: str, held: Sequence[tuple[int, str]]) -> str:
+    """``held_numbered``'s lines of ``path`` as ``held_line`` writes them ("" for none)."""
     if not held:
         return ""
     lines = ", ".join(f"line {number} `{line}`" for number, line in held)
