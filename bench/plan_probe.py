@@ -9,21 +9,37 @@ process, one short request per task; nothing else of the run.
 
     python -m bench.plan_probe --model local
     python -m bench.plan_probe --model local --acceptance WORKSPACE
+
+``--suite HALVES`` plans every task of those halves of the suite (on their public projects)
+whose kind is in ``--kinds``, and counts how often the plan's reads hold a file that answers it
+(the task's ``targets``; a folder or glob target holding one counts): the plan's recall, the
+step before any answer can be right. ``--record FILE`` keeps each model reply; ``--replay
+FILE`` plans again from those replies with no model, so a change to what the guide does with a
+reply is measured on the same replies.
+
+    python -m bench.plan_probe --suite unseen,fourth,fifth,sixth,seventh --record /tmp/plans.json
+    python -m bench.plan_probe --suite unseen,fourth,fifth,sixth,seventh --replay /tmp/plans.json
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from bench.tasks import TASKS, build_workspace
 from tinyharness.guide import PlanGuide
+from tinyharness.guide.plan import expand
+from tinyharness.messages import Message, TextBlock
+from tinyharness.models.base import ModelRequest, ModelResponse
 from tinyharness.models.factory import load_model
-from tinyharness.tools.files import ReadState
+from tinyharness.tools.files import ReadState, text_files
 from tinyharness.tools.notes import NotesFile
+from tinyharness.tools.workspace import Workspace
 
 # The tune half's tasks in Chinese and French (the probe's own translations, not suite data).
 TRANSLATIONS: dict[str, tuple[str, str]] = {
@@ -69,7 +85,18 @@ ACCEPTANCE = {
 }
 
 
+Ask = Callable[[ModelRequest], Awaitable[ModelResponse]]
+
+
 async def plan_of(model: object, workspace: Path, task: str, may_write: bool) -> tuple[str, float]:
+    guide, took = await started(model.complete, workspace, task, may_write)  # type: ignore[attr-defined]
+    plan = guide.plan
+    targets = ",".join(plan.targets) or "-"
+    return f"{plan.source:5} {plan.kind or '-':7} {targets:40} set={len(guide.file_set.set)}", took
+
+
+async def started(ask: Ask, workspace: Path, task: str, may_write: bool) -> tuple[PlanGuide, float]:
+    """The guide the CLI builds, started on ``task``, and the seconds its start took."""
     guide = PlanGuide(
         workspace,
         read_state=ReadState(),
@@ -78,11 +105,56 @@ async def plan_of(model: object, workspace: Path, task: str, may_write: bool) ->
         rank=_rank,
     )
     start = time.perf_counter()
-    await guide.start(task, model.complete)  # type: ignore[attr-defined]
-    took = time.perf_counter() - start
-    plan = guide.plan
-    targets = ",".join(plan.targets) or "-"
-    return f"{plan.source:5} {plan.kind or '-':7} {targets:40} set={len(guide.file_set.set)}", took
+    await guide.start(task, ask)
+    return guide, time.perf_counter() - start
+
+
+def recording(ask: Ask | None, replies: dict[str, str]) -> Ask:
+    """``ask`` that keeps each reply in ``replies`` by its request's text; with no ``ask``, the
+    kept replies given back (a request not kept is an error: the replay would guess)."""
+
+    async def asked(request: ModelRequest) -> ModelResponse:
+        key = json.dumps([request.system, [m.text for m in request.messages]], ensure_ascii=False)
+        if ask is None:
+            if key not in replies:
+                raise KeyError("a request the recording does not hold; record again")
+            return ModelResponse(Message("assistant", (TextBlock(replies[key]),)), "end_turn")
+        response = await ask(request)
+        replies[key] = response.message.text
+        return response
+
+    return asked
+
+
+async def suite_recall(ask: Ask, halves: set[str], kinds: set[str]) -> None:
+    """The plan of each task of ``halves`` whose kind is in ``kinds``: its reads, and whether
+    they hold a file that answers it; the share, by half and by kind."""
+    from bench.task_suite import TASKS as SUITE
+    from bench.task_suite import build_task_workspace
+
+    tasks = [t for t in SUITE if t.half in halves and t.kind in kinds and t.targets]
+    found: dict[str, list[bool]] = {}
+    with tempfile.TemporaryDirectory() as folder:
+        workspaces: dict[str, Path] = {}
+        for task in tasks:
+            root = workspaces.get(task.project)
+            if root is None:
+                root = workspaces[task.project] = Path(folder) / task.project
+                root.mkdir()
+                build_task_workspace(task, root)
+            guide, took = await started(ask, root, task.prompt, task.allow_write)
+            files = text_files(Workspace(root))
+            reads = expand(guide.plan.targets, files)
+            answers = expand(task.targets, files)
+            hit = any(path in answers for path in reads)
+            for key in (task.half, task.kind, "all"):
+                found.setdefault(key, []).append(hit)
+            mark = "hit " if hit else "MISS"
+            plan = guide.plan
+            print(f"{mark} {task.name:22} {plan.kind or '-':7} {','.join(plan.targets) or '-'} "
+                  f"terms={','.join(plan.terms) or '-'} {took:.1f}s", flush=True)  # fmt: skip
+    for key, hits in found.items():
+        print(f"{key:10} {sum(hits)}/{len(hits)}")
 
 
 def _rank(root: Path, task: str, k: int) -> list[str]:
@@ -95,8 +167,8 @@ async def main_async(model_name: str, acceptance: Path | None, only: set[str]) -
     model = load_model(model_name, context_window=4096)
     try:
         if acceptance is not None:
-            for lang, task in ACCEPTANCE.items():
-                line, took = await plan_of(model, acceptance, task, False)
+            for lang, words in ACCEPTANCE.items():
+                line, took = await plan_of(model, acceptance, words, False)
                 print(f"acceptance {lang}: {line} {took:.1f}s", flush=True)
             return
         for task in TASKS:
@@ -115,12 +187,35 @@ async def main_async(model_name: str, acceptance: Path | None, only: set[str]) -
         await model.aclose()
 
 
+async def _suite_main(args: argparse.Namespace) -> None:
+    halves, kinds = set(args.suite.split(",")), set(args.kinds.split(","))
+    if args.replay is not None:
+        replies = json.loads(args.replay.read_text(encoding="utf-8"))
+        await suite_recall(recording(None, replies), halves, kinds)
+        return
+    model = load_model(args.model, context_window=4096)
+    replies = {}
+    try:
+        await suite_recall(recording(model.complete, replies), halves, kinds)
+    finally:
+        await model.aclose()
+        if args.record is not None:
+            args.record.write_text(json.dumps(replies, ensure_ascii=False, indent=1), encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--model", default="local")
     parser.add_argument("--acceptance", type=Path, help="a workspace to plan the acceptance task on")
     parser.add_argument("--only", default="", help="comma list of tune task names")
+    parser.add_argument("--suite", default="", help="comma list of the suite's halves: the plan's recall")
+    parser.add_argument("--kinds", default="question,find,count", help="the task kinds --suite plans")
+    parser.add_argument("--record", type=Path, help="with --suite: keep the model's replies in this file")
+    parser.add_argument("--replay", type=Path, help="with --suite: plan from these replies, no model")
     args = parser.parse_args(argv)
+    if args.suite:
+        asyncio.run(_suite_main(args))
+        return
     asyncio.run(main_async(args.model, args.acceptance, set(filter(None, args.only.split(",")))))
 
 
