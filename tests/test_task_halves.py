@@ -1,10 +1,10 @@
 """What every half of the task suite on a public project shares (the fourth on ItsDangerous, the
-fifth on pathspec, the sixth on cachetools, the seventh on tabulate), tested once over them all:
-the pin is used only when the archive is the pinned file; every task's checker passes its right
-reference answers (or edit, or notes) and fails its wrong ones, the references being each half's own
-(``tests/test_tasks_<half>.py``); the edit checkers want the asked change and nothing else; the
-targets exist in the unpacked project, which is of the size asked for; the half is wired into
-the suite, its CLI and its report. Also the shared checkers of ``bench/task_checks.py``.
+fifth on pathspec, the sixth on cachetools, the seventh on tabulate, the eighth on isodate), tested
+once over them all: the pin is used only when the archive is the pinned file; every task's checker
+passes its right reference answers (or edit, or notes) and fails its wrong ones, the references
+being each half's own (``tests/test_tasks_<half>.py``); the edit checkers want the asked change and
+nothing else; the targets exist in the unpacked project, which is of the size asked for; the half
+is wired into the suite, its CLI and its report. Also the shared checkers of ``bench/task_checks.py``.
 
 No network here: the download is a fake that writes an archive into the folder, as pip does; the
 tests that need a real project skip when its pinned sdist has not been fetched (``python -m
@@ -28,6 +28,7 @@ from bench import (
     sdist,
     task_checks,
     task_suite,
+    tasks_eighth,
     tasks_fifth,
     tasks_fourth,
     tasks_seventh,
@@ -37,6 +38,7 @@ from bench.tasks import Task
 from hypothesis import given
 from hypothesis import strategies as st
 
+import test_tasks_eighth
 import test_tasks_fifth
 import test_tasks_fourth
 import test_tasks_seventh
@@ -79,6 +81,9 @@ HALVES = (
          (25, 60)),
     Half(tasks_seventh, test_tasks_seventh, "tb-", 39, 8, {"fr": 3, "es": 3, "de": 3, "para": 4},
          ("pyproject.toml", "setup.cfg", "README.md", "LICENSE", "CHANGELOG", "tox.ini", "test"), (25, 40)),
+    Half(tasks_eighth, test_tasks_eighth, "is-", 40, 8, {"fr": 3, "es": 3, "de": 3, "para": 4},
+         ("pyproject.toml", "setup.cfg", "README.rst", "LICENSE", "CHANGES.txt", "tox.ini", "tests",
+          "src/isodate"), (25, 40)),
 )  # fmt: skip
 BY_NAME = {h.name: h for h in HALVES}
 
@@ -185,6 +190,7 @@ def test_a_download_that_leaves_nothing_is_an_error(half: str, tmp_path: Path) -
         ("fifth", "pathspec", "0.12.1"),
         ("sixth", "cachetools", "8.0.2"),
         ("seventh", "tabulate", "0.9.0"),
+        ("eighth", "isodate", "0.7.2"),
     ],
 )
 def test_the_pin_is_a_sha256_of_the_named_version(half: str, package: str, version: str) -> None:
@@ -366,7 +372,7 @@ def test_the_half_is_wired_into_the_suite(half: str) -> None:
     h = BY_NAME[half]
     tasks = [t for t in task_suite.TASKS if t.half == half]
     assert tasks == list(h.tasks.TASKS) and len(tasks) >= h.at_least
-    assert task_suite.HALVES == ("tune", "check", "unseen", "fourth", "fifth", "sixth", "seventh")
+    assert task_suite.HALVES == ("tune", "check", "unseen", "fourth", "fifth", "sixth", "seventh", "eighth")
     assert len({t.name for t in task_suite.TASKS}) == len(task_suite.TASKS)
     assert {"question", "find", "count", "edit", "notes"} <= {t.kind for t in tasks}
     assert all(t.project == h.tasks.PROJECT and t.targets for t in tasks)
@@ -421,4 +427,4 @@ def test_the_report_has_a_column_for_the_half(half: str) -> None:
         *(columns.get(h, "0/0") for h in task_suite.HALVES),
     ]
     header = task_suite.to_markdown([row("b", half)]).splitlines()[0]
-    assert "| unseen | fourth | fifth | sixth | seventh |" in header
+    assert "| unseen | fourth | fifth | sixth | seventh | eighth |" in header
