@@ -95,6 +95,20 @@ def toml_edit(path: str, changes: Changes, originals: Originals, may_change: tup
     return check
 
 
+@dataclass(frozen=True)
+class Edits:
+    """The edit checkers of one half's project: ``python_edit`` and ``toml_edit`` compared with
+    its pinned ``originals``."""
+
+    originals: Originals
+
+    def python_edit(self, path: str, changes: Changes, may_change: tuple[str, ...] = ()) -> Checker:
+        return python_edit(path, changes, self.originals, may_change)
+
+    def toml_edit(self, path: str, changes: Changes, may_change: tuple[str, ...] = ()) -> Checker:
+        return toml_edit(path, changes, self.originals, may_change)
+
+
 def changed(text: str, changes: Changes) -> str:
     """``text`` with each ``(old, new)`` change made everywhere (ValueError for an ``old`` it lacks)."""
     for old, new in changes:

@@ -26,8 +26,8 @@ from pathlib import Path
 
 from bench import task_checks
 from bench.sdist import Pinned
-from bench.task_checks import Changes, any_of, file_named, none_of, number
-from bench.tasks import Checker, Task, says
+from bench.task_checks import any_of, file_named, none_of, number
+from bench.tasks import Task, says
 
 HALF = "sixth"
 PROJECT = "cachetools"
@@ -39,12 +39,8 @@ def build_workspace(workspace: Path, archive: Path | None = None) -> list[str]:
     return PIN.build(workspace, archive)
 
 
-def python_edit(path: str, changes: Changes, may_change: tuple[str, ...] = ()) -> Checker:
-    return task_checks.python_edit(path, changes, PIN.originals, may_change)
-
-
-def toml_edit(path: str, changes: Changes, may_change: tuple[str, ...] = ()) -> Checker:
-    return task_checks.toml_edit(path, changes, PIN.originals, may_change)
+_EDITS = task_checks.Edits(PIN.originals)
+python_edit, toml_edit = _EDITS.python_edit, _EDITS.toml_edit
 
 
 # --- the tasks -------------------------------------------------------------------------------
