@@ -145,7 +145,9 @@ async def suite_recall(ask: Ask, halves: set[str], kinds: set[str]) -> None:
             guide, took = await started(ask, root, task.prompt, task.allow_write)
             files = text_files(Workspace(root))
             reads = expand(guide.plan.targets, files)
-            answers = expand(task.targets, files)
+            # A folder target is written without its "/" ("markdown/extensions").
+            folders = [t if t in files or "*" in t else t.rstrip("/") + "/" for t in task.targets]
+            answers = expand(folders, files)
             hit = any(path in answers for path in reads)
             for key in (task.half, task.kind, "all"):
                 found.setdefault(key, []).append(hit)
