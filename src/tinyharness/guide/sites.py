@@ -60,8 +60,10 @@ def _in_cased_word(char: str) -> bool:
 
 def binding_lines(text: str) -> set[int]:
     """The 1-based numbers of the lines of Python ``text`` that bind a value: an assignment's
-    first line, a keyword default's line, a ``def``/``class`` header's first line. Empty when
-    ``ast`` cannot parse it."""
+    first line, a keyword default's line, a ``def``/``class`` header's first line. An annotation
+    alone (``version: str``) binds none: offered it for "Bump the version to 0.7.3.", the 0.5B
+    rewrote it, and setuptools_scm's ``__version__ = version = '0.7.2'`` below it still set the
+    version. Empty when ``ast`` cannot parse it."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
@@ -69,6 +71,8 @@ def binding_lines(text: str) -> set[int]:
     lines: set[int] = set()
     binders = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
     for node in ast.walk(tree):
+        if isinstance(node, ast.AnnAssign) and node.value is None:
+            continue
         if isinstance(node, binders):
             lines.add(node.lineno)
         elif isinstance(node, ast.arguments):
