@@ -319,6 +319,15 @@ def test_an_annotation_alone_is_no_line_an_edit_is_offered(project: Path, langua
     (project / "pkg/meta.py").write_text(SCM_VERSION, encoding="utf-8")
     guide = _started(project, BUMP_META[language], "change a file", terms=["version"])
     assert list(guide.choices("edit_file", [])["old"]) == ["__version__ = version = '1.0.1'"]
+    # Offered that line, the 0.5B wrote ``version = '0.7.3'``: ``__version__`` left out of the
+    # file. Read as the line with its one literal changed, every name kept.
+    old = "__version__ = version = '1.0.1'"
+    call = ToolUseBlock("e1", "edit_file", {"path": "pkg/meta.py", "old": old, "new": "version = '1.0.2'"})
+    fixed = guide.review(call)
+    assert isinstance(fixed, ToolUseBlock) and fixed.input["new"] == "__version__ = version = '1.0.2'"
+    dropped = ToolUseBlock("e2", "edit_file", {"path": "pkg/meta.py", "old": old, "new": "version = v"})
+    refused = guide.review(dropped)  # no one literal to read it as: refused, not run
+    assert isinstance(refused, ToolResultBlock) and refused.refused and "__version__" in refused.content
 
 
 @pytest.mark.parametrize("language", sorted(BUMP_META))

@@ -67,6 +67,7 @@ from .sites import (
     attr_modules,
     config_sites,
     defined_names,
+    dropped_definitions,
     literal_swapped,
     renamed_definitions,
     repairs,
@@ -87,6 +88,10 @@ UNTIED = (
 RENAMED = (
     "this edit renames {names_old} to {names_new}, a name the task does not write; {path} is "
     "unchanged. A name an edit gives a definition must be one the task writes"
+)
+DROPPED = (
+    "this edit leaves out {names}, a name the line binds; {path} is unchanged. An edit must keep "
+    "every name its line binds"
 )
 UNWRITTEN = (
     "this edit puts {values} into {path}, a value the task does not write; {path} is unchanged. "
@@ -620,10 +625,11 @@ class PlanGuide(StepsGuide):
         if not isinstance(old, str) or not isinstance(new, str):
             return None
         added = renamed_definitions(old, new, self.task)
-        if not added:
-            return None
-        names_old = ", ".join(sorted(defined_names(old)))
-        return RENAMED.format(names_old=names_old, names_new=", ".join(added), path=path)
+        if added:
+            names_old = ", ".join(sorted(defined_names(old)))
+            return RENAMED.format(names_old=names_old, names_new=", ".join(added), path=path)
+        dropped = dropped_definitions(old, new, self.task)
+        return DROPPED.format(names=", ".join(dropped), path=path) if dropped else None
 
     def _route(self, call: ToolUseBlock) -> Reviewed:
         """A note for the user's notes file (the task asked for notes), or for the run's own

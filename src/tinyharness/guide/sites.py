@@ -181,10 +181,14 @@ def defined_names(line: str) -> set[str]:
     head = re.match(r"(?:async\s+)?(?:def|class)\s+([A-Za-z_][A-Za-z0-9_]*)", stripped)
     if head:
         return {head.group(1)}
-    target = re.match(r"([A-Za-z_][A-Za-z0-9_.,\s]*?)\s*(?::[^=]*)?=(?!=)", stripped)
-    if not target:
-        return set()
-    return {part.strip() for part in target.group(1).split(",") if part.strip().isidentifier()}
+    names: set[str] = set()
+    while target := _TARGET.match(stripped):  # every target of a chain: ``a = b = 1``
+        names |= {part.strip() for part in target.group(1).split(",") if part.strip().isidentifier()}
+        stripped = stripped[target.end() :]
+    return names
+
+
+_TARGET = re.compile(r"([A-Za-z_][A-Za-z0-9_.,\s]*?)\s*(?::[^=]*)?=(?!=)\s*")
 
 
 def renamed_definitions(old: str, new: str, task: str) -> list[str]:
@@ -197,6 +201,17 @@ def renamed_definitions(old: str, new: str, task: str) -> list[str]:
         return []
     tokens = written_tokens(task)
     return sorted(name for name in added if name not in tokens)
+
+
+def dropped_definitions(old: str, new: str, task: str) -> list[str]:
+    """The names ``old`` binds that ``new``, still binding others, leaves out, that the task
+    does not write: offered ``__version__ = version = '0.7.2'`` for "Bump the version to
+    0.7.3.", the 0.5B wrote ``version = '0.7.3'``, and ``__version__`` was gone from the file."""
+    before, after = defined_names(old), defined_names(new)
+    if not after:
+        return []
+    tokens = written_tokens(task)
+    return sorted(name for name in before - after if name not in tokens)
 
 
 MAX_HELD_LINES = 6
