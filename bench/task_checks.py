@@ -108,6 +108,23 @@ class Edits:
     def toml_edit(self, path: str, changes: Changes, may_change: tuple[str, ...] = ()) -> Checker:
         return toml_edit(path, changes, self.originals, may_change)
 
+    def requires_python(self, line: str, version: str, may_change: tuple[str, ...] = ()) -> Checker:
+        """pyproject.toml's ``line`` (``requires-python = ">=3.7"``) raised to ``version``,
+        written ``>=3.9`` or ``>= 3.9``."""
+        return any_of(
+            *(
+                self.toml_edit("pyproject.toml", ((line, f'requires-python = "{v}"'),), may_change)
+                for v in (f">={version}", f">= {version}")
+            )
+        )
+
+    def version_bump(self, path: str, versions: Changes, may_change: tuple[str, ...] = ()) -> Checker:
+        """``path``'s version string changed (``versions[0]``), alone or with the version tuple
+        beside it (``versions[1]``), as setuptools_scm writes them."""
+        return any_of(
+            self.python_edit(path, versions[:1], may_change), self.python_edit(path, versions, may_change)
+        )
+
 
 def changed(text: str, changes: Changes) -> str:
     """``text`` with each ``(old, new)`` change made everywhere (ValueError for an ``old`` it lacks)."""

@@ -148,25 +148,12 @@ _t, _edit, _notes = _make.t, _make.edit, _make.notes
 
 
 def _requires_python(version: str) -> Checker:
-    """pyproject.toml's requires-python raised to ``version``, written ``>=3.9`` or ``>= 3.9``."""
-    return any_of(
-        *(
-            toml_edit(
-                "pyproject.toml",
-                (('requires-python = ">=3.7"', f'requires-python = "{v}"'),),
-                may_change=("PKG-INFO", _EGG_INFO),
-            )
-            for v in (f">={version}", f">= {version}")
-        )
-    )
+    return _EDITS.requires_python('requires-python = ">=3.7"', version, ("PKG-INFO", _EGG_INFO))
 
 
 _BUMP = ("PKG-INFO", _EGG_INFO, "CHANGES.txt")
 # The version bump: the version string alone, or with the version tuple beside it.
-_VERSION_BUMP = any_of(
-    python_edit(_VERSION, (("'0.7.2'", "'0.7.3'"),), may_change=_BUMP),
-    python_edit(_VERSION, (("'0.7.2'", "'0.7.3'"), ("(0, 7, 2)", "(0, 7, 3)")), may_change=_BUMP),
-)
+_VERSION_BUMP = _EDITS.version_bump(_VERSION, (("'0.7.2'", "'0.7.3'"), ("(0, 7, 2)", "(0, 7, 3)")), _BUMP)
 
 
 TASKS: tuple[Task, ...] = (
