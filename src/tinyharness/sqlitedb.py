@@ -15,7 +15,6 @@ May import: ``errors``, ``safefs``. Nothing else of the package.
 
 from __future__ import annotations
 
-import itertools
 import os
 import sqlite3
 import struct
@@ -177,8 +176,8 @@ def open_database(
         raise _fail(error, f"cannot create {schema.kind} {path}: {_why(path, exc)}") from None
     except sqlite3.Error as exc:
         raise _fail(error, f"cannot open {schema.kind} {path}: {exc}") from None
-    deadline = time.monotonic() + timeout
-    for attempt in itertools.count():
+    deadline, attempt = time.monotonic() + timeout, 0
+    while True:
         try:
             with read_transaction(db):  # one snapshot: another opener may migrate it meanwhile
                 version = _recognise(db, path, schema, error)
@@ -190,6 +189,7 @@ def open_database(
         except sqlite3.DatabaseError as exc:
             if _busy(exc) and time.monotonic() < deadline:
                 time.sleep(min(0.01 * 2**attempt, 0.25))
+                attempt += 1
                 continue
             db.close()
             message = str(exc)
@@ -205,17 +205,14 @@ def open_database(
         except BaseException:
             db.close()
             raise
-    raise AssertionError("unreachable")
 
 
 def _busy(exc: sqlite3.DatabaseError) -> bool:
     """SQLITE_BUSY or SQLITE_LOCKED, extended codes included. SQLite returns them at once, with
     no busy handler, where waiting could deadlock: two processes opening a new file both switch
     it to WAL, or one reads while the other recovers the WAL. Another try a moment later works."""
-    code = getattr(exc, "sqlite_errorcode", None)
-    if code is not None:
-        return code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
-    return "locked" in str(exc) or "busy" in str(exc)
+    code = getattr(exc, "sqlite_errorcode", None)  # None for an error the module raised itself
+    return code is not None and code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
 def _recognise(db: sqlite3.Connection, path: Path, schema: Schema, error: type[HarnessError]) -> int:
