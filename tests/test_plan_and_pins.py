@@ -230,6 +230,16 @@ def test_plan_tools_are_off_for_local_models_unless_asked(tmp_path: Path) -> Non
     assert not {"todo", "pin", "search_history"} & set(bare)
 
 
+def test_progress_line_shows_the_guides_plan_not_an_empty_todo_list() -> None:
+    """The guide's ``plan`` event (kind and targets) shared the todo list's event type and was
+    printed "[plan] (empty)" for every guided run."""
+    stream = io.StringIO()
+    printer = ProgressPrinter(stream, live=False)
+    printer.emit({"type": "plan", "kind": "edit", "targets": ["src/isodate/version.py"], "source": "model"})
+    printer.emit({"type": "plan", "kind": None, "targets": [], "source": "paths"})
+    assert stream.getvalue() == "[plan] edit: src/isodate/version.py\n[plan] open: no files named\n"
+
+
 def test_progress_line_and_chat_status_show_the_current_step() -> None:
     stream = io.StringIO()
     printer = ProgressPrinter(stream, live=False)

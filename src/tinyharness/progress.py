@@ -129,6 +129,9 @@ class ProgressPrinter:
 
 
 def _describe_plan(event: Event) -> str:
+    if "targets" in event:  # the guide's plan of the task (its kind and the files it is about)
+        targets = ", ".join(_short(str(t)) for t in event.get("targets") or ()) or "no files named"
+        return f"[plan] {event.get('kind') or 'open'}: {targets}"
     total, done = event.get("total", 0), event.get("done", 0)
     if not total:
         return "[plan] (empty)"
