@@ -310,6 +310,16 @@ __version_tuple__ = version_tuple = (1, 0, 1)
 """
 
 
+def test_the_words_in_code_find_the_version_line_of_a_file_named_version(project: Path) -> None:
+    """is-edit-version in Chinese: "version", the model's word in code, is also the word of
+    ``version.py``'s own name, which kept it from naming any line; every line was offered and
+    the 0.5B edited ``TYPE_CHECKING = False`` until stuck. The English task writes the name."""
+    (project / "pkg/version.py").write_text(SCM_VERSION, encoding="utf-8")
+    for task in ("把 pkg/version.py 里的版本号改成 1.0.2。", "In pkg/version.py, bump the version to 1.0.2."):
+        guide = _started(project, task, "change a file", terms=["change", "version", "number"])
+        assert list(guide.choices("edit_file", [])["old"]) == ["__version__ = version = '1.0.1'"], task
+
+
 @pytest.mark.parametrize("language", sorted(BUMP_META))
 def test_an_annotation_alone_is_no_line_an_edit_is_offered(project: Path, language: str) -> None:
     """is-edit-version: offered ``version: str``, the 0.5B rewrote it into ``version = '0.7.3'``

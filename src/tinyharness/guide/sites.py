@@ -328,10 +328,13 @@ def held_lines(
     ``plan.TERMS_KEY``) match, the same two ways: a task in Chinese writes no word of
     ``__version__`` or ``commands``. ``whole``: only lines with a name (a key) whose every word
     matches, or a literal the task writes (where an edit may change a value it names by its
-    words: ``__version__`` for "version", not ``__version_info__``). [] when nothing matches."""
-    for words in (task, " ".join(terms)) if terms else (task,):
+    words: ``__version__`` for "version", not ``__version_info__``); the file's own name does
+    not keep the words in code from such a name (``version`` in ``version.py``: "把这个库的版本号
+    改成 0.7.3。" was offered every line of setuptools_scm's file). [] when nothing matches."""
+    passes = [(task, skip), (" ".join(terms), () if whole else skip)] if terms else [(task, skip)]
+    for words, skipped in passes:
         for shared in (exact_words, shared_words):
-            held = _held_lines(text, words, skip, limit, python, within, shared, whole)
+            held = _held_lines(text, words, skipped, limit, python, within, shared, whole)
             if held:
                 return held
     return []
