@@ -215,3 +215,21 @@ def test_searches_prune_old_changes_from_the_log(stores: tuple[Any, Any, Any]) -
     with other._tx() as cur:
         cur.execute(f"SELECT count(*), (SELECT count(*) FROM {log}_pruned) FROM {log}")
         assert cur.fetchone() == (0, 1)
+
+
+@pytest.mark.parametrize(("server", "during_build"), [("64MB", "1GB"), ("6GB", "6GB")])
+def test_the_index_build_raises_maintenance_memory_but_never_lowers_it(
+    server: str, during_build: str
+) -> None:
+    """A 1M store's HNSW graph is ~2 GB: a server given more than BUILD_MEMORY for builds keeps
+    it (the build once set 1 GB whatever the server had, and a 1M build went to disk, 2x slower)."""
+    import psycopg
+
+    from tinyharness.memory.pg_store import BUILD_MEMORY, RAISE_BUILD_MEMORY
+
+    assert BUILD_MEMORY == "1GB"
+    with psycopg.connect(memory_pg_url()) as conn:
+        conn.execute(f"SET maintenance_work_mem = '{server}'")
+        with conn.transaction():
+            conn.execute(RAISE_BUILD_MEMORY, (BUILD_MEMORY,))
+            assert conn.execute("SHOW maintenance_work_mem").fetchone()[0] == during_build

@@ -48,6 +48,11 @@ from .text import (
 
 TS_CONFIG = "english"
 HNSW_MIN_ROWS = 5000  # vectors of one model before they get an HNSW index
+BUILD_MEMORY = "1GB"  # maintenance_work_mem of the HNSW build, unless the server gives it more
+RAISE_BUILD_MEMORY = (  # for the transaction: the larger of the setting in force and the parameter
+    "SELECT set_config('maintenance_work_mem', greatest(pg_size_bytes(current_setting("
+    "'maintenance_work_mem')), pg_size_bytes(%s)) / 1024 || 'kB', true)"
+)
 # Candidates the HNSW scan keeps (pgvector's default is 40). Measured (bench/notes/memory-speed.md,
 # session 12) on 1M clustered 384-d vectors, recall of the exact hybrid top 5: 0.75 / 0.88 / 0.96
 # at 40 / 100 / 200, the vector half's time within the noise of a loaded machine; at 100k all
@@ -1007,7 +1012,10 @@ class PostgresStore(SQLStoreBase):
         )
         if cur.fetchone()[0] < HNSW_MIN_ROWS:
             return
-        cur.execute("SET LOCAL maintenance_work_mem = '1GB'")  # the graph is built in memory
+        # The graph is built in memory: at least BUILD_MEMORY for it, never less than the server
+        # or the database was given (a 1M store's graph is ~2 GB; past the setting pgvector
+        # builds on disk, several times slower).
+        cur.execute(RAISE_BUILD_MEMORY, (BUILD_MEMORY,))
         cur.execute(
             f"CREATE INDEX IF NOT EXISTS {name} ON {self._t}memory_vectors USING hnsw "
             f"((embedding::vector({dim})) vector_cosine_ops) WHERE {predicate}"
