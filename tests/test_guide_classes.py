@@ -23,6 +23,7 @@ import pytest
 
 from tinyharness.agent import Agent, AgentConfig
 from tinyharness.guide import PlanGuide, Ranked, TaskPlan
+from tinyharness.guide.focus import NEW_LINE_SLACK
 from tinyharness.guide.plan import TERMS_KEY
 from tinyharness.models.scripted import ScriptedModel
 from tinyharness.tools.builtin import builtin_tools
@@ -473,3 +474,5 @@ def test_an_edit_naming_no_name_is_offered_the_same_lines_in_every_language(
     asyncio.run(guide.start(EDIT_UNNAMED[language], model.complete))
     choices = guide.choices("edit_file", [])
     assert list(choices["old"]) == ["PAGE_SIZE = 25", "DEBUG = False"]
+    # the new line is bounded by the longest line offered, not free (the grammar ends a runaway)
+    assert choices["new"] == len("PAGE_SIZE = 25") + NEW_LINE_SLACK

@@ -237,6 +237,58 @@ def test_a_forced_call_gives_its_narrowed_arguments_first() -> None:
     jsonschema.validate({"tool": "final_answer", "arguments": {"answer": "done"}}, free)
 
 
+EDIT = ToolSpec(
+    "edit_file",
+    "Edit.",
+    {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string"},
+            "old": {"type": "string"},
+            "new": {"type": "string"},
+            "count": {"type": "integer"},
+        },
+        "required": ["path", "old", "new"],
+    },
+    choices=lambda _messages: {"old": ["X = 1", "Y = 22"], "new": 30, "count": 4, "path": 0},
+)
+
+
+@pytest.mark.parametrize("tool_choice", [None, "edit_file"])
+def test_a_length_choice_bounds_a_string_the_grammar_would_leave_free(tool_choice: str | None) -> None:
+    """An int among a tool's choices is the longest its string may be: the grammar's maxLength
+    ends a new line the model repeats (edit_file is otherwise unbounded: file text must fit);
+    an enum still comes first in a forced call, and a bound on a non-string is ignored."""
+    schema = json_mode.action_schema([EDIT], tool_choice=tool_choice)
+    branch = (
+        schema
+        if tool_choice
+        else next(b for b in schema["anyOf"] if b["properties"]["tool"]["const"] == "edit_file")
+    )
+    arguments = branch["properties"]["arguments"]
+    assert arguments["properties"]["new"] == {"type": "string", "maxLength": 30}
+    assert arguments["properties"]["old"]["enum"] == ["X = 1", "Y = 22"]
+    assert arguments["properties"]["count"] == {"type": "integer"}
+    assert arguments["properties"]["path"] == {"type": "string"}  # 0: no bound
+    call = {"tool": "edit_file", "arguments": {"path": "a.py", "old": "X = 1", "new": "X = 2"}}
+    jsonschema.validate(call, schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({**call, "arguments": {**call["arguments"], "new": "X = " + "1 + " * 20}}, schema)
+    if tool_choice:
+        assert next(iter(arguments["properties"])) == "old"
+
+
+def test_a_length_choice_never_loosens_a_bound_of_the_schema() -> None:
+    tight = ToolSpec(
+        "look",
+        "Look.",
+        {"type": "object", "properties": {"q": {"type": "string", "maxLength": 10}}},
+        choices=lambda _messages: {"q": 50},
+    )
+    arguments = json_mode.action_schema([tight])["anyOf"][0]["properties"]["arguments"]
+    assert arguments["properties"]["q"]["maxLength"] == 10
+
+
 def test_one_reply_path_for_every_wire_adapter() -> None:
     """Both wire adapters turn a JSON-mode reply into a message through ``reply_message``: ids go
     on from the history and from the last one issued, reasoning goes first, and a reply to the

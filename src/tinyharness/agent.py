@@ -61,7 +61,7 @@ from .messages import (
     Transcript,
     messages_to_dicts,
 )
-from .models.base import Model, ModelRequest, ModelResponse, ToolSpec, Usage, stream_reply
+from .models.base import ChoiceMap, Model, ModelRequest, ModelResponse, ToolSpec, Usage, stream_reply
 from .models.prices import Cost, PriceTable, model_cost
 from .session import Checkpointer, TurnProgress, unknown_outcome
 from .tools.base import Tool, ToolRegistry, function_tool
@@ -591,11 +591,11 @@ class Agent:
         self._offered = (specs, guide, offered)
         return offered
 
-    def _choices(self, spec: ToolSpec) -> Callable[[Sequence[Message]], Mapping[str, Sequence[str]]]:
+    def _choices(self, spec: ToolSpec) -> Callable[[Sequence[Message]], ChoiceMap]:
         own = spec.choices
         guide = self.guide
 
-        def choices(messages: Sequence[Message]) -> Mapping[str, Sequence[str]]:
+        def choices(messages: Sequence[Message]) -> ChoiceMap:
             return guide.choices(spec.name, messages) or (own(messages) if own is not None else {})
 
         return choices

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,7 @@ from .events import EventBus
 from .hooks import HookCommand, Hooks, load_hooks
 from .instructions import DEFAULT_MAX_BYTES, InstructionFinder, ProjectInstructions
 from .messages import Message
+from .models.base import ChoiceMap
 from .settings import config_path
 from .skills import SkillSet, discover, home_mounts
 from .tools.base import ToolRegistry
@@ -122,11 +123,12 @@ class ProjectConventions:
         offered_by = reader.choices
         skill_files = [skill.path for skill in self.skills.skills]
 
-        def choices(messages: Sequence[Message]) -> Mapping[str, Sequence[str]]:
+        def choices(messages: Sequence[Message]) -> ChoiceMap:
             offered = offered_by(messages)
-            if "path" not in offered:
+            paths = offered.get("path")
+            if paths is None or isinstance(paths, int):
                 return offered  # free: any path may be given
-            paths = list(offered["path"])
+            paths = list(paths)
             return {**offered, "path": [*paths, *(p for p in skill_files if p not in paths)]}
 
         registry.add(dataclasses.replace(reader, choices=choices))

@@ -3,7 +3,8 @@
 A guide is handed the task and the workspace once (``start``), then, after each turn's tool
 results, may shape the next request (``next_turn``: a forced tool, the final answer now or not
 yet, a request with its own view, the words that ask for it), narrows the string arguments of
-the tools offered (``choices``: an overlay the grammar turns into an ``enum``), may refuse or
+the tools offered (``choices``: an overlay the grammar turns into an ``enum`` or a
+``maxLength``), may refuse or
 answer a call before it runs (``review``: the model reads the reason), says why a final answer
 comes too early (``unfinished``), and saves its state with the session (``to_state`` /
 ``load_state``), so a resumed or replayed run keeps its plan.
@@ -15,12 +16,12 @@ tools offered, narrowed before each step) and the OpenAI Agents SDK's ``call_mod
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..messages import Message, ToolResultBlock, ToolUseBlock
-from ..models.base import ModelRequest, ModelResponse
+from ..models.base import ChoiceMap, ModelRequest, ModelResponse
 
 # How a guide asks the model something of its own (the agent's ``call_model``: validated,
 # counted, budgeted, recorded as a durable step like every request).
@@ -58,8 +59,9 @@ class Guide(Protocol):
         """Asked right after each turn's tool results; None leaves the request as it is."""
         ...
 
-    def choices(self, tool: str, messages: Sequence[Message]) -> Mapping[str, Sequence[str]]:
-        """Values ``tool``'s string arguments may take in the next request (empty: the tool's own)."""
+    def choices(self, tool: str, messages: Sequence[Message]) -> ChoiceMap:
+        """Values ``tool``'s string arguments may take in the next request, or (an int) the
+        longest each may be (empty: the tool's own)."""
         ...
 
     def review(self, call: ToolUseBlock) -> Reviewed:
@@ -84,7 +86,7 @@ class NoGuide:
     def next_turn(self, messages: Sequence[Message]) -> Turn | None:
         return None
 
-    def choices(self, tool: str, messages: Sequence[Message]) -> Mapping[str, Sequence[str]]:
+    def choices(self, tool: str, messages: Sequence[Message]) -> ChoiceMap:
         return {}
 
     def review(self, call: ToolUseBlock) -> Reviewed:

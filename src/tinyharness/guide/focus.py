@@ -46,6 +46,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from ..history import HARNESS_TEXT_PREFIX
 from ..messages import Message, TextBlock
+from ..models.base import ChoiceMap
 from ..tools.files import head_text
 from ..tools.workspace import Workspace
 from .plan import QUESTION_MARKS, TaskPlan, named_paths
@@ -435,6 +436,17 @@ def held_numbered(
 MAX_EDIT_CHOICES = 300  # lines offered as edit_file's old text
 MAX_EDIT_CHOICE_CHARS = 300
 MAX_EDIT_CHOICE_BYTES = 200_000  # a larger named file leaves old free
+NEW_LINE_SLACK = 240  # what a new line may add to the longest old line offered
+
+
+def new_line_bound(old: Sequence[str]) -> int:
+    """The longest ``new`` text of an edit whose ``old`` is one of the lines ``old``: the line
+    rewritten, with room for a longer value or an added clause. Measured with the 0.5B on
+    "In src/isodate/isostrf.py, make D_DEFAULT the weeks format "P%p" instead of "P%P"": offered
+    the file's lines as old, it wrote ``D_DEFAULT = "P" + DATE_EXT_COMPLETE + "T" + ...``
+    repeated to max_tokens (380 s, and the run stopped); the grammar ends the string here, and
+    an edit that would not parse is refused, so the model tries again."""
+    return max((len(line) for line in old), default=0) + NEW_LINE_SLACK
 
 
 def untied_files(workspace: Workspace, messages: Sequence[Message], focus: TaskFocus) -> list[str]:
@@ -478,14 +490,14 @@ def named_sites(path: str, text: str, task: str, terms: Sequence[str], own: Sequ
     return [numbered[n - 1] for n, _ in held if 0 < n <= len(numbered) and numbered[n - 1] in owned]
 
 
-def edit_choices(workspace: Workspace, messages: Sequence[Message], focus: TaskFocus) -> dict[str, list[str]]:
+def edit_choices(workspace: Workspace, messages: Sequence[Message], focus: TaskFocus) -> ChoiceMap:
     """edit_file's choices when the task names the files to change (``focus``): ``path`` one of
     them, ``old`` one whole line of them that occurs once in its file. Measured with
     Qwen2.5-Coder-0.5B asked to change one constant: free, it gave as old text a line that
     was not in the file, then the whole read_file result with its line numbers, refused each
-    time; a line picked from the file's own lines matches by construction (``new`` stays free). Edits
-    of several lines are not offered this way (a small model's edit is one line); with no
-    named file both stay free."""
+    time; a line picked from the file's own lines matches by construction. ``new`` is then
+    bounded (``new_line_bound``), not chosen. Edits of several lines are not offered this way (a
+    small model's edit is one line); with no named file all three stay free."""
     named = focus.named(messages)
     lines: list[str] = []
     sites: list[str] = []
@@ -515,7 +527,7 @@ def edit_choices(workspace: Workspace, messages: Sequence[Message], focus: TaskF
     # (``sites``): the same in every language, and never a class header for a task naming the
     # class that holds the value (the 0.5B, offered ``class Signer:``, renamed the class).
     if sites and len(sites) <= MAX_EDIT_CHOICES:
-        return {"path": named, "old": sites}
+        return {"path": named, "old": sites, "new": new_line_bound(sites)}
     # The line to change names what the task names ("change TAX_RATE ...": 2 of 9 lines), and
     # defines it when one does (measured with the 0.5B on "In tables.py, change PIPE_RIGHT from
     # 2 to 4": offered every line naming PIPE_RIGHT, it edited a use, not the definition).
@@ -528,4 +540,4 @@ def edit_choices(workspace: Workspace, messages: Sequence[Message], focus: TaskF
     # the lines that define a name leave out the body line an edit often has to change.)
     if not lines or len(lines) > MAX_EDIT_CHOICES:
         return {"path": named} if named else {}
-    return {"path": named, "old": lines}
+    return {"path": named, "old": lines, "new": new_line_bound(lines)}

@@ -15,13 +15,14 @@ files, the checks of notes, and where notes go.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ..events import EventBus
 from ..messages import Message, ToolResultBlock, ToolUseBlock
+from ..models.base import ChoiceMap
 from ..tools.base import ToolError
 from ..tools.builtin import notes_since
 from ..tools.files import ReadState, head_text, text_files
@@ -246,14 +247,14 @@ class StepsGuide:
         ask = f"[{counted}] {answer_ask(self.task)}" if counted else answer_ask(self.task)
         return Turn(ask, final_only=True, done=listing.strip() or None)
 
-    def _edit_choices(self, messages: Sequence[Message]) -> Mapping[str, Sequence[str]]:
+    def _edit_choices(self, messages: Sequence[Message]) -> ChoiceMap:
         """edit_file's choices in a run that may write: the named files, their lines as old."""
         focus = self.focus
         if self.space is None or focus is None or focus.answer or not focus.named(messages):
             return {}
         return edit_choices(self.space, messages, focus)
 
-    def choices(self, tool: str, messages: Sequence[Message]) -> Mapping[str, Sequence[str]]:
+    def choices(self, tool: str, messages: Sequence[Message]) -> ChoiceMap:
         focus, file_set = self.focus, self.file_set
         if tool == "read_file":
             unread = focus.unread(messages) if focus is not None else []

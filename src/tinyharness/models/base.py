@@ -14,18 +14,22 @@ DEFAULT_MAX_RETRIES = 3  # retries on 429/5xx/timeouts, for every adapter and --
 StopReason = Literal["end_turn", "tool_use", "max_tokens"]
 
 
-# Given the messages of a request: argument name -> the values it can take now (see ToolSpec).
-# The tools layer provides it with the spec (read_file's reads the workspace and, through
-# ``history``, which files the messages already hold); JSON-mode adapters call it to build the
-# grammar. It must only read: no model calls, no writes.
-Choices = Callable[[Sequence[Message]], Mapping[str, Sequence[str]]]
+# Given the messages of a request: argument name -> the values it can take now (see ToolSpec):
+# a list (the grammar's enum), or an int, the longest value it may be now (the grammar's
+# maxLength ends a longer one). The tools layer provides it with the spec (read_file's reads the
+# workspace and, through ``history``, which files the messages already hold); JSON-mode adapters
+# call it to build the grammar. It must only read: no model calls, no writes.
+Choice = Sequence[str] | int
+ChoiceMap = Mapping[str, Choice]
+Choices = Callable[[Sequence[Message]], ChoiceMap]
 
 
 @dataclass(frozen=True, slots=True)
 class ToolSpec:
     """What a model is told about a tool: its name, description and JSON schema. ``choices``,
     when set, narrows string arguments to the values that make sense now (read_file's path to
-    files that exist): a grammar-constrained model (JSON tool mode) cannot name anything else.
+    files that exist) or bounds their length: a grammar-constrained model (JSON tool mode)
+    cannot name anything else, nor run on past the bound.
     It is not shown to the model, so the prompt stays the same from call to call."""
 
     name: str

@@ -143,13 +143,24 @@ def _narrowed(tool: ToolSpec, messages: Sequence[Message], *, forced: bool = Fal
     schema = tool.input_schema or {"type": "object"}
     choices = tool.choices(messages) if tool.choices is not None else {}
     properties: dict[str, Any] = dict(schema.get("properties", {}))
+    strings = {
+        name: choice for name, choice in choices.items() if properties.get(name, {}).get("type") == "string"
+    }
     narrowed = {
         name: {**properties[name], "enum": list(values)}
-        for name, values in choices.items()
-        if values and properties.get(name, {}).get("type") == "string"
+        for name, values in strings.items()
+        if values and not isinstance(values, int)
     }
+    # A bound: the grammar ends the string there (the 0.5B, offered one line of the file as
+    # edit_file's old text, wrote its new line as one expression repeated to max_tokens).
+    bounded = {
+        name: {**properties[name], "maxLength": min(bound, properties[name].get("maxLength", bound))}
+        for name, bound in strings.items()
+        if isinstance(bound, int) and bound > 0
+    }
+    properties |= bounded
     if not narrowed:
-        return schema
+        return {**schema, "properties": properties} if bounded else schema
     if not forced:
         return {**schema, "properties": properties | narrowed}
     # Narrowed arguments first (the grammar writes properties in order), with their enums.
