@@ -139,6 +139,45 @@ def test_the_set_is_the_files_of_the_plans_folder_or_glob_whatever_the_words() -
     assert set_for(TaskPlan("notes", ("lib/",)), "lib", files) == []  # no such folder
 
 
+def test_a_notes_plan_on_named_files_is_a_set_of_those_files() -> None:
+    """A note for each of the files the plan names gets the set's steps and checks, as a
+    folder's does (before, named files went without: the 0.5B wrote another file's docstring
+    as a note, in five lines); the words of the task play no part."""
+    files = ["src/a/x.py", "src/b.py", "src/c.md", "tests/t.py", "README.md"]
+    named = TaskPlan("notes", ("src/b.py", "README.md", "src/gone.py"))
+    for task in (
+        "Write a one-line note for each of src/b.py and README.md",
+        "给 src/b.py 和 README.md 各写一行笔记",
+    ):
+        assert set_for(named, task, files) == ["README.md", "src/b.py"]  # a file not there is dropped
+    assert set_for(TaskPlan("notes", ("src/a/", "src/b.py")), "any", files) == [
+        "src/a/x.py"
+    ]  # a folder first
+    assert set_for(TaskPlan("answer", ("src/b.py", "README.md")), "any", files) == []  # a question: no
+
+
+def test_a_note_on_a_named_file_is_checked_like_a_folders(project: Path) -> None:
+    named = TaskPlan("notes", ("src/pkg/alpha.py", "src/pkg/beta.py"))
+    plan, _state, registry = _plan(project, stated=named)
+    task = "Write a one-line note for each of src/pkg/alpha.py and src/pkg/beta.py saying what it is for."
+    assert plan.active([Message.user(task)])
+    for path in ("src/pkg/alpha.py", "src/pkg/beta.py"):
+        assert asyncio.run(registry.execute("read_file", {"path": path})).ok
+    neighbour = _note(
+        plan, registry, {"path": "src/pkg/beta.py", "text": "Parse the configuration files of the shop."}
+    )
+    assert not neighbour.ok and "describes src/pkg/alpha.py" in neighbour.content
+    own = _note(
+        plan, registry, {"path": "src/pkg/beta.py", "text": "renders invoices\n\nrender_invoice():\n- pdf"}
+    )
+    assert own.ok
+    assert (project / "NOTES.md").read_text(encoding="utf-8") == "src/pkg/beta.py: renders invoices\n"
+    # after beta's read, the next request is beta's note with only beta in view
+    messages = _after_read(registry, task, "src/pkg/alpha.py")
+    step = plan.next_step(messages)
+    assert step is not None and step.tool == "note" and step.view is not None
+
+
 def test_a_question_over_files_too_large_together_is_a_set_but_a_chosen_folder_is_not() -> None:
     """A question whose files do not fit together is read as a set, one file at a time; a
     folder the plan request chose for it is not expanded into one (the 0.5B read and noted a

@@ -104,9 +104,10 @@ def set_for(
     size: Callable[[str], int] | None = None,
 ) -> list[str]:
     """The files a task is over each one of, sorted: those of the plan's folder or glob targets
-    (``--each`` is one), else of a glob the task writes; for a question, also the files it names
-    when they are too large to read together (``room_chars``, ``size`` gives a file's length).
-    Empty when there is no such set, or it is larger than MAX_SET_FILES."""
+    (``--each`` is one), else of a glob the task writes; for notes, else the files the plan
+    names; for a question, also the files it names when they are too large to read together
+    (``room_chars``, ``size`` gives a file's length). Empty when there is no such set, or it is
+    larger than MAX_SET_FILES."""
     files = [os.path.normpath(path) for path in files]
     if plan.kind in ("list", "edit", "explore"):
         return []
@@ -120,6 +121,11 @@ def set_for(
             found = expand([glob], files)
             if found:
                 break
+    if not found and plan.kind == "notes":
+        # A note for each of the files the plan names: the same per-file view and checks as a
+        # folder's (the 0.5B, asked a one-line note each on three named files and shown all
+        # three reads, noted tzinfo.py with isotzinfo.py's docstring, in five lines).
+        found = expand([t for t in plan.targets if not t.endswith("/")], files)
     if not found and room_chars is not None and size is not None and plan.kind == "answer":
         # the files, not a folder's: a folder the plan request chose for a question made the
         # 0.5B read and note requirements/'s 11 files one by one, and never answer
