@@ -178,6 +178,26 @@ def test_a_note_on_a_named_file_is_checked_like_a_folders(project: Path) -> None
     assert step is not None and step.tool == "note" and step.view is not None
 
 
+def test_a_set_files_first_read_starts_at_its_first_line(project: Path) -> None:
+    """A start_line on a file of the set not read yet is the last file's (the 0.5B asked for
+    isoduration.py from line 153, past its end, five times): the read starts at line 1. A file
+    read in part, or one outside the set, keeps its start_line."""
+    plan, _state, registry = _plan(project)
+    plan.active([Message.user(TASK)])
+    guide = _GUIDES[id(plan)]
+    carried = guide.review(
+        ToolUseBlock("r1", "read_file", {"path": "src/gamma.py", "start_line": 153, "end_line": 140})
+    )
+    assert (
+        isinstance(carried, ToolUseBlock) and carried.input == {"path": "src/gamma.py"} and carried.id == "r1"
+    )
+    assert asyncio.run(registry.execute("read_file", {"path": "src/gamma.py", "end_line": 1})).ok
+    again = ToolUseBlock("r2", "read_file", {"path": "src/gamma.py", "start_line": 2})
+    assert guide.review(again) is again
+    outside = ToolUseBlock("r3", "read_file", {"path": "README.md", "start_line": 9})
+    assert guide.review(outside) is outside
+
+
 def test_a_question_over_files_too_large_together_is_a_set_but_a_chosen_folder_is_not() -> None:
     """A question whose files do not fit together is read as a set, one file at a time; a
     folder the plan request chose for it is not expanded into one (the 0.5B read and noted a

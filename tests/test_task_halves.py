@@ -1,8 +1,8 @@
 """What every half of the task suite on a public project shares (the fourth on ItsDangerous, the
-fifth on pathspec, the sixth on cachetools, the seventh on tabulate, the eighth on isodate), tested
-once over them all: the pin is used only when the archive is the pinned file; every task's checker
-passes its right reference answers (or edit, or notes) and fails its wrong ones, the references
-being each half's own (``tests/test_tasks_<half>.py``); the edit checkers want the asked change and
+fifth on pathspec, the sixth on cachetools, the seventh on tabulate, the eighth on isodate, the
+ninth on colorama), tested once over them all: the pin is used only when the archive is the
+pinned file; every task's checker passes its right reference answers (or edit, or notes) and fails
+its wrong ones, the references being each half's own (``tests/test_tasks_<half>.py``); the edit checkers want the asked change and
 nothing else; the targets exist in the unpacked project, which is of the size asked for; the half
 is wired into the suite, its CLI and its report. Also the shared checkers of ``bench/task_checks.py``.
 
@@ -31,6 +31,7 @@ from bench import (
     tasks_eighth,
     tasks_fifth,
     tasks_fourth,
+    tasks_ninth,
     tasks_seventh,
     tasks_sixth,
 )
@@ -41,6 +42,7 @@ from hypothesis import strategies as st
 import test_tasks_eighth
 import test_tasks_fifth
 import test_tasks_fourth
+import test_tasks_ninth
 import test_tasks_seventh
 import test_tasks_sixth
 
@@ -84,6 +86,9 @@ HALVES = (
     Half(tasks_eighth, test_tasks_eighth, "is-", 40, 8, {"fr": 3, "es": 3, "de": 3, "para": 4},
          ("pyproject.toml", "setup.cfg", "README.rst", "LICENSE", "CHANGES.txt", "tox.ini", "tests",
           "src/isodate"), (25, 40)),
+    Half(tasks_ninth, test_tasks_ninth, "co-", 44, 9, {"fr": 3, "es": 3, "de": 3, "para": 4},
+         ("pyproject.toml", "README.rst", "LICENSE.txt", "CHANGELOG.rst", "PKG-INFO", "colorama",
+          "colorama/tests", "demos"), (25, 40)),
 )  # fmt: skip
 BY_NAME = {h.name: h for h in HALVES}
 
@@ -191,6 +196,7 @@ def test_a_download_that_leaves_nothing_is_an_error(half: str, tmp_path: Path) -
         ("sixth", "cachetools", "8.0.2"),
         ("seventh", "tabulate", "0.9.0"),
         ("eighth", "isodate", "0.7.2"),
+        ("ninth", "colorama", "0.4.6"),
     ],
 )
 def test_the_pin_is_a_sha256_of_the_named_version(half: str, package: str, version: str) -> None:
@@ -372,7 +378,9 @@ def test_the_half_is_wired_into_the_suite(half: str) -> None:
     h = BY_NAME[half]
     tasks = [t for t in task_suite.TASKS if t.half == half]
     assert tasks == list(h.tasks.TASKS) and len(tasks) >= h.at_least
-    assert task_suite.HALVES == ("tune", "check", "unseen", "fourth", "fifth", "sixth", "seventh", "eighth")
+    assert task_suite.HALVES == (
+        "tune", "check", "unseen", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth"
+    )  # fmt: skip
     assert len({t.name for t in task_suite.TASKS}) == len(task_suite.TASKS)
     assert {"question", "find", "count", "edit", "notes"} <= {t.kind for t in tasks}
     assert all(t.project == h.tasks.PROJECT and t.targets for t in tasks)
@@ -427,4 +435,4 @@ def test_the_report_has_a_column_for_the_half(half: str) -> None:
         *(columns.get(h, "0/0") for h in task_suite.HALVES),
     ]
     header = task_suite.to_markdown([row("b", half)]).splitlines()[0]
-    assert "| unseen | fourth | fifth | sixth | seventh | eighth |" in header
+    assert "| unseen | fourth | fifth | sixth | seventh | eighth | ninth |" in header

@@ -35,6 +35,7 @@ from .focus import (
     CHANGE_TOOLS,
     MAX_EDIT_CHOICE_BYTES,
     MAX_SYMBOL_SEARCH_BYTES,
+    READ_TOOL,
     TaskFocus,
     answer_ask,
     edit_choices,
@@ -277,6 +278,8 @@ class StepsGuide:
         in_set = file_set is not None and bool(file_set.set)
         if call.name == "update_notes" and self.plan.kind == "notes" and in_set:
             return refusal(call, NO_REWRITE)
+        if call.name == READ_TOOL and file_set is not None and in_set:
+            return file_set.review_read(call)
         if call.name != "note":
             return call
         if file_set is not None and in_set:
