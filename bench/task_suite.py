@@ -10,9 +10,10 @@ runs on Python-Markdown 3.7, a pinned sdist the bench fetches, instead of the sh
 ``fifth`` (``bench/tasks_fifth.py``), held out too, on pathspec 0.12.1; the sixth, ``sixth``
 (``bench/tasks_sixth.py``), held out too, on cachetools 8.0.2; the seventh, ``seventh``
 (``bench/tasks_seventh.py``), held out too, on tabulate 0.9.0; the eighth, ``eighth``
-(``bench/tasks_eighth.py``), held out too, on isodate 0.7.2. Reported per model and variant:
-tasks passed (tune, check, unseen, fourth, fifth, sixth, seventh and eighth halves; a right answer given
-after a limit stopped the run counts), wrong lines written into the user's NOTES.md
+(``bench/tasks_eighth.py``), held out too, on isodate 0.7.2; the ninth, ``ninth``
+(``bench/tasks_ninth.py``), held out too, on colorama 0.4.6. Reported per model and variant:
+tasks passed (tune, check, unseen, fourth, fifth, sixth, seventh, eighth and ninth halves; a right answer
+given after a limit stopped the run counts), wrong lines written into the user's NOTES.md
 (``bench/notes_check.py``), the median seconds per task, runs that ended
 by the model's own final answer, model calls, tokens billed (input + output), wall time. Runs are slow (the
 0.5B model takes about a minute a task on 2 free cores), so results are cached in
@@ -26,6 +27,7 @@ by the model's own final answer, model calls, tokens billed (input + output), wa
     python -m bench.task_suite --models qwen2.5-coder-0.5b --half sixth
     python -m bench.task_suite --models qwen2.5-coder-0.5b --half seventh
     python -m bench.task_suite --models qwen2.5-coder-0.5b --half eighth
+    python -m bench.task_suite --models qwen2.5-coder-0.5b --half ninth
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from bench import (
     tasks_eighth,
     tasks_fifth,
     tasks_fourth,
+    tasks_ninth,
     tasks_seventh,
     tasks_sixth,
     tasks_unseen,
@@ -65,6 +68,7 @@ TASKS: tuple[Task, ...] = (
     + tasks_sixth.TASKS
     + tasks_seventh.TASKS
     + tasks_eighth.TASKS
+    + tasks_ninth.TASKS
 )
 HALVES = (
     "tune",
@@ -75,6 +79,7 @@ HALVES = (
     tasks_sixth.HALF,
     tasks_seventh.HALF,
     tasks_eighth.HALF,
+    tasks_ninth.HALF,
 )
 
 WINDOW = 4096
@@ -151,8 +156,8 @@ def run_task(task: Task, model: str, variant: str, keep: Path | None = None) -> 
 
 def build_task_workspace(task: Task, workspace: Path) -> None:
     """The task's project in ``workspace``: the shop (with the task's extra files),
-    Python-Markdown, ItsDangerous, pathspec, cachetools, tabulate or isodate (a pinned sdist, fetched
-    once and verified)."""
+    Python-Markdown, ItsDangerous, pathspec, cachetools, tabulate, isodate or colorama (a pinned sdist,
+    fetched once and verified)."""
     if task.project == tasks_unseen.PROJECT:
         tasks_unseen.build_workspace(workspace)
     elif task.project == tasks_fourth.PROJECT:
@@ -165,6 +170,8 @@ def build_task_workspace(task: Task, workspace: Path) -> None:
         tasks_seventh.build_workspace(workspace)
     elif task.project == tasks_eighth.PROJECT:
         tasks_eighth.build_workspace(workspace)
+    elif task.project == tasks_ninth.PROJECT:
+        tasks_ninth.build_workspace(workspace)
     else:
         build_workspace(workspace, task.extra)
 

@@ -2,9 +2,10 @@
 fifth on pathspec, the sixth on cachetools, the seventh on tabulate, the eighth on isodate, the
 ninth on colorama), tested once over them all: the pin is used only when the archive is the
 pinned file; every task's checker passes its right reference answers (or edit, or notes) and fails
-its wrong ones, the references being each half's own (``tests/test_tasks_<half>.py``); the edit checkers want the asked change and
-nothing else; the targets exist in the unpacked project, which is of the size asked for; the half
-is wired into the suite, its CLI and its report. Also the shared checkers of ``bench/task_checks.py``.
+its wrong ones, the references being each half's own (``tests/test_tasks_<half>.py``); the edit
+checkers want the asked change and nothing else; the targets exist in the unpacked project, which
+is of the size asked for; the half is wired into the suite, its CLI and its report. Also the
+shared checkers of ``bench/task_checks.py``.
 
 No network here: the download is a fake that writes an archive into the folder, as pip does; the
 tests that need a real project skip when its pinned sdist has not been fetched (``python -m
