@@ -110,8 +110,8 @@ def _demos(*numbers: int) -> str:
 # The demos that call just_fix_windows_console (01, 02, 06, 07), none of those that call init or
 # colorama_text (03, 04, 05, 08) or only import init (09).
 _FIXING_DEMOS = none_of(says(*(_demos(n) for n in (1, 2, 6, 7))), _demos(3, 4, 5, 8, 9))
-# -12, STDERR's handle in win32.py (not STDOUT's -11, nor 12 without its sign).
-_MINUS_12 = says(r"(?<![\w.])[-−–]\s?12(?![\d])")
+# -12, STDERR's handle in win32.py (not STDOUT's -11, nor 12 without its sign), or "moins 12".
+_MINUS_12 = says(r"(?<![\w.])[-−–]\s?12(?![\d])|\b(?:moins|minus)\s+12(?![\d])")
 
 # Facts a note may give of each file: words of the file itself (lower-case), then the same facts
 # in other words (the words a Chinese, French, Spanish or German note uses).

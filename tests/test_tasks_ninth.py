@@ -169,7 +169,7 @@ ANSWERS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     ),
     "co-fr-count": (("Il y a 5 fichiers *_test.py.", "cinq"), ("7", "6", "4")),
     "co-fr-stderr": (
-        ("STDERR = -12", "La valeur −12 (STDOUT vaut -11)."),
+        ("STDERR = -12", "La valeur −12 (STDOUT vaut -11).", "moins 12"),
         ("-11", "12", "2", "-121"),
     ),
     "co-es-what": (
