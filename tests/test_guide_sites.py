@@ -734,3 +734,42 @@ def test_a_value_the_task_writes_is_never_unwritten(old: str, value: int, langua
     assert unwritten_values(old, old, task) == []
     assert unwritten_values("LIMIT = 1", f"LIMIT = {value}", task) == []
     assert unwritten_values("LIMIT = 1", f"LIMIT = {value + 7}0", task) == [f"{value + 7}0"]
+
+
+META = '''"""Metadata."""
+
+# __version_info__ format: (major, minor, patch, dev/alpha/beta/rc/final, #)
+__version_info__ = (3, 7, 0, 'final', 0)
+SIZES = (8, 16, 32)
+
+
+def _get_version(version_info):
+    return '.'.join(map(str, version_info[:3]))
+
+
+__version__ = _get_version(__version_info__)
+'''
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "Change this project's version to 3.7.1.",
+        "把这个项目的版本改成 3.7.1。",
+        "Passe la version du projet à 3.8.0.",
+        "Release 4.0.0 please",
+    ],
+)
+def test_a_release_number_is_changed_where_the_file_holds_one_however_it_is_spelled(task: str) -> None:
+    """A version kept as numbers (Python-Markdown's ``__version_info__``) is the line a task
+    writing a release number points to, in any language, before other numbers (with no
+    leading number in common, both); a release written as a string comes before one held as
+    numbers; a task with no release number is pointed at no such line."""
+    lines = [line for line in META.splitlines() if line.strip()]
+    near = ["__version_info__ = (3, 7, 0, 'final', 0)"]
+    assert value_sites(META, task, lines) == (near if "3." in task else [*near, "SIZES = (8, 16, 32)"])
+    both = META + "__version_tuple__ = (3, 7, 0)\nversion = '3.7.0'\n"
+    assert value_sites(both, task, [*lines, "__version_tuple__ = (3, 7, 0)", "version = '3.7.0'"]) == [
+        "version = '3.7.0'"
+    ]
+    assert value_sites(META, "Set the page size to 40.", lines) == []

@@ -104,12 +104,57 @@ def line_tokens(line: str) -> tuple[set[str], set[str]]:
     return names, literals
 
 
-def site_score(line: str, tokens: set[str]) -> tuple[int, int]:
-    """How much a binding line holds of what the task writes: the literals the task copies,
-    then the names (a literal decides: an English task's words are names too, "key" and
-    "hmac" in ``mac = hmac.new(key, ...)``, where a Chinese task's are not)."""
+# A release number: three or more dot-separated numbers (``3.7.1``), in any language's task.
+_RELEASE = re.compile(r"\d+(?:\.\d+){2,}")
+
+
+def releases(line: str, wanted: Sequence[tuple[int, ...]]) -> tuple[int, int]:
+    """How a Python line holds release numbers, for a task writing the releases ``wanted``:
+    how many string or number literals are shaped like one (``"0.12.1"``), and, for tuples or
+    lists of three or more numbers first (``(3, 7, 0, 'final', 0)``), 1 + the most leading
+    numbers one shares with a release wanted (``(3, 7, 0)`` is nearer 3.7.1 than ``(8, 16,
+    32)``); 0 for none."""
+    written = sum(1 for value in line_tokens(line)[1] if _RELEASE.fullmatch(value))
+    try:
+        tree = ast.parse(line.strip())
+    except SyntaxError:
+        return written, 0
+    nearest = 0
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Tuple | ast.List) or len(node.elts) < 3:
+            continue
+        numbers = []
+        for element in node.elts:
+            if not (isinstance(element, ast.Constant) and type(element.value) is int):
+                break
+            numbers.append(element.value)
+        if len(numbers) >= 3:
+            shared = max((_shared_head(numbers, release) for release in wanted), default=0)
+            nearest = max(nearest, 1 + shared)
+    return written, nearest
+
+
+def _shared_head(a: Sequence[int], b: Sequence[int]) -> int:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return n
+
+
+def site_score(line: str, tokens: set[str]) -> tuple[int, int, int]:
+    """How much a binding line holds of what the task writes: the literals the task copies and,
+    where the task writes a release number, the release numbers written as one; then releases
+    held as numbers, the nearest first; then the names (a literal decides: an English task's
+    words are names too, "key" and "hmac" in ``mac = hmac.new(key, ...)``, where a Chinese
+    task's are not). The releases: a version's line, however it spells the version
+    (Python-Markdown's is ``__version_info__ = (3, 7, 0, 'final', 0)``; the 0.5B, asked "Change
+    this project's version to 3.7.1." and offered ``__version__ =
+    _get_version(__version_info__)``, appended 'dev' to it three times); setuptools_scm's
+    ``__version__ = version = '0.7.2'`` before its ``version_tuple = (0, 7, 2)``."""
     names, literals = line_tokens(line)
-    return len(literals & tokens), len(names & tokens)
+    wanted = [tuple(int(part) for part in t.split(".")) for t in tokens if _RELEASE.fullmatch(t)]
+    written, numbers = releases(line, wanted) if wanted else (0, 0)
+    return len(literals & tokens) + written, numbers, len(names & tokens)
 
 
 def value_sites(text: str, task: str, lines: Sequence[str]) -> list[str]:
@@ -123,8 +168,8 @@ def value_sites(text: str, task: str, lines: Sequence[str]) -> list[str]:
     bound_texts = {numbered[n - 1] for n in bound if 0 < n <= len(numbered)}
     tokens = written_tokens(task)
     scored = [(site_score(line, tokens), line) for line in lines if line in bound_texts]
-    best = max((score for score, _ in scored), default=(0, 0))
-    return [line for score, line in scored if score == best] if best > (0, 0) else []
+    best = max((score for score, _ in scored), default=(0, 0, 0))
+    return [line for score, line in scored if score == best] if best > (0, 0, 0) else []
 
 
 def config_sites(task: str, lines: Sequence[str]) -> list[str]:
