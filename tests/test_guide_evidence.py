@@ -316,18 +316,28 @@ def test_a_question_that_names_nothing_reads_the_project_file_with_the_rankings_
     assert guide.plan.targets == ("src/shop/cart.py", "pyproject.toml")
 
 
-def test_a_question_that_names_nothing_keeps_the_models_files(project: Path) -> None:
-    """The model chose its files for a question naming nothing: they are read as chosen, no
-    project file added (three files too large together become a set of notes)."""
-    (project / "pyproject.toml").write_text('[project]\nversion = "2.2.0"\n', encoding="utf-8")
+def test_a_question_that_names_nothing_reads_the_models_first_file_and_the_project_file(
+    project: Path,
+) -> None:
+    """The model chose its files for a question naming nothing: its first is read with the
+    project file, in any language (three files and the project file were too large together
+    and became a set of notes; the later choices were noise: TODO.txt for a license); with the
+    project file among its choices, they are read as chosen."""
     chosen = ["src/shop/cart.py", "src/shop/pricing.py", "docs/guide.md"]
-    for task in ("这个库现在是哪个版本？", "Which release of this library is this?"):
+    tasks = ("这个库现在是哪个版本？", "Which release of this library is this?", "Quelle licence ?")
+
+    def plan(targets: list[str], task: str) -> tuple[str, ...]:
         guide, _ = _guide(project)
-        model = ScriptedModel(
-            {"responses": [_reply(json.dumps({"kind": "answer in words", "targets": chosen}))]}
-        )
-        asyncio.run(guide.start(task, model.complete))
-        assert guide.plan.targets == tuple(chosen)
+        reply = _reply(json.dumps({"kind": "answer in words", "targets": targets}))
+        asyncio.run(guide.start(task, ScriptedModel({"responses": [reply]}).complete))
+        return guide.plan.targets
+
+    for task in tasks:
+        assert plan(chosen, task) == tuple(chosen)  # no project file: as chosen
+    (project / "pyproject.toml").write_text('[project]\nversion = "2.2.0"\n', encoding="utf-8")
+    for task in tasks:
+        assert plan(chosen, task) == ("src/shop/cart.py", "pyproject.toml")
+        assert plan(["docs/guide.md", "pyproject.toml"], task) == ("docs/guide.md", "pyproject.toml")
 
 
 def test_the_project_file_is_the_first_of_the_known_names_at_the_root() -> None:

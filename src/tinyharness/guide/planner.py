@@ -448,18 +448,24 @@ class PlanGuide(StepsGuide):
         return path
 
     def _question_reads(self, plan: TaskPlan, files: list[str], top: list[str]) -> TaskPlan:
-        """The files a question that names nothing reads when the model chose none: the
-        ranking's best and the project file (where a project states its version, license,
+        """The files a question that names nothing reads: the model's first choice, else the
+        ranking's best, and the project file (where a project states its version, license,
         authors and the language versions it supports). Left free, the 0.5B paged through
         README, LICENSE and CHANGELOG for a version question; given the ranking's two best, a
         question on the Python versions read an exception module and the change log (the words
-        of such a question are everywhere). The model's own choices are kept as they are:
-        measured with the 0.5B, the project file added to them made three files too large to
-        read together, read as a set with a note each, and the answer was lost (md-license,
-        "MIT" for BSD; md-zh-version)."""
-        if files or not top:
-            return plan
+        of such a question are everywhere). The project file takes the place of the model's
+        later choices, not a place beside them: added to three, it made them too large to read
+        together, read as a set with a note each, and the answer was lost (md-license, "MIT"
+        for BSD); with LICENSE, TODO.txt and README.rst chosen for "What license is this
+        project under?", isodate's BSD text (which never says "BSD") was read as MIT, and the
+        classifier in pyproject.toml that says it was never read (is-license)."""
         manifest = project_file(text_files(self.spaced))
+        if files:
+            if manifest is None or manifest in files:
+                return plan
+            return replace(plan, targets=(files[0], manifest))
+        if not top:
+            return plan
         first = [*top[:1], manifest, *top[1:]] if manifest else top
         first = list(dict.fromkeys(first))[:MAX_READ_FIRST]
         targets = list(dict.fromkeys([*first, *plan.targets]))[:MAX_TARGETS]
