@@ -37,7 +37,7 @@ from tinyharness.guide.sites import (
     value_sites,
     written_tokens,
 )
-from tinyharness.messages import ToolResultBlock, ToolUseBlock
+from tinyharness.messages import Message, ToolResultBlock, ToolUseBlock
 from tinyharness.models.scripted import ScriptedModel
 from tinyharness.tools.builtin import builtin_tools
 from tinyharness.tools.files import ReadState
@@ -773,3 +773,55 @@ def test_a_release_number_is_changed_where_the_file_holds_one_however_it_is_spel
         "version = '3.7.0'"
     ]
     assert value_sites(META, "Set the page size to 40.", lines) == []
+
+
+STRF = '''"""Formats."""
+
+DATE_EXT_COMPLETE = "%Y-%m-%d"
+TIME_EXT_COMPLETE = "%H:%M:%S"
+D_DEFAULT = "P%P"
+D_WEEK = "P%p"
+D_ALT_EXT = "P" + DATE_EXT_COMPLETE + "T" + TIME_EXT_COMPLETE
+'''
+STRF_TASKS = {
+    "en": 'In pkg/strf.py, make D_DEFAULT the weeks format "P%p" instead of "P%P".',
+    "zh": '把 pkg/strf.py 里 D_DEFAULT 的值从 "P%P" 改成 "P%p"。',
+}
+
+
+@pytest.mark.parametrize("language", sorted(STRF_TASKS))
+def test_a_literal_the_task_copies_with_its_signs_decides_and_one_letter_does_not(
+    tmp_path: Path, language: str
+) -> None:
+    """is-edit-default: the task writes "P%P", whose tokens are "P" and "P"; the lines holding
+    the literal "P" outranked D_DEFAULT's, and the 0.5B rewrote D_ALT_EXT's."""
+    lines = [line for line in STRF.splitlines() if line.strip()]
+    assert value_sites(STRF, STRF_TASKS[language], lines) == ['D_DEFAULT = "P%P"']
+
+
+def test_a_line_whose_edit_was_refused_twice_is_offered_no_more(tmp_path: Path) -> None:
+    """is-edit-default: the 0.5B sent the same refused edit five times and the run stopped
+    stuck; after two refusals of one old line, the others are offered (and when none is left,
+    the same again: never nothing)."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "strf.py").write_text(STRF, encoding="utf-8")
+    guide = _started(tmp_path, "In pkg/strf.py, change the formats.", "change a file")
+    offered = list(guide.choices("edit_file", [])["old"])
+    assert 'D_ALT_EXT = "P" + DATE_EXT_COMPLETE + "T" + TIME_EXT_COMPLETE' in offered
+
+    def refused(n: int, old: str, new: str = "x") -> list[Message]:
+        call = ToolUseBlock(f"e{n}", "edit_file", {"path": "pkg/strf.py", "old": old, "new": new})
+        return [
+            Message("assistant", (call,)),
+            Message(
+                "user", (ToolResultBlock(call.id, "Error: the call was refused: no", True, refused=True),)
+            ),
+        ]
+
+    spent = offered[-1]
+    once = [Message.user("task"), *refused(1, spent)]
+    assert spent in guide.choices("edit_file", once)["old"]
+    twice = [*once, *refused(2, spent, "y")]
+    assert list(guide.choices("edit_file", twice)["old"]) == offered[:-1]
+    every = [Message.user("task")] + [m for n, old in enumerate(offered * 2) for m in refused(n, old)]
+    assert list(guide.choices("edit_file", every)["old"]) == offered

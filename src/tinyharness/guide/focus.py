@@ -490,6 +490,18 @@ def named_sites(path: str, text: str, task: str, terms: Sequence[str], own: Sequ
     return [numbered[n - 1] for n, _ in held if 0 < n <= len(numbered) and numbered[n - 1] in owned]
 
 
+def refused_twice(messages: Sequence[Message]) -> set[str]:
+    """The ``old`` texts of edit_file calls the guide refused twice or more in ``messages``."""
+    refused = {r.tool_use_id for m in messages for r in m.tool_results if r.refused}
+    counts: dict[str, int] = {}
+    for m in messages:
+        for call in m.tool_uses:
+            old = call.input.get("old") if isinstance(call.input, dict) else None
+            if call.name == EDIT_TOOL and call.id in refused and isinstance(old, str):
+                counts[old] = counts.get(old, 0) + 1
+    return {old for old, count in counts.items() if count >= 2}
+
+
 def edit_choices(workspace: Workspace, messages: Sequence[Message], focus: TaskFocus) -> ChoiceMap:
     """edit_file's choices when the task names the files to change (``focus``): ``path`` one of
     them, ``old`` one whole line of them that occurs once in its file. Measured with
@@ -523,6 +535,11 @@ def edit_choices(workspace: Workspace, messages: Sequence[Message], focus: TaskF
             sites.extend(
                 config_sites(focus.task, own) or named_sites(path, text, focus.task, focus.plan.terms, own)
             )
+    # A line whose edit was refused twice is offered no more while others are (the 0.5B sent
+    # the same refused edit of D_ALT_EXT's line five times, and the run stopped stuck).
+    spent = refused_twice(messages)
+    sites = [line for line in sites if line not in spent] or sites
+    lines = [line for line in lines if line not in spent] or lines
     # A Python file's lines that bind a value and hold what the task writes, a literal first
     # (``sites``): the same in every language, and never a class header for a task naming the
     # class that holds the value (the 0.5B, offered ``class Signer:``, renamed the class).

@@ -104,6 +104,7 @@ def line_tokens(line: str) -> tuple[set[str], set[str]]:
     return names, literals
 
 
+_SIGN = re.compile(r"[^\w\s]")  # a character neither a letter, a digit, "_" nor a space
 # A release number: three or more dot-separated numbers (``3.7.1``), in any language's task.
 _RELEASE = re.compile(r"\d+(?:\.\d+){2,}")
 
@@ -141,8 +142,9 @@ def _shared_head(a: Sequence[int], b: Sequence[int]) -> int:
     return n
 
 
-def site_score(line: str, tokens: set[str]) -> tuple[int, int, int]:
-    """How much a binding line holds of what the task writes: the literals the task copies and,
+def site_score(line: str, tokens: set[str], task: str = "") -> tuple[int, int, int]:
+    """How much a binding line holds of what ``task`` writes (``tokens``: its written tokens): the
+    literals the task copies (a token of it, or its text verbatim: ``"P%P"``) and,
     where the task writes a release number, the release numbers written as one; then releases
     held as numbers, the nearest first; then the names (a literal decides: an English task's
     words are names too, "key" and "hmac" in ``mac = hmac.new(key, ...)``, where a Chinese
@@ -154,7 +156,16 @@ def site_score(line: str, tokens: set[str]) -> tuple[int, int, int]:
     names, literals = line_tokens(line)
     wanted = [tuple(int(part) for part in t.split(".")) for t in tokens if _RELEASE.fullmatch(t)]
     written, numbers = releases(line, wanted) if wanted else (0, 0)
-    return len(literals & tokens) + written, numbers, len(names & tokens)
+    # A literal with a sign in it is copied when the task holds it verbatim ("P%P"); one letter
+    # is no value a task names ("P" of "P%P": the 0.5B, asked to make D_DEFAULT "P%p" and
+    # offered the lines holding "P", rewrote D_ALT_EXT's).
+    copied = {
+        lit
+        for lit in literals
+        if (lit in tokens and not (len(lit) == 1 and lit.isalpha()))
+        or (len(lit) > 1 and _SIGN.search(lit) and lit in task)
+    }
+    return len(copied) + written, numbers, len(names & tokens)
 
 
 def value_sites(text: str, task: str, lines: Sequence[str]) -> list[str]:
@@ -167,7 +178,7 @@ def value_sites(text: str, task: str, lines: Sequence[str]) -> list[str]:
     numbered = text.splitlines()
     bound_texts = {numbered[n - 1] for n in bound if 0 < n <= len(numbered)}
     tokens = written_tokens(task)
-    scored = [(site_score(line, tokens), line) for line in lines if line in bound_texts]
+    scored = [(site_score(line, tokens, task), line) for line in lines if line in bound_texts]
     best = max((score for score, _ in scored), default=(0, 0, 0))
     return [line for score, line in scored if score == best] if best > (0, 0, 0) else []
 
