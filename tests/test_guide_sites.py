@@ -33,6 +33,7 @@ from tinyharness.guide.sites import (
     held_lines,
     renamed_definitions,
     same_word,
+    stated_swap,
     unwritten_values,
     value_sites,
     written_tokens,
@@ -825,3 +826,38 @@ def test_a_line_whose_edit_was_refused_twice_is_offered_no_more(tmp_path: Path) 
     assert list(guide.choices("edit_file", twice)["old"]) == offered[:-1]
     every = [Message.user("task")] + [m for n, old in enumerate(offered * 2) for m in refused(n, old)]
     assert list(guide.choices("edit_file", every)["old"]) == offered
+
+
+STATED = {
+    "en": 'In pkg/strf.py, make D_DEFAULT the weeks format "P%p" instead of "P%P".',
+    "zh": "把 pkg/strf.py 里 D_DEFAULT 的值从「P%P」改成「P%p」。",
+    "fr": "Dans pkg/strf.py, remplace « P%P » par « P%p » pour D_DEFAULT.",
+}
+
+
+@pytest.mark.parametrize("language", sorted(STATED))
+def test_an_edit_copying_its_old_line_is_read_as_the_change_the_task_states(
+    tmp_path: Path, language: str
+) -> None:
+    """is-edit-default: offered the right line, the 0.5B copied it as the new one five times
+    and the run stopped stuck. The task states both values (quoted, in any language's marks):
+    the edit is read as that change."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "strf.py").write_text(STRF, encoding="utf-8")
+    guide = _started(tmp_path, STATED[language], "change a file")
+    same = {"path": "pkg/strf.py", "old": 'D_DEFAULT = "P%P"', "new": 'D_DEFAULT = "P%P"'}
+    checked = guide.review(ToolUseBlock("e1", "edit_file", same))
+    assert isinstance(checked, ToolUseBlock) and checked.input["new"] == 'D_DEFAULT = "P%p"'
+    other = {**same, "new": 'D_DEFAULT = "P%p"'}  # a real change is left to the other checks
+    assert guide.review(ToolUseBlock("e2", "edit_file", other)).input == other  # type: ignore[union-attr]
+
+
+def test_the_stated_change_needs_one_value_of_each() -> None:
+    assert (
+        stated_swap("    PIPE_RIGHT = 2", "In tables.py, change PIPE_RIGHT from 2 to 4")
+        == "    PIPE_RIGHT = 4"
+    )
+    assert stated_swap("x = 2", "change x from 2 to 4 and y from 3 to 5") is None  # which one?
+    assert stated_swap("NAME = 'old'", "Change the name") is None  # no value written
+    assert stated_swap("NAME = 'old'", "the project's 'old' becomes 'new'") == "NAME = 'new'"
+    assert stated_swap("A = 'x' + 'y'", "from 'x' to 'z' and 'y' to 'w'") is None  # two held

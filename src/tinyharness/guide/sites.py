@@ -541,3 +541,54 @@ def literal_swapped(old: str, new: str) -> str | None:
     body = old.strip()
     start, end = gone[0].start[1], gone[0].end[1]
     return indent + body[:start] + added[0].string + body[end:]
+
+
+# A span the task quotes: between double quotes, backticks, typographic or CJK quotes or
+# guillemets, or single quotes not inside a word ("project's" opens none). Marks, not words.
+_TASK_QUOTES = re.compile(
+    r'"([^"\n]{1,80})"|`([^`\n]{1,80})`|“([^”\n]{1,80})”|「([^」\n]{1,80})」|«\s?([^»\n]{1,80}?)\s?»'
+    r"|(?<![A-Za-z])'([^'\n]{1,80})'(?![A-Za-z])"
+)
+_NUMERIC = re.compile(r"[+-]?\d+(?:\.\d+)*")
+
+
+def quoted_spans(task: str) -> set[str]:
+    """The spans ``task`` quotes (``_TASK_QUOTES``), in any language."""
+    return {next(g for g in match.groups() if g is not None) for match in _TASK_QUOTES.finditer(task)}
+
+
+def stated_swap(old: str, task: str) -> str | None:
+    """``old`` (a Python line) with its one literal the task writes replaced by the one other
+    value of its kind the task writes: the edit a task of the form "from A to B" states, in
+    any language ("make D_DEFAULT "P%p" instead of "P%P"", "把 2 改成 4"). A string's
+    values are the spans the task quotes, a number's the numbers it writes; None unless there
+    is exactly one of each."""
+    tokens = _literal_tokens(old.strip())
+    quoted, written = quoted_spans(task), written_tokens(task)
+    numbers = {t for t in written if _NUMERIC.fullmatch(t)}
+    found: list[tuple[tokenize.TokenInfo, str]] = []
+    for tok in tokens:
+        if tok.type == tokenize.NUMBER and tok.string in numbers:
+            found.append((tok, tok.string))
+        elif tok.type == tokenize.STRING:
+            try:
+                value = ast.literal_eval(tok.string)
+            except (SyntaxError, ValueError):
+                continue
+            if isinstance(value, str) and value in quoted:
+                found.append((tok, value))
+    if len(found) != 1:
+        return None
+    tok, value = found[0]
+    held = {t.string for t in tokens} | {value}
+    if tok.type == tokenize.NUMBER:
+        others = sorted(n for n in numbers if n not in held)
+        replacement = others[0] if len(others) == 1 else None
+    else:
+        others = sorted(q for q in quoted if q != value and q not in held)
+        replacement = tok.string.replace(value, others[0]) if len(others) == 1 else None
+    if replacement is None or tok.start[0] != 1:
+        return None
+    indent = old[: len(old) - len(old.lstrip())]
+    body = old.strip()
+    return indent + body[: tok.start[1]] + replacement + body[tok.end[1] :]
