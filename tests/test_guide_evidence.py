@@ -163,6 +163,19 @@ def test_reconcile_never_invents_a_kind_or_a_target(text: str) -> None:
     assert reconcile(TaskPlan(), found).kind in (None, "notes")
 
 
+@pytest.mark.parametrize("task", ["这个项目用的是什么许可证？", "What license is this?", "Quelle licence ?"])
+def test_a_list_of_files_alone_is_a_question_over_them(task: str) -> None:
+    """A list or count needs a folder or a glob to list: the 0.5B called a Chinese license
+    question a list of LICENSE, README.rst and CHANGES.txt (and answered MIT for BSD). A list
+    over a folder, chosen or written, stays a list."""
+    files = ("LICENSE", "README.rst", "CHANGES.txt")
+    found = evidence(task, [])
+    assert reconcile(TaskPlan("list", files, "model"), found) == TaskPlan("answer", files, "model")
+    folder = TaskPlan("list", ("src/", "LICENSE"), "model")
+    assert reconcile(folder, found) == folder
+    assert reconcile(TaskPlan("list", (), "model"), found).kind == "list"
+
+
 # --- the same plan in three languages --------------------------------------------------------------
 
 ACCEPTANCE = {

@@ -395,14 +395,20 @@ def reconcile(plan: TaskPlan, found: Evidence) -> TaskPlan:
     task, in English and in Chinese); a notes task is
     over the glob the task writes (a folder and an extension), whatever folder the model chose;
     a question over a set keeps its set but the task's glob replaces the model's; a list or count
-    is over the folders the task names. Measured with the 0.5B: asked for the same task in
-    Chinese and English, it chose the kind alike but different folders and files."""
+    is over the folders the task names, and with nothing to list is a question. Measured with
+    the 0.5B: asked for the same task in Chinese and English, it chose the kind alike but
+    different folders and files."""
     if found.notes and plan.kind in (None, "answer", "explore"):
         plan = TaskPlan("notes", plan.targets, plan.source)
     elif plan.kind == "notes" and not found.notes and found.question:
         plan = TaskPlan("answer", plan.targets, plan.source)
     targets = list(plan.targets)
     wide = [t for t in targets if "*" in t or t.endswith("/")]
+    if plan.kind == "list" and targets and not wide and not found.folders and not found.globs:
+        # Nothing to list (no folder or glob, chosen or written): a question over the files
+        # chosen. The 0.5B called "这个项目用的是什么许可证？" a list of LICENSE, README.rst
+        # and CHANGES.txt, and answered MIT for a BSD project.
+        plan = TaskPlan("answer", plan.targets, plan.source)
     if plan.kind == "notes" and found.globs:
         targets = [found.globs[0], *(t for t in targets if t not in wide)]
     elif plan.kind == "notes" and found.folders and not wide:
