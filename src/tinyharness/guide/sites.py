@@ -587,8 +587,8 @@ def stated_swap(old: str, task: str) -> str | None:
     else:
         others = sorted(q for q in quoted if q != value and q not in held)
         replacement = tok.string.replace(value, others[0]) if len(others) == 1 else None
-    if replacement is None or tok.start[0] != 1:
-        return None
+    if replacement is None or replacement == tok.string or tok.start[0] != 1:
+        return None  # (a literal written with escapes holds its value in another spelling)
     indent = old[: len(old) - len(old.lstrip())]
     body = old.strip()
     return indent + body[: tok.start[1]] + replacement + body[tok.end[1] :]
