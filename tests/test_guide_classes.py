@@ -246,7 +246,8 @@ def test_an_edit_of_a_value_a_config_file_refers_to_changes_the_module_holding_i
     assert list(guide.choices("edit_file", [])["old"]) == ['__version__ = "0.12.1"']
     plain, _ = _guide(tmp_path, may_write=True, rank=lambda root, task, k: [Ranked("pkg/__init__.py", 2.0)])
     asyncio.run(plain.start(task, ScriptedModel({"responses": [_reply(json.dumps(reply))]}).complete))
-    assert plain.plan.targets == ("pkg/__init__.py",)  # no config file chosen: nothing followed
+    # no config file chosen: the file binding the release is found by its value all the same
+    assert plain.plan.targets == ("pkg/_meta.py",)
 
 
 def test_a_question_changes_no_existing_file_but_may_write_a_new_one(project: Path) -> None:
@@ -476,3 +477,42 @@ def test_an_edit_naming_no_name_is_offered_the_same_lines_in_every_language(
     assert list(choices["old"]) == ["PAGE_SIZE = 25", "DEBUG = False"]
     # the new line is bounded by the longest line offered, not free (the grammar ends a runaway)
     assert choices["new"] == len("PAGE_SIZE = 25") + NEW_LINE_SLACK
+
+
+RELEASE_TASKS = {
+    "en": "Set the release number of this package to 0.12.2.",
+    "zh": "把这个包的发布号改成 0.12.2。",
+    "de": "Setze die Release-Nummer dieses Pakets auf 0.12.2.",
+}
+
+
+@pytest.mark.parametrize("language", sorted(RELEASE_TASKS))
+def test_a_change_writing_a_release_number_goes_to_the_file_binding_the_nearest(
+    tmp_path: Path, language: str
+) -> None:
+    """The ranking with the task's words put another file first ("release number" names no
+    file's words: the 0.5B's change went to isodates.py and none was made); the file binding
+    the release nearest the one the task writes is changed, in any language. A test's release
+    that shares no leading number with it, or a file with none, is not."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "dates.py").write_text('"""Dates."""\n\nFORMAT = "%Y"\n', encoding="utf-8")
+    (tmp_path / "pkg" / "_meta.py").write_text('__version__ = "0.12.1"\n', encoding="utf-8")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_v.py").write_text('SAMPLE = "1.2.3"\n', encoding="utf-8")
+
+    def rank(root: Path, task: str, k: int) -> list[Ranked | str]:
+        return [Ranked("tests/test_v.py", 3.0), Ranked("pkg/dates.py", 2.0), "pkg/_meta.py"]
+
+    guide, _ = _guide(tmp_path, may_write=True, rank=rank)
+    reply = {"kind": "change a file", "targets": ["pkg/dates.py"]}
+    asyncio.run(
+        guide.start(
+            RELEASE_TASKS[language], ScriptedModel({"responses": [_reply(json.dumps(reply))]}).complete
+        )
+    )
+    assert guide.plan.targets == ("pkg/_meta.py",)
+    assert list(guide.choices("edit_file", [])["old"]) == ['__version__ = "0.12.1"']
+    major = RELEASE_TASKS[language].replace("0.12.2", "4.0.0")  # shares no leading number: the ranking
+    guide, _ = _guide(tmp_path, may_write=True, rank=rank)
+    asyncio.run(guide.start(major, ScriptedModel({"responses": [_reply(json.dumps(reply))]}).complete))
+    assert guide.plan.targets == ("tests/test_v.py",)

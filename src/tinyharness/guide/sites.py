@@ -116,23 +116,32 @@ def releases(line: str, wanted: Sequence[tuple[int, ...]]) -> tuple[int, int]:
     numbers one shares with a release wanted (``(3, 7, 0)`` is nearer 3.7.1 than ``(8, 16,
     32)``); 0 for none."""
     written = sum(1 for value in line_tokens(line)[1] if _RELEASE.fullmatch(value))
+    heads = _number_heads(line)
+    nearest = max((1 + max((_shared_head(h, w) for w in wanted), default=0) for h in heads), default=0)
+    return written, nearest
+
+
+def _number_heads(line: str) -> list[tuple[int, ...]]:
+    """A Python line's tuples or lists whose first three or more items are numbers: those numbers."""
     try:
         tree = ast.parse(line.strip())
     except SyntaxError:
-        return written, 0
-    nearest = 0
+        return []
+    out = []
     for node in ast.walk(tree):
-        if not isinstance(node, ast.Tuple | ast.List) or len(node.elts) < 3:
-            continue
-        numbers = []
-        for element in node.elts:
-            if not (isinstance(element, ast.Constant) and type(element.value) is int):
-                break
-            numbers.append(element.value)
-        if len(numbers) >= 3:
-            shared = max((_shared_head(numbers, release) for release in wanted), default=0)
-            nearest = max(nearest, 1 + shared)
-    return written, nearest
+        if isinstance(node, ast.Tuple | ast.List):
+            numbers: list[int] = []
+            for element in node.elts:
+                if not (isinstance(element, ast.Constant) and type(element.value) is int):
+                    break
+                numbers.append(element.value)
+            if len(numbers) >= 3:
+                out.append(tuple(numbers))
+    return out
+
+
+def _as_releases(tokens: Iterable[str]) -> list[tuple[int, ...]]:
+    return [tuple(int(part) for part in t.split(".")) for t in tokens if _RELEASE.fullmatch(t)]
 
 
 def _shared_head(a: Sequence[int], b: Sequence[int]) -> int:
@@ -140,6 +149,27 @@ def _shared_head(a: Sequence[int], b: Sequence[int]) -> int:
     while n < min(len(a), len(b)) and a[n] == b[n]:
         n += 1
     return n
+
+
+def task_releases(task: str) -> list[tuple[int, ...]]:
+    """The release numbers ``task`` writes (``3.7.1``), as numbers."""
+    return _as_releases(written_tokens(task))
+
+
+def release_nearness(path: str, text: str, wanted: Sequence[tuple[int, ...]]) -> int:
+    """How near a file comes to holding the release a task changes: the most leading numbers a
+    release bound in it (a Python binding line's, a config file's key line's) shares with one
+    ``wanted``; 0 for none (a test's ``"1.2.3"`` shares nothing with 0.7.3)."""
+    if path.endswith((".py", ".pyi")):
+        numbered = text.splitlines()
+        held = [numbered[n - 1] for n in sorted(binding_lines(text)) if 0 < n <= len(numbered)]
+        bound = _as_releases(v for line in held for v in line_tokens(line)[1])
+        bound += [head for line in held for head in _number_heads(line)]
+    elif path.endswith(CONFIG_SUFFIXES):
+        bound = _as_releases(v for line in text.splitlines() if _KEY.match(line) for v in config_values(line))
+    else:
+        return 0
+    return max((_shared_head(release, w) for release in bound for w in wanted), default=0)
 
 
 def site_score(line: str, tokens: set[str], task: str = "") -> tuple[int, int, int]:
@@ -154,7 +184,7 @@ def site_score(line: str, tokens: set[str], task: str = "") -> tuple[int, int, i
     _get_version(__version_info__)``, appended 'dev' to it three times); setuptools_scm's
     ``__version__ = version = '0.7.2'`` before its ``version_tuple = (0, 7, 2)``."""
     names, literals = line_tokens(line)
-    wanted = [tuple(int(part) for part in t.split(".")) for t in tokens if _RELEASE.fullmatch(t)]
+    wanted = _as_releases(tokens)
     written, numbers = releases(line, wanted) if wanted else (0, 0)
     # A literal with a sign in it is copied when the task holds it verbatim ("P%P"); one letter
     # is no value a task names ("P" of "P%P": the 0.5B, asked to make D_DEFAULT "P%p" and
