@@ -861,3 +861,29 @@ def test_the_stated_change_needs_one_value_of_each() -> None:
     assert stated_swap("NAME = 'old'", "Change the name") is None  # no value written
     assert stated_swap("NAME = 'old'", "the project's 'old' becomes 'new'") == "NAME = 'new'"
     assert stated_swap("A = 'x' + 'y'", "from 'x' to 'z' and 'y' to 'w'") is None  # two held
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "把 pyproject.toml 里的 requires-python 改成 >=3.7，别的不要动。",
+        "In pyproject.toml, set requires-python to >=3.7.",
+    ],
+)
+def test_a_toml_value_written_in_quotes_stays_in_quotes(tmp_path: Path, task: str) -> None:
+    """co-zh-edit: the 0.5B wrote ``requires-python = 3.7`` (a float) for a specifier string, and
+    the run ended with a wrong change in the user's file. A quoted value turned bare is refused;
+    the same value in quotes is not."""
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "pkg"\nrequires-python = ">=2.7, !=3.0.*"\n', encoding="utf-8"
+    )
+    guide = _started(tmp_path, task, "change a file")
+    old = 'requires-python = ">=2.7, !=3.0.*"'
+    bare = guide.review(
+        ToolUseBlock(
+            "e1", "edit_file", {"path": "pyproject.toml", "old": old, "new": "requires-python = 3.7"}
+        )
+    )
+    assert isinstance(bare, ToolResultBlock) and bare.refused and "quoted string" in bare.content
+    quoted = {"path": "pyproject.toml", "old": old, "new": 'requires-python = ">=3.7"'}
+    assert guide.review(ToolUseBlock("e2", "edit_file", quoted)).input == quoted  # type: ignore[union-attr]

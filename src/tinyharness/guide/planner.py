@@ -76,6 +76,7 @@ from .sites import (
     repairs,
     stated_swap,
     task_releases,
+    unquoted_string,
     unwritten_values,
 )
 
@@ -101,6 +102,10 @@ DROPPED = (
 UNWRITTEN = (
     "this edit puts {values} into {path}, a value the task does not write; {path} is unchanged. "
     "A value an edit writes must be one the task gives"
+)
+UNQUOTED = (
+    "{key}'s value in {path} is a quoted string, and this edit writes it without quotes (another "
+    "type); {path} is unchanged. Write the new value in quotes"
 )
 MAX_READ_FIRST = 2  # the ranking's best files read first for a question that names nothing
 
@@ -547,6 +552,9 @@ class PlanGuide(StepsGuide):
         unwritten = self._unwritten_value(call)  # after the repair: a copied line number is none
         if unwritten is not None:
             return refusal(call, unwritten)
+        retyped = self._unquoted(call)
+        if retyped is not None:
+            return refusal(call, retyped)
         if call.name == "update_notes" and self.plan.kind != "notes" and self.run_notes is not None:
             content = call.input.get("content") if isinstance(call.input, dict) else None
             if isinstance(content, str):
@@ -554,6 +562,16 @@ class PlanGuide(StepsGuide):
                 where = RUN_NOTED.format(where=self._where(), notes=self.notes.path.name)
                 return ToolResultBlock(call.id, where)
         return super().review(call)
+
+    def _unquoted(self, call: ToolUseBlock) -> str | None:
+        """Why an edit_file call of a TOML file may not run: it turns a quoted value into a bare
+        one (``sites.unquoted_string``)."""
+        args = call.input if isinstance(call.input, dict) else {}
+        path, old, new = args.get("path"), args.get("old"), args.get("new")
+        if call.name != "edit_file" or not all(isinstance(v, str) for v in (path, old, new)):
+            return None
+        key = unquoted_string(str(path), str(old), str(new))
+        return UNQUOTED.format(key=key, path=path) if key is not None else None
 
     def _unwritten_value(self, call: ToolUseBlock) -> str | None:
         """Why an edit_file call of a Python or TOML/INI/cfg file may not run: it puts in a

@@ -307,6 +307,22 @@ _QUOTED = re.compile(r"\"([^\"\n]*)\"|'([^'\n]*)'")
 CONFIG_SUFFIXES = (".toml", ".ini", ".cfg")
 
 
+def unquoted_string(path: str, old: str, new: str) -> str | None:
+    """The key of a TOML line whose value ``old`` writes as a quoted string and ``new`` writes
+    bare (a number, a boolean: another type, which the file's reader takes as it is); None
+    otherwise. Measured with the 0.5B on "把 pyproject.toml 里的 requires-python 改成 >=3.7":
+    it wrote ``requires-python = 3.7``, a float where the packaging metadata wants a
+    specifier string."""
+    if not path.endswith(".toml"):
+        return None
+    before, after = _KEY.match(old), _KEY.match(new)
+    if before is None or after is None or before.group(1) != after.group(1):
+        return None
+    was, now = old[before.end() :].strip(), new[after.end() :].strip()
+    quotes = ('"', "'")
+    return before.group(1) if was.startswith(quotes) and not now.startswith((*quotes, "[", "{")) else None
+
+
 def key_tokens(line: str) -> tuple[set[str], set[str]]:
     """A TOML/INI line's key and its quoted values' contents (``key_tokens`` for a config file
     as ``line_tokens`` for Python)."""
