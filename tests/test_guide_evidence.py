@@ -25,8 +25,10 @@ from tinyharness.guide.plan import (
     TERMS_KEY,
     Evidence,
     evidence,
+    kind_request,
     named_paths,
     names_notes,
+    plan_request,
     project_file,
     reconcile,
     task_globs,
@@ -388,3 +390,19 @@ def test_the_cli_ranking_marks_what_the_task_matched(project: Path) -> None:
     assert top_files(items, 1) == ["src/shop/version.py"]
     paths = paths_of(items)
     assert len(paths) == len(set(paths)) and "README.md" in paths
+
+
+def test_the_plan_and_kind_requests_name_the_kinds_the_grammar_offers() -> None:
+    """Under the grammar alone the 0.5B picked a kind it had not been shown: 6 of 41 edits were
+    "answer in words" (and answered); with the kinds named, 40 of 41, and no other task of 40
+    became an edit. A run that may not write is not offered the change."""
+    writes = kind_request("In a.py, lower PASSES to 200.", ["a.py"], ["answer", "list", "edit", "notes"])
+    assert (
+        "(answer in words / count or list files / change a file / note each file)" in writes.messages[0].text
+    )
+    reads = kind_request("In a.py, lower PASSES to 200.", ["a.py"], ["answer", "list", "notes"])
+    assert "change a file" not in reads.messages[0].text
+    planned = plan_request("把版本改成 1.2.3", ["a.py", "src/"])
+    assert (
+        "(answer in words / count or list files / change a file / note each file)" in planned.messages[0].text
+    )
