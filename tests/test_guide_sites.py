@@ -721,12 +721,17 @@ def test_an_unasked_rename_that_changes_one_literal_is_read_as_that_literal(
 
 
 def test_an_unasked_rename_with_no_one_literal_is_still_refused(project: Path) -> None:
+    """With no change of values stated (the task quotes none), a rename with no one changed
+    literal stays refused; with one stated, the edit is read as the stated change."""
     (project / "pkg/marks.py").write_text(MARKS, encoding="utf-8")
-    guide = _started(project, CHANGE_MARK["en"], "change a file")
+    unstated = _started(project, "In pkg/marks.py, make _DIR_MARK longer.", "change a file")
+    stated = _started(project, CHANGE_MARK["en"], "change a file")
     for new in ("DIR_MARK = 'ps_d'", "DIR_MARK = 'a' + 'b'"):  # no literal changed; two added
         args = {"path": "pkg/marks.py", "old": "_DIR_MARK = 'ps_d'", "new": new}
-        reviewed = guide.review(ToolUseBlock("e1", "edit_file", args))
+        reviewed = unstated.review(ToolUseBlock("e1", "edit_file", args))
         assert isinstance(reviewed, ToolResultBlock) and reviewed.refused
+        read = stated.review(ToolUseBlock("e1", "edit_file", args))
+        assert isinstance(read, ToolUseBlock) and read.input["new"] == "_DIR_MARK = 'ps_dir'"
 
 
 @given(st.sampled_from(ENCODING.splitlines()), st.integers(0, 10**6), st.sampled_from(["en", "zh"]))
@@ -887,3 +892,29 @@ def test_a_toml_value_written_in_quotes_stays_in_quotes(tmp_path: Path, task: st
     assert isinstance(bare, ToolResultBlock) and bare.refused and "quoted string" in bare.content
     quoted = {"path": "pyproject.toml", "old": old, "new": 'requires-python = ">=3.7"'}
     assert guide.review(ToolUseBlock("e2", "edit_file", quoted)).input == quoted  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "Das Terminal hat 30 Zeilen: setz in pkg/demo.py MAXY von 24 auf 30.",
+        "In pkg/demo.py, raise MAXY from 24 to 30.",
+        "把 pkg/demo.py 里的 MAXY 从 24 改成 30。",
+    ],
+)
+def test_an_edit_changing_other_values_than_the_stated_one_is_read_as_the_stated_change(
+    tmp_path: Path, task: str
+) -> None:
+    """co-de-edit: the 0.5B turned ``MINY, MAXY = 1, 24`` into ``MINY, MAXY = 24, 30`` (MINY
+    changed too: a wrong change in the user's file). The task states 24 -> 30: the edit is
+    read as that; a new line making exactly that change in other words is kept."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "demo.py").write_text("MINY, MAXY = 1, 24\nPASSES = 1000\n", encoding="utf-8")
+    guide = _started(tmp_path, task, "change a file")
+    old = "MINY, MAXY = 1, 24"
+    wrong = guide.review(
+        ToolUseBlock("e1", "edit_file", {"path": "pkg/demo.py", "old": old, "new": "MINY, MAXY = 24, 30"})
+    )
+    assert isinstance(wrong, ToolUseBlock) and wrong.input["new"] == "MINY, MAXY = 1, 30"
+    commented = {"path": "pkg/demo.py", "old": old, "new": "MINY, MAXY = 1, 30  # a taller terminal"}
+    assert guide.review(ToolUseBlock("e2", "edit_file", commented)).input == commented  # type: ignore[union-attr]

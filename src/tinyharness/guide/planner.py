@@ -71,6 +71,7 @@ from .sites import (
     defined_names,
     dropped_definitions,
     literal_swapped,
+    literal_values,
     release_nearness,
     renamed_definitions,
     repairs,
@@ -633,21 +634,24 @@ class PlanGuide(StepsGuide):
         return call
 
     def _stated(self, call: ToolUseBlock) -> ToolUseBlock:
-        """An edit_file call whose new line is its old line, read as the change the task states
-        from one value to another (``sites.stated_swap``), if the file still parses so; else the
-        call as it was (the tool says old and new are the same). Measured with the 0.5B on
-        'make D_DEFAULT the weeks format "P%p" instead of "P%P"': offered the right line, it
-        copied it as the new one five times, and the run stopped stuck."""
+        """An edit_file call of a line holding the value the task states a change of (from one
+        value to another, ``sites.stated_swap``) whose new line does not make exactly that
+        change of values: read as that change, if the file still parses so; else the call as it
+        was. Measured with the 0.5B: on 'make D_DEFAULT the weeks format "P%p" instead of
+        "P%P"', offered the right line, it copied it as the new one five times and the run
+        stopped stuck; on "setz in demos/demo06.py MAXY von 24 auf 30" it turned ``MINY, MAXY =
+        1, 24`` into ``MINY, MAXY = 24, 30``, changing MINY too (a wrong change in the user's
+        file). A new line with the stated values and other words (a comment) is kept."""
         args = call.input if isinstance(call.input, dict) else {}
         path, old, new = args.get("path"), args.get("old"), args.get("new")
         if call.name != "edit_file" or self.space is None or self.plan.kind != "edit":
             return call
         if not (isinstance(path, str) and isinstance(old, str) and isinstance(new, str)):
             return call
-        if old.strip() != new.strip() or "\n" in old.strip() or not path.endswith((".py", ".pyi")):
+        if "\n" in old.strip() or not path.endswith((".py", ".pyi")):
             return call
         swapped = stated_swap(old, self.task)
-        if swapped is None:
+        if swapped is None or literal_values(new) == literal_values(swapped):
             return call
         text = head_text(self.space, os.path.normpath(path), MAX_SYMBOL_SEARCH_BYTES)
         if text.count(old) != 1 or breaks(path, text, text.replace(old, swapped, 1)) is not None:

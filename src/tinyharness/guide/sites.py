@@ -574,6 +574,11 @@ def _literal_tokens(line: str) -> list[tokenize.TokenInfo]:
         return []
 
 
+def literal_values(line: str) -> list[str]:
+    """A Python line's string and number literals as written, in order."""
+    return [tok.string for tok in _literal_tokens(line.strip())]
+
+
 def literal_swapped(old: str, new: str) -> str | None:
     """``old`` with the one literal that ``new`` does not keep replaced by the one literal
     ``new`` adds; None unless there is exactly one of each."""
