@@ -4,10 +4,9 @@ A guide is handed the task and the workspace once (``start``), then, after each 
 results, may shape the next request (``next_turn``: a forced tool, the final answer now or not
 yet, a request with its own view, the words that ask for it), narrows the string arguments of
 the tools offered (``choices``: an overlay the grammar turns into an ``enum`` or a
-``maxLength``), may refuse or
-answer a call before it runs (``review``: the model reads the reason), says why a final answer
-comes too early (``unfinished``), and saves its state with the session (``to_state`` /
-``load_state``), so a resumed or replayed run keeps its plan.
+``maxLength``), may refuse or answer a call before it runs (``review``: the model reads the
+reason), says why a final answer comes too early (``unfinished``), and saves its state with the
+session (``to_state`` / ``load_state``), so a resumed or replayed run keeps its plan.
 
 Its shape follows two seams of other agent libraries: pydantic-ai's ``prepare_tools`` (the
 tools offered, narrowed before each step) and the OpenAI Agents SDK's ``call_model_input_filter``
