@@ -11,7 +11,8 @@ compaction; the agent's ``run_start`` lists them. Entry points call these and no
 the parts.
 
 May import ``agent``, ``anchors``, ``context``, ``errors``, ``events``, ``hooks``,
-``instructions``, ``messages``, ``settings``, ``skills`` and ``tools``.
+``instructions``, ``messages``, ``models`` (the type of a tool's choices), ``settings``,
+``skills`` and ``tools``.
 """
 
 from __future__ import annotations
