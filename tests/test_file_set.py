@@ -409,9 +409,14 @@ def test_the_cli_plans_a_folder_task_for_local_models(project: Path) -> None:
     done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "[files] 3/3 covered" in done.stderr
-    kinds = [json.loads(line)["type"] for line in events.read_text(encoding="utf-8").splitlines()]
+    seen = [json.loads(line) for line in events.read_text(encoding="utf-8").splitlines()]
+    kinds = [event["type"] for event in seen]
     assert kinds.count("coverage") == 3 and "answer_now" in kinds
     assert len((project / "NOTES.md").read_text(encoding="utf-8").splitlines()) == 3
+    # the plan says what the set takes (a read and a note a file, then the answer), within the limit
+    plan = next(event for event in seen if event["type"] == "plan")
+    assert (plan["files"], plan["turns"]) == (3, 7) and seen[0]["max_iterations"] == 50
+    assert "[plan] notes: src/**/*.py (3 files)\n" in done.stderr
 
 
 QUESTION = "Read every .py file under src/, then tell me which module renders invoices."

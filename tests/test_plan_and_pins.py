@@ -240,6 +240,21 @@ def test_progress_line_shows_the_guides_plan_not_an_empty_todo_list() -> None:
     assert stream.getvalue() == "[plan] edit: src/isodate/version.py\n[plan] open: no files named\n"
 
 
+def test_a_plan_over_more_files_than_the_turn_limit_allows_says_so_before_the_first_read() -> None:
+    """The seed's task on 37 files takes about 75 turns (a read and a note a file): with the
+    default limit of 50 it stopped two thirds of the way, and said so only then."""
+    stream = io.StringIO()
+    printer = ProgressPrinter(stream, live=False)
+    printer.emit({"type": "run_start", "task": "t", "max_iterations": 50})
+    printer.emit({"type": "plan", "kind": "notes", "targets": ["src/"], "files": 37, "turns": 75})
+    printer.emit({"type": "plan", "kind": "notes", "targets": ["src/"], "files": 20, "turns": 41})
+    first, second = stream.getvalue().splitlines()
+    assert first.startswith("[plan] notes: src/ (37 files); it takes about 75 turns, more than the limit")
+    assert "limit of 50" in first
+    assert "--max-iterations to 80" in first
+    assert second == "[plan] notes: src/ (20 files)"
+
+
 def test_progress_line_and_chat_status_show_the_current_step() -> None:
     stream = io.StringIO()
     printer = ProgressPrinter(stream, live=False)

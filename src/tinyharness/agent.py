@@ -390,6 +390,7 @@ class Agent:
             task=task,
             model=self.model.name,
             tools=self.tools.names,
+            max_iterations=self.config.max_iterations,
             **self._context_info(),
             **({"pins": list(self.anchors.pins)} if self.anchors is not None and self.anchors.pins else {}),
             **self.run_info,

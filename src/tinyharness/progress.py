@@ -57,6 +57,7 @@ class ProgressPrinter:
         self.stream = stream or sys.stderr
         self.live = self.stream.isatty() if live is None else live
         self._pending = False  # a redrawable line is on screen
+        self._max_turns: int | None = None  # the run's --max-iterations (from run_start)
 
     def emit(self, event: Event) -> None:
         line = self._describe(event)
@@ -76,6 +77,8 @@ class ProgressPrinter:
 
     def _describe(self, event: Event) -> str | None:
         kind = event["type"]
+        if kind == "run_start" and not event.get("depth") and isinstance(event.get("max_iterations"), int):
+            self._max_turns = event["max_iterations"]
         if kind == "model_call":
             usage = event["usage"]
             return (
@@ -101,7 +104,7 @@ class ProgressPrinter:
                 f"{after}, messages {event['messages_before']} -> {event['messages_after']}"
             )
         if kind == "plan":
-            return _describe_plan(event)
+            return _describe_plan(event, self._max_turns)
         if kind == "coverage":
             files = ", ".join(str(f) for f in event.get("files", []))
             return f"[files] {event.get('covered')}/{event.get('total')} covered ({_short(files)})"
@@ -128,10 +131,21 @@ class ProgressPrinter:
         return None
 
 
-def _describe_plan(event: Event) -> str:
+def _describe_plan(event: Event, max_turns: int | None = None) -> str:
     if "targets" in event:  # the guide's plan of the task (its kind and the files it is about)
         targets = ", ".join(_short(str(t)) for t in event.get("targets") or ()) or "no files named"
-        return f"[plan] {event.get('kind') or 'open'}: {targets}"
+        line = f"[plan] {event.get('kind') or 'open'}: {targets}"
+        files, turns = event.get("files") or 0, event.get("turns") or 0
+        if files:
+            line += f" ({files} files)"
+        if max_turns is not None and turns > max_turns:
+            # Said before the first read, not at the stop: the seed's task on 37 files needs 75
+            # turns, and the default limit of 50 stopped it two thirds of the way.
+            line += (
+                f"; it takes about {turns} turns, more than the limit of {max_turns}: the run will "
+                f"stop before the last files (raise --max-iterations to {turns + 5} or more)"
+            )
+        return line
     total, done = event.get("total", 0), event.get("done", 0)
     if not total:
         return "[plan] (empty)"

@@ -182,6 +182,7 @@ class StepsGuide:
             targets=list(self.plan.targets),
             source=self.plan.source,
             files=len(self.file_set.set) if self.file_set is not None else 0,
+            turns=self.file_set.turns() if self.file_set is not None else 0,
             terms=list(self.plan.terms),
         )
 
