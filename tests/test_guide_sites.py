@@ -31,6 +31,7 @@ from tinyharness.guide.sites import (
     binding_lines,
     config_values,
     held_lines,
+    quoted_spans,
     renamed_definitions,
     same_word,
     stated_swap,
@@ -918,3 +919,21 @@ def test_an_edit_changing_other_values_than_the_stated_one_is_read_as_the_stated
     assert isinstance(wrong, ToolUseBlock) and wrong.input["new"] == "MINY, MAXY = 1, 30"
     commented = {"path": "pkg/demo.py", "old": old, "new": "MINY, MAXY = 1, 30  # a taller terminal"}
     assert guide.review(ToolUseBlock("e2", "edit_file", commented)).input == commented  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("task", "spans"),
+    [
+        ("In pkg/marks.py, change the project's _DIR_MARK from 'ps_d' to 'ps_dir'.", ["ps_d", "ps_dir"]),
+        ("把 pkg/marks.py 里的 _DIR_MARK 从'ps_d'改成'ps_dir'。", ["ps_d", "ps_dir"]),
+        ("Dans l'outil pkg/marks.py, remplace 'ps_d' par 'ps_dir'.", ["ps_d", "ps_dir"]),
+        ("У файлі м'ясо.py заміни 'ps_d' на 'ps_dir'.", ["ps_d", "ps_dir"]),
+        ("Change «ps_d» to “ps_dir”, don't touch `x`.", ["ps_d", "ps_dir", "x"]),
+    ],
+)
+def test_quoted_spans_read_marks_not_the_words_around_them(task: str, spans: list[str]) -> None:
+    """An apostrophe inside a word of any cased alphabet opens no span (English "project's",
+    French "l'outil", Ukrainian "м'ясо": the check once knew only ASCII letters); a quote
+    touching CJK does."""
+    assert sorted(quoted_spans(task)) == spans
+    assert stated_swap("_DIR_MARK = 'ps_d'", task) == ("_DIR_MARK = 'ps_dir'" if "x" not in spans else None)

@@ -55,7 +55,7 @@ def written_tokens(task: str) -> set[str]:
 
 def _in_cased_word(char: str) -> bool:
     """``char`` is a non-ASCII letter of an alphabet with case (Latin, Greek, Cyrillic, ...)."""
-    return bool(char) and not char.isascii() and char.isalpha() and char.lower() != char.upper()
+    return not char.isascii() and _cased_letter(char)
 
 
 def binding_lines(text: str) -> set[int]:
@@ -172,7 +172,7 @@ def release_nearness(path: str, text: str, wanted: Sequence[tuple[int, ...]]) ->
     return max((_shared_head(release, w) for release in bound for w in wanted), default=0)
 
 
-def site_score(line: str, tokens: set[str], task: str = "") -> tuple[int, int, int]:
+def site_score(line: str, tokens: set[str], task: str) -> tuple[int, int, int]:
     """How much a binding line holds of what ``task`` writes (``tokens``: its written tokens): the
     literals the task copies (a token of it, or its text verbatim: ``"P%P"``) and,
     where the task writes a release number, the release numbers written as one; then releases
@@ -595,17 +595,34 @@ def literal_swapped(old: str, new: str) -> str | None:
 
 
 # A span the task quotes: between double quotes, backticks, typographic or CJK quotes or
-# guillemets, or single quotes not inside a word ("project's" opens none). Marks, not words.
+# guillemets, or single quotes. Marks, not words.
 _TASK_QUOTES = re.compile(
     r'"([^"\n]{1,80})"|`([^`\n]{1,80})`|“([^”\n]{1,80})”|「([^」\n]{1,80})」|«\s?([^»\n]{1,80}?)\s?»'
-    r"|(?<![A-Za-z])'([^'\n]{1,80})'(?![A-Za-z])"
 )
+_SINGLE_QUOTED = re.compile(r"'([^'\n]{1,80})'")
 _NUMERIC = re.compile(r"[+-]?\d+(?:\.\d+)*")
 
 
 def quoted_spans(task: str) -> set[str]:
-    """The spans ``task`` quotes (``_TASK_QUOTES``), in any language."""
-    return {next(g for g in match.groups() if g is not None) for match in _TASK_QUOTES.finditer(task)}
+    """The spans ``task`` quotes (``_TASK_QUOTES``), in any language. A single quote touching a
+    letter of a cased alphabet is an apostrophe inside a word ("project's", "l'outil",
+    "м'ясо"), as ``written_tokens`` reads word bounds, and opens or closes no span; one
+    touching CJK does ("改成'ps_dir'")."""
+    spans = {next(g for g in match.groups() if g is not None) for match in _TASK_QUOTES.finditer(task)}
+    start = 0
+    while (match := _SINGLE_QUOTED.search(task, start)) is not None:
+        before, after = task[match.start() - 1 : match.start()], task[match.end() : match.end() + 1]
+        if _cased_letter(before) or _cased_letter(after):
+            start = match.start() + 1  # that quote was an apostrophe: look from the next one
+            continue
+        spans.add(match.group(1))
+        start = match.end()
+    return spans
+
+
+def _cased_letter(char: str) -> bool:
+    """``char`` is a letter of an alphabet with case (Latin, Greek, Cyrillic, ...), ASCII or not."""
+    return bool(char) and char.isalpha() and char.lower() != char.upper()
 
 
 def stated_swap(old: str, task: str) -> str | None:
