@@ -158,3 +158,40 @@ def test_json_mode_stream_shows_only_the_answer_as_it_decodes() -> None:
 def test_answer_stream_passes_native_deltas_through() -> None:
     stream = AnswerStream("native")
     assert [stream.feed(d) for d in ("{", '"a": ', "1}")] == ["{", '"a": ', "1}"]
+
+
+def test_an_anthropic_stream_closed_before_a_message_is_asked_again_whole() -> None:
+    """llama.cpp's /v1/messages now and then closes a stream before its message starts (the SDK
+    then failed an assert, one run in three here): nothing was shown, so the request is sent
+    once more without streaming, and its reply is the response."""
+    import anthropic
+    import httpx2 as httpx
+
+    bodies: list[dict[str, Any]] = []
+    whole = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "m",
+        "content": [{"type": "text", "text": "Hello there."}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 12, "output_tokens": 3},
+    }
+
+    def server(request: Any) -> Any:
+        body = json.loads(request.content)
+        bodies.append(body)
+        if body.get("stream"):
+            return httpx.Response(200, content=b"", headers={"content-type": "text/event-stream"})
+        return httpx.Response(200, json=whole)
+
+    client = anthropic.AsyncAnthropic(
+        api_key="sk-ant-test",
+        base_url="http://fake.test",
+        max_retries=0,
+        http_client=httpx.AsyncClient(transport=httpx.MockTransport(server)),
+    )
+    deltas, reply = collect(AnthropicModel("m", client=client), HELLO)
+    assert deltas == [] and reply.message.text == "Hello there."
+    assert [bool(b.get("stream")) for b in bodies] == [True, False]

@@ -126,9 +126,14 @@ class AnthropicModel(WireModel[anthropic.AsyncAnthropic, WireMessage]):
                 async for delta in events.text_stream:
                     if text := shown.feed(delta):
                         yield text
-                wire = await events.get_final_message()
+                wire = await events.get_final_message() if _began(events) else None
         except anthropic.APIError as exc:
             raise self._error(exc) from exc
+        if wire is None:
+            # The server closed the stream before a message began (llama.cpp's /v1/messages does
+            # now and then; the SDK then fails an assert): nothing was shown, so ask once whole.
+            yield await self.complete(request)
+            return
         yield finish(wire)
 
     def _prepare(
@@ -358,3 +363,11 @@ def _cacheable_block(content: Sequence[dict[str, Any]]) -> dict[str, Any] | None
         if block.get("type") not in ("thinking", "redacted_thinking"):
             return block
     return None
+
+
+def _began(events: Any) -> bool:
+    """Whether the stream brought a message's start (the SDK's snapshot asserts there is one)."""
+    try:
+        return events.current_message_snapshot is not None
+    except AssertionError:
+        return False
