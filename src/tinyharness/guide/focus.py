@@ -50,6 +50,7 @@ from ..models.base import ChoiceMap
 from ..tools.files import head_text
 from ..tools.workspace import Workspace
 from .plan import QUESTION_MARKS, TaskPlan, named_paths
+from .project import is_metadata, project_card
 from .sites import (
     CONFIG_SUFFIXES,
     assignment_lines,
@@ -222,6 +223,8 @@ class TaskFocus:
                 held_line(path, self.read_text(path), self.task, named, symbol, self.plan.terms)
                 for path in named
             )
+            card = project_card(self.files(), self.read_text) if any(map(is_metadata, named)) else ""
+            outline = f" {card}{outline}" if card else outline  # the project's metadata was read
         return answer_prompt(self.task, named, symbol, outline)
 
     def found(self, messages: Sequence[Message]) -> str | None:
