@@ -11,9 +11,10 @@ runs on Python-Markdown 3.7, a pinned sdist the bench fetches, instead of the sh
 (``bench/tasks_sixth.py``), held out too, on cachetools 8.0.2; the seventh, ``seventh``
 (``bench/tasks_seventh.py``), held out too, on tabulate 0.9.0; the eighth, ``eighth``
 (``bench/tasks_eighth.py``), held out too, on isodate 0.7.2; the ninth, ``ninth``
-(``bench/tasks_ninth.py``), held out too, on colorama 0.4.6. Reported per model and variant:
-tasks passed (tune, check, unseen, fourth, fifth, sixth, seventh, eighth and ninth halves; a right answer
-given after a limit stopped the run counts), wrong lines written into the user's NOTES.md
+(``bench/tasks_ninth.py``), held out too, on colorama 0.4.6; the tenth, ``tenth``
+(``bench/tasks_tenth.py``), held out too, on idna 3.10. Reported per model and variant: tasks
+passed (tune, check, unseen, fourth, fifth, sixth, seventh, eighth, ninth and tenth halves; a right
+answer given after a limit stopped the run counts), wrong lines written into the user's NOTES.md
 (``bench/notes_check.py``), the median seconds per task, runs that ended
 by the model's own final answer, model calls, tokens billed (input + output), wall time. Runs are slow (the
 0.5B model takes about a minute a task on 2 free cores), so results are cached in
@@ -28,6 +29,7 @@ by the model's own final answer, model calls, tokens billed (input + output), wa
     python -m bench.task_suite --models qwen2.5-coder-0.5b --half seventh
     python -m bench.task_suite --models qwen2.5-coder-0.5b --half eighth
     python -m bench.task_suite --models qwen2.5-coder-0.5b --half ninth
+    python -m bench.task_suite --models qwen2.5-coder-0.5b --half tenth
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ from bench import (
     tasks_ninth,
     tasks_seventh,
     tasks_sixth,
+    tasks_tenth,
     tasks_unseen,
 )
 from bench.notes_check import count_wrong
@@ -69,6 +72,7 @@ TASKS: tuple[Task, ...] = (
     + tasks_seventh.TASKS
     + tasks_eighth.TASKS
     + tasks_ninth.TASKS
+    + tasks_tenth.TASKS
 )
 HALVES = (
     "tune",
@@ -80,6 +84,7 @@ HALVES = (
     tasks_seventh.HALF,
     tasks_eighth.HALF,
     tasks_ninth.HALF,
+    tasks_tenth.HALF,
 )
 
 WINDOW = 4096
@@ -156,8 +161,8 @@ def run_task(task: Task, model: str, variant: str, keep: Path | None = None) -> 
 
 def build_task_workspace(task: Task, workspace: Path) -> None:
     """The task's project in ``workspace``: the shop (with the task's extra files),
-    Python-Markdown, ItsDangerous, pathspec, cachetools, tabulate, isodate or colorama (a pinned sdist,
-    fetched once and verified)."""
+    Python-Markdown, ItsDangerous, pathspec, cachetools, tabulate, isodate, colorama or idna (a pinned
+    sdist, fetched once and verified)."""
     if task.project == tasks_unseen.PROJECT:
         tasks_unseen.build_workspace(workspace)
     elif task.project == tasks_fourth.PROJECT:
@@ -172,6 +177,8 @@ def build_task_workspace(task: Task, workspace: Path) -> None:
         tasks_eighth.build_workspace(workspace)
     elif task.project == tasks_ninth.PROJECT:
         tasks_ninth.build_workspace(workspace)
+    elif task.project == tasks_tenth.PROJECT:
+        tasks_tenth.build_workspace(workspace)
     else:
         build_workspace(workspace, task.extra)
 

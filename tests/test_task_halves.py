@@ -1,11 +1,11 @@
 """What every half of the task suite on a public project shares (the fourth on ItsDangerous, the
 fifth on pathspec, the sixth on cachetools, the seventh on tabulate, the eighth on isodate, the
-ninth on colorama), tested once over them all: the pin is used only when the archive is the
-pinned file; every task's checker passes its right reference answers (or edit, or notes) and fails
-its wrong ones, the references being each half's own (``tests/test_tasks_<half>.py``); the edit
-checkers want the asked change and nothing else; the targets exist in the unpacked project, which
-is of the size asked for; the half is wired into the suite, its CLI and its report. Also the
-shared checkers of ``bench/task_checks.py``.
+ninth on colorama, the tenth on idna), tested once over them all: the pin is used only when the
+archive is the pinned file; every task's checker passes its right reference answers (or edit, or
+notes) and fails its wrong ones, the references being each half's own
+(``tests/test_tasks_<half>.py``); the edit checkers want the asked change and nothing else; the
+targets exist in the unpacked project, which is of the size asked for; the half is wired into
+the suite, its CLI and its report. Also the shared checkers of ``bench/task_checks.py``.
 
 No network here: the download is a fake that writes an archive into the folder, as pip does; the
 tests that need a real project skip when its pinned sdist has not been fetched (``python -m
@@ -35,6 +35,7 @@ from bench import (
     tasks_ninth,
     tasks_seventh,
     tasks_sixth,
+    tasks_tenth,
 )
 from bench.tasks import Task
 from hypothesis import given
@@ -46,6 +47,7 @@ import test_tasks_fourth
 import test_tasks_ninth
 import test_tasks_seventh
 import test_tasks_sixth
+import test_tasks_tenth
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,9 @@ HALVES = (
     Half(tasks_ninth, test_tasks_ninth, "co-", 44, 9, {"fr": 3, "es": 3, "de": 3, "para": 4},
          ("pyproject.toml", "README.rst", "LICENSE.txt", "CHANGELOG.rst", "PKG-INFO", "colorama",
           "colorama/tests", "demos"), (25, 40)),
+    Half(tasks_tenth, test_tasks_tenth, "in-", 45, 9, {"fr": 3, "es": 3, "de": 3, "para": 4},
+         ("pyproject.toml", "README.rst", "LICENSE.md", "HISTORY.rst", "PKG-INFO", "idna", "tests",
+          "tools/idna-data"), (20, 30)),
 )  # fmt: skip
 BY_NAME = {h.name: h for h in HALVES}
 
@@ -198,6 +203,7 @@ def test_a_download_that_leaves_nothing_is_an_error(half: str, tmp_path: Path) -
         ("seventh", "tabulate", "0.9.0"),
         ("eighth", "isodate", "0.7.2"),
         ("ninth", "colorama", "0.4.6"),
+        ("tenth", "idna", "3.10"),
     ],
 )
 def test_the_pin_is_a_sha256_of_the_named_version(half: str, package: str, version: str) -> None:
@@ -380,7 +386,7 @@ def test_the_half_is_wired_into_the_suite(half: str) -> None:
     tasks = [t for t in task_suite.TASKS if t.half == half]
     assert tasks == list(h.tasks.TASKS) and len(tasks) >= h.at_least
     assert task_suite.HALVES == (
-        "tune", "check", "unseen", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth"
+        "tune", "check", "unseen", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"
     )  # fmt: skip
     assert len({t.name for t in task_suite.TASKS}) == len(task_suite.TASKS)
     assert {"question", "find", "count", "edit", "notes"} <= {t.kind for t in tasks}
@@ -436,4 +442,4 @@ def test_the_report_has_a_column_for_the_half(half: str) -> None:
         *(columns.get(h, "0/0") for h in task_suite.HALVES),
     ]
     header = task_suite.to_markdown([row("b", half)]).splitlines()[0]
-    assert "| unseen | fourth | fifth | sixth | seventh | eighth | ninth |" in header
+    assert "| unseen | fourth | fifth | sixth | seventh | eighth | ninth | tenth |" in header
