@@ -25,6 +25,7 @@ from tinyharness.agent import Agent, AgentConfig
 from tinyharness.guide import PlanGuide, Ranked, TaskPlan
 from tinyharness.guide.focus import NEW_LINE_SLACK
 from tinyharness.guide.plan import TERMS_KEY
+from tinyharness.guide.planner import glob_counted
 from tinyharness.models.scripted import ScriptedModel
 from tinyharness.tools.builtin import builtin_tools
 from tinyharness.tools.files import ReadState
@@ -438,6 +439,37 @@ def test_a_count_of_one_extension_is_said_before_the_ask(tmp_path: Path, task: s
     _agent(tmp_path, guide, state, model).run(task)
     asked = model.requests[2].messages[-1].content[-1]
     assert model.requests[2].final_only and str(getattr(asked, "text", "")).startswith("[3 .txt files] ")
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "How many *_test.py files are in pkg/tests?",
+        "pkg/tests 里有几个 *_test.py 文件？",
+        "Combien de fichiers *_test.py y a-t-il dans pkg/tests ?",
+    ],
+)
+def test_a_count_of_a_written_glob_is_said_before_the_ask(tmp_path: Path, task: str) -> None:
+    """co-fr-count: five *_test.py files beside utils.py and __init__.py; the 0.5B answered 7,
+    the folder's count of .py files. The glob is the task's string; its matches are counted."""
+    for name in ("a_test.py", "b_test.py", "utils.py", "__init__.py", "b_test.pyc"):
+        (tmp_path / "pkg/tests").mkdir(parents=True, exist_ok=True)
+        (tmp_path / f"pkg/tests/{name}").write_text("x = 1\n", encoding="utf-8")
+    guide, state = _guide(tmp_path)
+    script = [_kind("count or list files"), _use("l1", "list_dir", {"path": "pkg/tests"}), _reply("2")]
+    model = ScriptedModel({"responses": script})
+    _agent(tmp_path, guide, state, model).run(task)
+    asked = str(getattr(model.requests[2].messages[-1].content[-1], "text", ""))
+    assert model.requests[2].final_only
+    assert asked.startswith("[2 files matching *_test.py: a_test.py, b_test.py] ")
+
+
+def test_glob_counted_leaves_extension_globs_to_the_extension_count() -> None:
+    listing = "pkg/ (3 entries)\na_test.py  1 B\nsub/\nutils.py  1 B\n[2 .py files, 1 folder]"
+    assert glob_counted(listing, ["pkg/*_test.py"]) == "1 file matching *_test.py: a_test.py"
+    assert glob_counted(listing, ["pkg/**/*.py", "*.py"]) == ""  # counted_kinds says "2 .py files"
+    assert glob_counted(listing, ["*_spec.py"]) == ""  # no match: nothing said
+    assert glob_counted(listing, ["su*"]) == ""  # folders are not files
 
 
 def test_an_edit_of_a_named_symbol_is_offered_its_definition_line(project: Path) -> None:

@@ -48,6 +48,7 @@ ANSWERS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         (
             "It pretty-prints tabular data as plain-text tables, as a library and a command-line tool.",
             "It formats lists of rows into nicely aligned text tables.",
+            "This project is a Python library for pretty-printing tabular data.",  # refused before
         ),
         ("It is a web framework.", "It parses TOML files.", "tabulate is a Python library."),
     ),
