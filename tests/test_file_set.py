@@ -569,6 +569,29 @@ def test_a_question_over_a_set_has_no_done_text_for_an_answer(project: Path) -> 
     assert step is not None and step.done == "Done: each of the 3 files has its line in the notes (NOTES.md)."
 
 
+def test_a_question_over_a_set_holding_the_project_file_is_shown_the_project_card(project: Path) -> None:
+    """tb-cli: "Does it install a command-line program? Which Python function does it run?"
+    was planned over pyproject.toml and the package, read as a set; the 0.5B answered "Yes
+    ... `tabulate`" without the card the focus shows a question that read the metadata."""
+    (project / "pyproject.toml").write_text(
+        '[project]\nname = "shop"\nversion = "1.0"\n[project.scripts]\nshop = "shop.cli:main"\n',
+        encoding="utf-8",
+    )
+    stated = TaskPlan("answer", ("pyproject.toml", "src/alpha.py"))
+    plan, state, _registry = _plan(project, stated=stated)
+    messages = [Message.user("它会装一个命令行程序吗？运行的是哪个函数？")]
+    plan.start(messages[0].text, stated)
+    plan.set = ["pyproject.toml", "src/alpha.py"]  # as when the two do not fit the window together
+    assert plan.active(messages)
+    for path in plan.set:
+        state.record(path, 1, 4, 4)
+    plan.found = set(plan.set)  # each file's finding was asked
+    step = plan.next_step(messages)
+    assert step is not None and step.final_only
+    assert "command-line programs it installs: shop (runs shop.cli:main)" in step.prompt
+    assert step.prompt.rstrip().endswith("运行的是哪个函数？")
+
+
 def test_a_notes_task_is_not_shown_its_own_notes_at_the_end(project: Path) -> None:
     plan, _state, _registry = _plan(project)
     messages = [Message.user(TASK)]

@@ -70,7 +70,7 @@ tinct = "tincture.cli:main"
     card = _card({"pyproject.toml": pyproject})
     assert "packages it needs installed to run: wcwidth>=0.2, tomli (when python_version < '3.11')" in card
     assert "mkdocs" not in card
-    assert "command-line programs it installs: tinct" in card
+    assert "command-line programs it installs: tinct (runs tincture.cli:main)" in card  # and what it runs
 
 
 def test_pkg_info_comes_first_and_its_long_description_is_not_read_as_headers() -> None:
@@ -108,7 +108,7 @@ console_scripts =
     assert "version: 0.5" in card and "license: Apache-2.0" in card
     assert "requires Python: >=3.7" in card
     assert "packages it needs installed to run: wcwidth;" in card
-    assert "command-line programs it installs: tinct." in card
+    assert "command-line programs it installs: tinct (runs tincture.cli:main)." in card
 
 
 def test_setup_py_literal_keywords_count_and_computed_ones_state_nothing() -> None:
@@ -118,7 +118,7 @@ def test_setup_py_literal_keywords_count_and_computed_ones_state_nothing() -> No
     )
     card = _card({"setup.py": setup_py})
     assert "version: 1.2" in card and "packages it needs installed to run: none" in card
-    assert "command-line programs it installs: tinct" in card
+    assert "command-line programs it installs: tinct (runs tincture:main)" in card
     computed = "from setuptools import setup\nsetup(name='tincture', install_requires=read_requirements())\n"
     card = _card({"setup.py": computed})
     assert "name: tincture" in card and "packages it needs" not in card  # unknown, not "none"

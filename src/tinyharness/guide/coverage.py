@@ -59,6 +59,7 @@ from .focus import (
     task_text,
 )
 from .plan import TaskPlan, expand, task_globs
+from .project import is_metadata, project_card
 
 MAX_SET_FILES = 400  # as read_file's path choices (files.MAX_PATH_CHOICES)
 # A question over files the task names is a set too (read each, note what it says) when they
@@ -234,6 +235,8 @@ class FileSetPlan:
             task = self.task or ""
             ask = ASK_QUESTION.format(task=self.question) if self.question else answer_ask(task)
             prompt = ALL_DONE.format(total=len(self.set), what=what, ask=ask)
+            if self.question and any(map(is_metadata, self.set)):  # as ``TaskFocus`` shows it
+                prompt = f"{project_card(self.files(), self.read_text)} {prompt}".lstrip()
             # A question's answer is never "Done: ... were read.": with no answer from the model
             # the run says it has none (the 0.5B's empty answer to "What version is this?"
             # ended as "Done: all 3 files were read.", which reads as a success).

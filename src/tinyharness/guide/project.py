@@ -77,6 +77,12 @@ class Card:
         return f"The project's metadata ({', '.join(self.sources)}) states: {fields}."
 
 
+def _script(name: str, target: Any) -> str:
+    """A command and the function it runs ("tabulate (runs tabulate:_main)")."""
+    target = target.strip() if isinstance(target, str) else ""
+    return f"{name.strip()} (runs {target})" if target else name.strip()
+
+
 def _listed(values: tuple[str, ...] | None) -> str | None:
     if values is None:
         return None
@@ -169,10 +175,9 @@ def _from_pyproject(card: Card, text: str, files: Sequence[str], read: Callable[
     if version is None and "version" in dynamic:
         version = _dynamic_version(data, files, read)
     scripts = {
-        name
+        _script(name, target)
         for table in ("scripts", "gui-scripts")
-        if isinstance(project.get(table), dict)
-        for name in project[table]
+        for name, target in _table(project, table).items()
     }
     deps = project.get("dependencies")
     card.fill(
@@ -230,7 +235,7 @@ def _from_setup_cfg(card: Card, text: str, files: Sequence[str], read: Callable[
     if parser.has_section("options.entry_points"):
         entry = parser["options.entry_points"]
         scripts = tuple(
-            line.partition("=")[0].strip()
+            _script(*line.split("=", 1)) if "=" in line else line
             for key in ("console_scripts", "gui_scripts")
             for line in _lines(entry.get(key, ""))
         )
@@ -281,7 +286,7 @@ def _from_setup_py(card: Card, text: str, files: Sequence[str], read: Callable[[
     scripts: tuple[str, ...] | None = None
     if isinstance(entry, dict):
         scripts = tuple(
-            str(line).partition("=")[0].strip()
+            _script(*str(line).split("=", 1)) if "=" in str(line) else str(line)
             for key in ("console_scripts", "gui_scripts")
             for line in _list(entry.get(key))
         )
