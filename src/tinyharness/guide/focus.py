@@ -224,7 +224,7 @@ class TaskFocus:
                 for path in named
             )
             card = project_card(self.files(), self.read_text) if any(map(is_metadata, named)) else ""
-            outline = f" {card}{outline}" if card else outline  # the project's metadata was read
+            outline = f"{outline} {card}" if card else outline  # last, next to the question
         return answer_prompt(self.task, named, symbol, outline)
 
     def found(self, messages: Sequence[Message]) -> str | None:
