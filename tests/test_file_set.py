@@ -588,7 +588,7 @@ def test_a_question_over_a_set_holding_the_project_file_is_shown_the_project_car
     plan.found = set(plan.set)  # each file's finding was asked
     step = plan.next_step(messages)
     assert step is not None and step.final_only
-    assert "command-line programs it installs: shop (runs shop.cli:main)" in step.prompt
+    assert "It installs the command-line programs: shop (runs shop.cli:main)." in step.prompt
     assert step.prompt.rstrip().endswith("运行的是哪个函数？")
 
 

@@ -46,14 +46,13 @@ def _card(files: dict[str, str]) -> str:
 
 def test_a_dynamic_version_is_read_where_the_build_backend_points_and_absences_are_said() -> None:
     card = _card({"pyproject.toml": HATCH, "tincture/__init__.py": '"""Doc."""\n__version__ = "2.4.1"\n'})
-    assert "version: 2.4.1" in card
-    assert "name: tincture" in card and "summary: Colors for terminals." in card
+    assert "tincture version 2.4.1: Colors for terminals." in card
     assert "Second line" not in card  # a field's first line only
-    assert "license: BSD License" in card and "requires Python: >=3.9" in card
-    assert "Python versions listed: 3.9, 3.12" in card
+    assert "License: BSD License." in card
+    assert "It requires Python >=3.9 (versions listed: 3.9, 3.12)." in card
     # nothing to install and no command: said, not left out (a small model cannot read an absence)
-    assert "packages it needs installed to run: none" in card
-    assert "command-line programs it installs: none" in card
+    assert "It needs no other package installed to run." in card
+    assert "It installs no command-line program." in card
 
 
 def test_scripts_dependencies_and_markers_are_listed_and_extras_left_out() -> None:
@@ -68,9 +67,10 @@ docs = ["mkdocs"]
 tinct = "tincture.cli:main"
 """
     card = _card({"pyproject.toml": pyproject})
-    assert "packages it needs installed to run: wcwidth>=0.2, tomli (when python_version < '3.11')" in card
+    needs = "wcwidth>=0.2, tomli (when python_version < '3.11')"
+    assert f"It needs these packages installed to run: {needs}." in card
     assert "mkdocs" not in card
-    assert "command-line programs it installs: tinct (runs tincture.cli:main)" in card  # and what it runs
+    assert "It installs the command-line programs: tinct (runs tincture.cli:main)." in card
 
 
 def test_pkg_info_comes_first_and_its_long_description_is_not_read_as_headers() -> None:
@@ -81,10 +81,9 @@ def test_pkg_info_comes_first_and_its_long_description_is_not_read_as_headers() 
         "Tincture\n========\nLicense: GPL\nVersion: 9.9\n"
     )
     card = _card({"PKG-INFO": pkg_info, "pyproject.toml": HATCH, "tincture/__init__.py": INIT})
-    assert card.startswith("The project's metadata (PKG-INFO, pyproject.toml) states:")
-    assert "version: 3.0.2" in card and "9.9" not in card and "GPL" not in card
-    assert "license: MIT License" in card
-    assert "packages it needs installed to run: wcwidth;" in card and "pytest" not in card
+    assert card.startswith("The project's metadata (PKG-INFO, pyproject.toml): tincture version 3.0.2:")
+    assert "9.9" not in card and "GPL" not in card and "License: MIT License." in card
+    assert "It needs these packages installed to run: wcwidth." in card and "pytest" not in card
 
 
 def test_setup_cfg_with_an_attr_version_and_console_scripts() -> None:
@@ -105,10 +104,9 @@ console_scripts =
     tinct = tincture.cli:main
 """
     card = _card({"setup.cfg": setup_cfg, "src/tincture/__init__.py": '__version__ = "0.5"\n'})
-    assert "version: 0.5" in card and "license: Apache-2.0" in card
-    assert "requires Python: >=3.7" in card
-    assert "packages it needs installed to run: wcwidth;" in card
-    assert "command-line programs it installs: tinct (runs tincture.cli:main)." in card
+    assert "tincture version 0.5. License: Apache-2.0. It requires Python >=3.7." in card
+    assert "It needs these packages installed to run: wcwidth." in card
+    assert "It installs the command-line programs: tinct (runs tincture.cli:main)." in card
 
 
 def test_setup_py_literal_keywords_count_and_computed_ones_state_nothing() -> None:
@@ -117,11 +115,11 @@ def test_setup_py_literal_keywords_count_and_computed_ones_state_nothing() -> No
         "      entry_points={'console_scripts': ['tinct=tincture:main']})\n"
     )
     card = _card({"setup.py": setup_py})
-    assert "version: 1.2" in card and "packages it needs installed to run: none" in card
-    assert "command-line programs it installs: tinct (runs tincture:main)" in card
+    assert "tincture version 1.2." in card and "It needs no other package installed to run." in card
+    assert "It installs the command-line programs: tinct (runs tincture:main)." in card
     computed = "from setuptools import setup\nsetup(name='tincture', install_requires=read_requirements())\n"
     card = _card({"setup.py": computed})
-    assert "name: tincture" in card and "packages it needs" not in card  # unknown, not "none"
+    assert "tincture" in card and "packages" not in card and "package" not in card  # unknown, not "none"
 
 
 def test_no_metadata_no_card() -> None:
@@ -143,7 +141,8 @@ def test_any_metadata_text_gives_a_card_or_nothing_and_lists_exactly_the_declare
     assert card == "" or card.startswith("The project's metadata (")
     listed = ", ".join(f'"{d}"' for d in deps)
     card = _card({"pyproject.toml": f'[project]\nname = "p"\nversion = "1"\ndependencies = [{listed}]\n'})
-    assert f"packages it needs installed to run: {', '.join(deps) or 'none'};" in card
+    said = f"installed to run: {', '.join(deps)}." if deps else "It needs no other package installed"
+    assert said in card
 
 
 def test_the_answer_request_of_a_question_that_read_the_metadata_holds_the_card(tmp_path: Path) -> None:
@@ -162,8 +161,8 @@ def test_the_answer_request_of_a_question_that_read_the_metadata_holds_the_card(
         focus = task_focus(project, state)
         focus.start(task, TaskPlan("answer", ("tincture/ansi.py", "pyproject.toml")))
         prompt = focus([])
-        assert prompt is not None and "version: 2.4.1" in prompt
-        assert "command-line programs it installs: none" in prompt
+        assert prompt is not None and "tincture version 2.4.1" in prompt
+        assert "It installs no command-line program." in prompt
         assert prompt.rstrip().endswith(task)  # the question stays last
     focus = task_focus(project, state)  # a question that read only a module gets no card
     focus.start("What is X in tincture/ansi.py?", TaskPlan("answer"))

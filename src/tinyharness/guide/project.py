@@ -32,6 +32,7 @@ _PY_VERSION = re.compile(r"^Programming Language :: Python :: (\d+\.\d+)$")
 _LICENSE = re.compile(r"^License :: (?:OSI Approved :: )?(.+)$")
 _VERSION_FILES = ("__init__.py", "_version.py", "version.py", "__about__.py", "_meta.py", "__version__.py")
 _VERSION_NAMES = ("__version__", "VERSION", "version")
+NO_PROGRAM = "It installs no command-line program"
 MAX_FIELD_CHARS = 160  # a License field may hold a whole license text: its first line, cut
 
 
@@ -60,33 +61,37 @@ class Card:
             self.sources.append(source)
 
     def text(self) -> str:
-        """The card as the answer request shows it; "" when no source stated anything."""
+        """The card as the answer request shows it, in sentences a small model can copy (a
+        yes/no fact said whole: "It needs no other package installed to run.", where a field
+        "dependencies: none" was still answered "Yes"); "" when no source stated anything."""
         if not self.sources:
             return ""
-        said = [
-            ("name", self.name),
-            ("version", self.version),
-            ("summary", self.summary),
-            ("license", self.license),
-            ("requires Python", self.requires_python),
-            ("Python versions listed", _listed(self.pythons)),
-            ("packages it needs installed to run", _listed(self.dependencies)),
-            ("command-line programs it installs", _listed(self.scripts)),
-        ]
-        fields = "; ".join(f"{label}: {value}" for label, value in said if value is not None)
-        return f"The project's metadata ({', '.join(self.sources)}) states: {fields}."
+        who = self.name or "The project"
+        said = [f"{who} version {self.version}" if self.version else who]
+        if self.summary:
+            said[0] += f": {self.summary.rstrip('.')}"
+        if self.license:
+            said.append(f"License: {self.license}")
+        if self.requires_python or self.pythons:
+            versions = f" (versions listed: {', '.join(self.pythons)})" if self.pythons else ""
+            said.append(f"It requires Python {self.requires_python or ''}{versions}".replace("  ", " "))
+        if self.dependencies is not None:
+            needs = ", ".join(self.dependencies)
+            said.append(
+                f"It needs these packages installed to run: {needs}"
+                if needs
+                else "It needs no other package installed to run"
+            )
+        if self.scripts is not None:
+            runs = ", ".join(self.scripts)
+            said.append(f"It installs the command-line programs: {runs}" if runs else NO_PROGRAM)
+        return f"The project's metadata ({', '.join(self.sources)}): {'. '.join(said)}."
 
 
 def _script(name: str, target: Any) -> str:
     """A command and the function it runs ("tabulate (runs tabulate:_main)")."""
     target = target.strip() if isinstance(target, str) else ""
     return f"{name.strip()} (runs {target})" if target else name.strip()
-
-
-def _listed(values: tuple[str, ...] | None) -> str | None:
-    if values is None:
-        return None
-    return ", ".join(values) if values else "none"
 
 
 def project_card(files: Iterable[str], read: Callable[[str], str]) -> str:
