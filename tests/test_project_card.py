@@ -46,7 +46,7 @@ def _card(files: dict[str, str]) -> str:
 
 def test_a_dynamic_version_is_read_where_the_build_backend_points_and_absences_are_said() -> None:
     card = _card({"pyproject.toml": HATCH, "tincture/__init__.py": '"""Doc."""\n__version__ = "2.4.1"\n'})
-    assert "tincture version 2.4.1: Colors for terminals." in card
+    assert "tincture version 2.4.1 (read from tincture/__init__.py): Colors for terminals." in card
     assert "Second line" not in card  # a field's first line only
     assert "License: BSD License." in card
     assert "It requires Python >=3.9 (versions listed: 3.9, 3.12)." in card
@@ -81,7 +81,7 @@ def test_pkg_info_comes_first_and_its_long_description_is_not_read_as_headers() 
         "Tincture\n========\nLicense: GPL\nVersion: 9.9\n"
     )
     card = _card({"PKG-INFO": pkg_info, "pyproject.toml": HATCH, "tincture/__init__.py": INIT})
-    assert card.startswith("The project's metadata (PKG-INFO, pyproject.toml): tincture version 3.0.2:")
+    assert card.startswith("The project's metadata (PKG-INFO, pyproject.toml): tincture version 3.0.2 (")
     assert "9.9" not in card and "GPL" not in card and "License: MIT License." in card
     assert "It needs these packages installed to run: wcwidth." in card and "pytest" not in card
 
@@ -104,7 +104,8 @@ console_scripts =
     tinct = tincture.cli:main
 """
     card = _card({"setup.cfg": setup_cfg, "src/tincture/__init__.py": '__version__ = "0.5"\n'})
-    assert "tincture version 0.5. License: Apache-2.0. It requires Python >=3.7." in card
+    assert "tincture version 0.5 (read from src/tincture/__init__.py). License: Apache-2.0." in card
+    assert "It requires Python >=3.7." in card
     assert "It needs these packages installed to run: wcwidth." in card
     assert "It installs the command-line programs: tinct (runs tincture.cli:main)." in card
 
@@ -120,6 +121,20 @@ def test_setup_py_literal_keywords_count_and_computed_ones_state_nothing() -> No
     computed = "from setuptools import setup\nsetup(name='tincture', install_requires=read_requirements())\n"
     card = _card({"setup.py": computed})
     assert "tincture" in card and "packages" not in card and "package" not in card  # unknown, not "none"
+
+
+def test_a_version_from_the_git_tags_says_so_with_the_file_it_is_written_to() -> None:
+    """tb-version-source, is-version-source: "There's no version number in pyproject.toml.
+    Where does the package get its version from?" (setuptools_scm)."""
+    pyproject = (
+        '[build-system]\nrequires = ["setuptools>=64", "setuptools_scm>=8"]\n'
+        '[project]\nname = "tincture"\ndynamic = ["version"]\n'
+        '[tool.setuptools_scm]\nversion_file = "tincture/_version.py"\n'
+    )
+    card = _card({"pyproject.toml": pyproject})  # a checkout: the file is not written yet
+    assert "tincture: its version is from the git tags, written to tincture/_version.py." in card
+    card = _card({"pyproject.toml": pyproject, "tincture/_version.py": "__version__ = version = '4.0.1'\n"})
+    assert "tincture version 4.0.1 (from the git tags, written to tincture/_version.py)." in card
 
 
 def test_no_metadata_no_card() -> None:

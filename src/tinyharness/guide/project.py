@@ -43,6 +43,7 @@ class Card:
     sources: list[str] = field(default_factory=list)
     name: str | None = None
     version: str | None = None
+    version_from: str | None = None  # where a version not written in the metadata comes from
     summary: str | None = None
     license: str | None = None
     requires_python: str | None = None
@@ -68,6 +69,8 @@ class Card:
             return ""
         who = self.name or "The project"
         said = [f"{who} version {self.version}" if self.version else who]
+        if self.version_from:
+            said[0] += f" ({self.version_from})" if self.version else f": its version is {self.version_from}"
         if self.summary:
             said[0] += f": {self.summary.rstrip('.')}"
         if self.license:
@@ -109,7 +112,8 @@ def project_card(files: Iterable[str], read: Callable[[str], str]) -> str:
     if "setup.py" in at_root:
         _from_setup_py(card, read("setup.py"), present, read)
     if card.sources and card.version is None:
-        card.fill("its version module", version=_module_version(present, read))
+        value, path = _module_version(present, read)
+        card.fill("its version module", version=value, version_from=f"read from {path}" if path else None)
     return card.text()
 
 
@@ -176,9 +180,9 @@ def _from_pyproject(card: Card, text: str, files: Sequence[str], read: Callable[
     if isinstance(license_value, dict):
         license_value = license_value.get("text")
     license_text = classified or _first_line(_string(license_value))
-    version = _string(project.get("version"))
+    version, version_from = _string(project.get("version")), None
     if version is None and "version" in dynamic:
-        version = _dynamic_version(data, files, read)
+        version, version_from = _dynamic_version(data, files, read)
     scripts = {
         _script(name, target)
         for table in ("scripts", "gui-scripts")
@@ -189,6 +193,7 @@ def _from_pyproject(card: Card, text: str, files: Sequence[str], read: Callable[
         "pyproject.toml",
         name=_string(project.get("name")),
         version=version,
+        version_from=version_from,
         summary=_first_line(_string(project.get("description"))),
         license=license_text,
         requires_python=_string(project.get("requires-python")),
@@ -202,16 +207,30 @@ def _from_pyproject(card: Card, text: str, files: Sequence[str], read: Callable[
     )
 
 
-def _dynamic_version(data: dict[str, Any], files: Sequence[str], read: Callable[[str], str]) -> str | None:
-    """A ``dynamic`` version where the build backend's table points: hatch's ``path``,
-    setuptools' ``attr``; else the package's version module."""
-    path = _table(data, "tool", "hatch", "version").get("path")
-    if isinstance(path, str):
-        return _assigned_version(read(path))
+def _dynamic_version(
+    data: dict[str, Any], files: Sequence[str], read: Callable[[str], str]
+) -> tuple[str | None, str | None]:
+    """A ``dynamic`` version and where it comes from, where the build backend's table points:
+    hatch's ``path`` or ``vcs`` source, setuptools' ``attr``, setuptools_scm (the git tags,
+    maybe written to a file); else the package's version module."""
+    hatch = _table(data, "tool", "hatch", "version")
+    if isinstance(hatch.get("path"), str):
+        return _assigned_version(read(hatch["path"])), f"read from {hatch['path']}"
     attr = _table(data, "tool", "setuptools", "dynamic", "version").get("attr")
     if isinstance(attr, str):
-        return _attr_version(attr, files, read)
-    return _module_version(files, read)
+        value, path = _attr_version(attr, files, read)
+        return value, f"read from {path or attr}"
+    requires = " ".join(r for r in _list(_table(data, "build-system").get("requires")) if isinstance(r, str))
+    scm = _table(data, "tool", "setuptools_scm")
+    value, path = _module_version(files, read)
+    if hatch.get("source") == "vcs" or "setuptools_scm" in _table(data, "tool") or _SCM.search(requires):
+        written = scm.get("version_file") or scm.get("write_to")
+        where = f", written to {written}" if isinstance(written, str) else ""
+        return value, f"from the git tags{where}"
+    return value, (f"read from {path}" if path else None)
+
+
+_SCM = re.compile(r"setuptools[_-]scm|hatch-vcs|versioningit|dunamai", re.IGNORECASE)
 
 
 def _table(data: dict[str, Any], *keys: str) -> dict[str, Any]:
@@ -232,9 +251,11 @@ def _from_setup_cfg(card: Card, text: str, files: Sequence[str], read: Callable[
         return
     meta = parser["metadata"]
     options = parser["options"] if parser.has_section("options") else {}
-    version = meta.get("version")
+    version, version_from = meta.get("version"), None
     if version and version.startswith("attr:"):
-        version = _attr_version(version.removeprefix("attr:").strip(), files, read)
+        attr = version.removeprefix("attr:").strip()
+        version, path = _attr_version(attr, files, read)
+        version_from = f"read from {path or attr}"
     pythons, classified = _classified(_lines(meta.get("classifiers", "")))
     scripts = None
     if parser.has_section("options.entry_points"):
@@ -248,6 +269,7 @@ def _from_setup_cfg(card: Card, text: str, files: Sequence[str], read: Callable[
         "setup.cfg",
         name=meta.get("name"),
         version=version or None,
+        version_from=version_from,
         summary=_first_line(meta.get("description")),
         license=classified or _first_line(meta.get("license")),
         requires_python=options.get("python_requires"),
@@ -328,22 +350,22 @@ def _list(value: Any) -> list[Any]:
     return list(value) if isinstance(value, list | tuple) else []
 
 
-def _attr_version(attr: str, files: Sequence[str], read: Callable[[str], str]) -> str | None:
-    """The value of ``pkg.module.__version__`` (setuptools' ``attr:``), read from its file."""
+def _attr_version(
+    attr: str, files: Sequence[str], read: Callable[[str], str]
+) -> tuple[str | None, str | None]:
+    """The value of ``pkg.module.__version__`` (setuptools' ``attr:``) and its file."""
     module, _, name = attr.rpartition(".")
     base = module.replace(".", "/")
     for root in ("", "src/"):
         for end in (".py", "/__init__.py"):
             path = f"{root}{base}{end}"
             if path in files:
-                found = _assigned_version(read(path), (name,))
-                if found:
-                    return found
-    return None
+                return _assigned_version(read(path), (name,)), path
+    return None, None
 
 
-def _module_version(files: Sequence[str], read: Callable[[str], str]) -> str | None:
-    """``__version__`` (or ``VERSION``) in a top-level package's version module."""
+def _module_version(files: Sequence[str], read: Callable[[str], str]) -> tuple[str | None, str | None]:
+    """``__version__`` (or ``VERSION``) in a top-level package's version module, and its file."""
     for path in files:
         parts = path.split("/")
         if parts[0] == "src":
@@ -352,8 +374,8 @@ def _module_version(files: Sequence[str], read: Callable[[str], str]) -> str | N
             continue
         found = _assigned_version(read(path))
         if found:
-            return found
-    return None
+            return found, path
+    return None, None
 
 
 def _assigned_version(text: str, names: Sequence[str] = _VERSION_NAMES) -> str | None:
