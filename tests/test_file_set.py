@@ -259,6 +259,8 @@ def test_each_read_is_followed_by_its_note_and_the_run_ends_when_all_are_noted(p
         after_read = requests[2 * n + 1]
         assert after_read.tool_choice == "note" and not after_read.final_allowed
         assert after_read.messages[-1].text.endswith(NOTE_NOW.format(path=path))
+        # what the file defines, said first (names of its own a note can give)
+        assert f"{path} defines at top level 1 function (" in after_read.messages[-1].text
         note_spec = next(s for s in after_read.tools if s.name == "note")
         assert note_spec.choices is not None
         # Only the task and this file's read in view: no earlier note or file to copy from.
@@ -590,6 +592,20 @@ def test_a_question_over_a_set_holding_the_project_file_is_shown_the_project_car
     assert step is not None and step.final_only
     assert "It installs the command-line programs: shop (runs shop.cli:main)." in step.prompt
     assert step.prompt.rstrip().endswith("运行的是哪个函数？")
+
+
+def test_a_note_giving_back_the_files_outline_is_written(project: Path) -> None:
+    """The outline said with the ask is the file's own names: a note copying it is grounded in
+    the file, not an echo of the ask (which is refused)."""
+    plan, registry, messages = _note_forced_after_read(project, TASK, "src/pkg/beta.py")
+    step = plan.next_step(messages)
+    assert step is not None and step.prompt is not None
+    outline = step.prompt.removesuffix(NOTE_NOW.format(path="src/pkg/beta.py")).strip()
+    assert outline == "src/pkg/beta.py defines at top level 1 function (render_invoice)."
+    result = _note(plan, registry, {"path": "src/pkg/beta.py", "text": outline})
+    assert result.ok, result.content
+    echo = _note(plan, registry, {"path": "src/pkg/beta.py", "text": NOTE_NOW.format(path="src/pkg/beta.py")})
+    assert not echo.ok
 
 
 def test_a_notes_task_is_not_shown_its_own_notes_at_the_end(project: Path) -> None:

@@ -56,6 +56,7 @@ from .focus import (
     held_sentence,
     is_question,
     named_files,
+    outline_line,
     task_text,
 )
 from .plan import TaskPlan, expand, task_globs
@@ -289,6 +290,12 @@ class FileSetPlan:
         refused = self.refusal if _refused(messages[-1]) else None
         path = self.pending
         prompt = NOTE_AGAIN.format(why=refused, path=path) if refused else NOTE_NOW.format(path=path)
+        # What a Python file defines, said with the ask: a note that names it is about the file
+        # and grounded in it. Measured with the 0.5B on the ninth half's notes tasks, asked
+        # without it: "colorama tests for the Winterm console", "This file tests the
+        # functionality of our custom TextWrapper" (no name of the file's own), 0 of 4 passed.
+        outline = outline_line(path, self.read_text(path))
+        prompt = f"{outline} {prompt}" if outline else prompt
         return NextStep(prompt, tool=NOTE_TOOL, final_allowed=False, view=_note_view(messages, path, prompt))
 
     def review_read(self, call: ToolUseBlock) -> ToolUseBlock:
