@@ -137,6 +137,21 @@ def test_a_version_from_the_git_tags_says_so_with_the_file_it_is_written_to() ->
     assert "tincture version 4.0.1 (from the git tags, written to tincture/_version.py)." in card
 
 
+def test_the_files_of_the_long_description_are_named() -> None:
+    """is-readme-files: "pyproject.toml builds the package's long description out of more than
+    one file. Which files?" (setuptools' dynamic readme)."""
+    pyproject = (
+        '[project]\nname = "tincture"\nversion = "1"\ndynamic = ["readme"]\n'
+        '[tool.setuptools.dynamic]\nreadme = {file = ["README.rst", "CHANGES.txt"]}\n'
+    )
+    said = "Its long description is read from README.rst, CHANGES.txt."
+    assert said in _card({"pyproject.toml": pyproject})
+    static = '[project]\nname = "tincture"\nversion = "1"\nreadme = "README.md"\n'
+    assert "read from README.md." in _card({"pyproject.toml": static})
+    setup_cfg = "[metadata]\nname = tincture\nlong_description = file: README.rst, HISTORY.rst\n"
+    assert "read from README.rst, HISTORY.rst." in _card({"setup.cfg": setup_cfg})
+
+
 def test_no_metadata_no_card() -> None:
     assert _card({"README.md": "# x\n", "tincture/__init__.py": '__version__ = "1"\n'}) == ""
     assert _card({"pyproject.toml": "[tool.ruff]\nline-length = 100\n"}) == ""

@@ -50,6 +50,7 @@ class Card:
     pythons: tuple[str, ...] | None = None
     dependencies: tuple[str, ...] | None = None
     scripts: tuple[str, ...] | None = None
+    readme: tuple[str, ...] | None = None  # the files the long description is made of
 
     def fill(self, source: str, **fields: Any) -> None:
         """Takes the fields this source states that no earlier source stated."""
@@ -85,6 +86,8 @@ class Card:
                 if needs
                 else "It needs no other package installed to run"
             )
+        if self.readme:
+            said.append(f"Its long description is read from {', '.join(self.readme)}")
         if self.scripts is not None:
             runs = ", ".join(self.scripts)
             said.append(f"It installs the command-line programs: {runs}" if runs else NO_PROGRAM)
@@ -194,6 +197,7 @@ def _from_pyproject(card: Card, text: str, files: Sequence[str], read: Callable[
         name=_string(project.get("name")),
         version=version,
         version_from=version_from,
+        readme=_readme(project.get("readme"), _table(data, "tool", "setuptools", "dynamic").get("readme")),
         summary=_first_line(_string(project.get("description"))),
         license=license_text,
         requires_python=_string(project.get("requires-python")),
@@ -233,6 +237,21 @@ def _dynamic_version(
 _SCM = re.compile(r"setuptools[_-]scm|hatch-vcs|versioningit|dunamai", re.IGNORECASE)
 
 
+def _readme(static: Any, dynamic: Any) -> tuple[str, ...] | None:
+    """The files a long description is read from: ``readme = "README.md"``, ``{file = ...}``,
+    setuptools' dynamic ``readme = {file = [...]}``, setup.cfg's ``file: a, b``."""
+    for value in (static, dynamic):
+        if isinstance(value, dict):
+            value = value.get("file")
+        if isinstance(value, str):
+            value = [part.strip() for part in value.split(",")]
+        if isinstance(value, list):
+            files = tuple(v for v in value if isinstance(v, str) and v)
+            if files:
+                return files
+    return None
+
+
 def _table(data: dict[str, Any], *keys: str) -> dict[str, Any]:
     """The nested TOML table at ``keys`` ({} when any is missing or not a table)."""
     for key in keys:
@@ -270,6 +289,9 @@ def _from_setup_cfg(card: Card, text: str, files: Sequence[str], read: Callable[
         name=meta.get("name"),
         version=version or None,
         version_from=version_from,
+        readme=_readme(None, {"file": meta["long_description"].removeprefix("file:")})
+        if meta.get("long_description", "").startswith("file:")
+        else None,
         summary=_first_line(meta.get("description")),
         license=classified or _first_line(meta.get("license")),
         requires_python=options.get("python_requires"),
