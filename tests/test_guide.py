@@ -146,9 +146,7 @@ def test_a_set_of_files_plan_runs_through_the_agent_guide(project: Path) -> None
     plan = json.dumps({"kind": "notes", "targets": ["src/**/*.py"]})
     script = [
         _answer(plan),  # no purposes in this script: every request takes the next response
-        _use("r1", "read_file", {"path": "src/shop/cart.py"}),
         _use("n1", "note", {"path": "src/shop/cart.py", "text": "defines the Cart class"}),
-        _use("r2", "read_file", {"path": "src/shop/pricing.py"}),
         _use("n2", "note", {"path": "src/shop/pricing.py", "text": "sets the tax rate"}),
         _answer("Both files are noted."),
     ]
@@ -158,10 +156,10 @@ def test_a_set_of_files_plan_runs_through_the_agent_guide(project: Path) -> None
     notes = (project / "NOTES.md").read_text(encoding="utf-8")
     assert "src/shop/cart.py: defines the Cart class" in notes
     assert "src/shop/pricing.py: sets the tax rate" in notes
-    # read_file was narrowed to the set, and each note request forced the note tool
-    reads = [r for r in model.requests if r.purpose == "agent" and r.tool_choice == "read_file"]
-    assert reads and all(r.final_allowed is False for r in reads)
-    assert [r.tool_choice for r in model.requests[2:5:2]] == ["note", "note"]
+    # the guide read each file of the set itself (no request), and each note request forced the note tool
+    assert [r.tool_choice for r in model.requests[1:3]] == ["note", "note"] and len(model.requests) == 4
+    reads = [c.input for m in result.messages for c in m.tool_uses if c.name == "read_file"]
+    assert reads == [{"path": "src/shop/cart.py"}, {"path": "src/shop/pricing.py"}]
     state_saved = guide.to_state()
     assert state_saved["set"]["covered"] == ["src/shop/cart.py", "src/shop/pricing.py"]
 
@@ -357,7 +355,6 @@ def test_agent_from_a_model_string_builds_what_run_builds(project: Path, tmp_pat
     plan = json.dumps({"kind": "answer", "targets": ["src/shop/pricing.py"]})
     responses = [
         _answer(plan),
-        _use("r1", "read_file", {"path": "src/shop/pricing.py"}),
         _answer("0.2"),
     ]
     script.write_text(json.dumps({"responses": responses}), encoding="utf-8")
@@ -368,8 +365,8 @@ def test_agent_from_a_model_string_builds_what_run_builds(project: Path, tmp_pat
     assert result.ok and result.final == "0.2"
     model = agent.model
     assert isinstance(model, ScriptedModel)
-    assert [r.purpose for r in model.requests] == ["plan", "agent", "agent"]
-    assert model.requests[1].tool_choice == "read_file" and model.requests[2].final_only
+    assert [r.purpose for r in model.requests] == ["plan", "agent"]  # the read is the guide's own
+    assert model.requests[1].final_only and "src/shop/pricing.py" in str(model.requests[1].messages[-1])
 
 
 def test_agent_from_a_model_object_is_the_loop_as_before() -> None:
@@ -416,3 +413,84 @@ def test_a_task_naming_neither_asks_the_plan(project: Path) -> None:
 
     asyncio.run(guide.start("这个项目是什么版本？", ask))
     assert len(asked) == 1 and asked[0].purpose == "plan"
+
+
+# --- calls the guide makes itself ----------------------------------------------------------------
+
+
+class _Reads:
+    """A guide that reads ``paths`` itself, one a turn, then leaves the run to the model."""
+
+    def __init__(self, paths: list[str]) -> None:
+        self.paths = list(paths)
+
+    async def start(self, task: str, ask: Any) -> None:
+        return None
+
+    def next_turn(self, messages: Any) -> Any:
+        from tinyharness.guide.base import Turn
+
+        if not self.paths:
+            return None
+        path = self.paths.pop(0)
+        return Turn(call=ToolUseBlock(f"guide_{path}", "read_file", {"path": path}))
+
+    def choices(self, tool: str, messages: Any) -> dict[str, Any]:
+        return {}
+
+    def review(self, call: ToolUseBlock) -> ToolUseBlock:
+        return call
+
+    def unfinished(self, messages: Any) -> None:
+        return None
+
+    def to_state(self) -> dict[str, Any]:
+        return {}
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        return None
+
+
+def test_a_call_the_guide_makes_runs_with_no_request_and_no_iteration(project: Path) -> None:
+    """``Turn.call``: the tool runs as if the model had called it (events, history, read state),
+    no model request is made for it and no iteration is spent: two reads and an answer fit in
+    a limit of one iteration."""
+    sink = ListSink()
+    state = ReadState()
+    model = ScriptedModel({"responses": [_answer("0.2")]})
+    agent = Agent(
+        model,
+        builtin_tools(project, read_state=state),
+        AgentConfig(max_iterations=1),
+        events=EventBus([sink]),
+        guide=_Reads(["src/shop/pricing.py", "src/shop/cart.py"]),
+    )
+    result = agent.run("What is TAX_RATE?")
+    assert result.ok and result.final == "0.2" and result.model_calls == 1
+    calls = [(e["call_id"], e["args"]["path"]) for e in sink.events if e["type"] == "tool_call"]
+    assert calls == [
+        ("guide_src/shop/pricing.py", "src/shop/pricing.py"),
+        ("guide_src/shop/cart.py", "src/shop/cart.py"),
+    ]
+    assert state.lines_read("src/shop/pricing.py") > 0  # read as read_file reads
+    (request,) = model.requests
+    assert "TAX_RATE = 0.2" in str(request.messages)  # the results are in the window the model sees
+
+
+def test_the_guide_reads_a_file_once_and_a_read_that_failed_is_the_models_choice_again(project: Path) -> None:
+    """A plan's file that cannot be read (binary) is not read by the guide again and again: the
+    next turn is the model's, with read_file forced as before."""
+    (project / "logo.png").write_bytes(b"\x89PNG\x00\x00")
+    guide, state = _guide_for(project)
+    registry = builtin_tools(project, notes=NotesFile(project / "NOTES.md", root=project), read_state=state)
+    script = [_answer(json.dumps({"kind": "answer in words"})), _answer("a picture")]
+    model = ScriptedModel({"responses": script})
+    agent = Agent(model, registry, AgentConfig(max_iterations=4), guide=guide)
+    result = agent.run("What is in logo.png?")
+    assert result.final == "a picture"
+    reads = [c for m in result.messages for c in m.tool_uses if c.name == "read_file"]
+    assert [c.id for c in reads] == ["guide_1"]  # once
+    assert guide.to_state()["own_calls"] == 1
+    again = PlanGuide(project, read_state=ReadState(), notes=NotesFile(project / "NOTES.md", root=project))
+    again.load_state(json.loads(json.dumps(guide.to_state())))
+    assert again.own_calls == 1  # a resumed run goes on with new ids

@@ -142,7 +142,6 @@ def test_an_edit_of_a_named_file_is_forced_onto_it_once_read(project: Path, lang
     guide, state = _guide(project, may_write=True)
     script = [
         _kind("change a file"),
-        _use("r1", "read_file", {"path": "src/shop/pricing.py"}),
         _use(
             "e1",
             "edit_file",
@@ -153,9 +152,10 @@ def test_an_edit_of_a_named_file_is_forced_onto_it_once_read(project: Path, lang
     model = ScriptedModel({"responses": script})
     result = _agent(project, guide, state, model, write=True).run(EDIT[language])
     assert result.ok
-    assert model.requests[1].tool_choice == "read_file"
-    assert model.requests[2].tool_choice == "edit_file"  # not left free to write prose
-    assert model.requests[3].final_only
+    # the guide reads the named file itself (no request for it), then the edit is forced
+    assert model.requests[1].messages[-2].tool_uses[0].input == {"path": "src/shop/pricing.py"}
+    assert model.requests[1].tool_choice == "edit_file"  # not left free to write prose
+    assert model.requests[2].final_only
     assert "TAX_RATE = 0.25" in (project / "src/shop/pricing.py").read_text(encoding="utf-8")
 
 
@@ -192,7 +192,6 @@ def test_an_edit_naming_no_file_changes_the_rankings_best_file(project: Path, la
     plan = {"kind": "change a file", "targets": ["README.md"]}
     script = [
         _reply(json.dumps(plan)),
-        _use("r1", "read_file", {"path": "src/shop/settings.py"}),
         _use("e1", "edit_file", {"path": "README.md", "old": "A small shop.", "new": "A big shop."}),
         _use(
             "e2",
@@ -210,8 +209,8 @@ def test_an_edit_naming_no_file_changes_the_rankings_best_file(project: Path, la
     # (the real 0.5B changed DEFAULT_CURRENCY), so it is refused too, in every language
     # (tests/test_guide_sites.py); the file stays as it was.
     assert (project / "src/shop/settings.py").read_text(encoding="utf-8") == FILES["src/shop/settings.py"]
-    assert "not known" in str(model.requests[4].messages[-1].content)
-    assert model.requests[2].tool_choice == "edit_file" and model.requests[3].tool_choice == "edit_file"
+    assert "not known" in str(model.requests[3].messages[-1].content)
+    assert model.requests[1].tool_choice == "edit_file" and model.requests[2].tool_choice == "edit_file"
 
 
 BUMP = {  # (the Chinese task writes no word of ``__version__``: the words in code do)
@@ -285,14 +284,15 @@ def test_a_count_over_a_folder_lists_it_and_the_listing_holds_the_number(
     """The task names a file (__init__.py) and writes a folder and an extension: a count lists
     the folder (before: it read __init__.py and answered "1"), and the listing counts."""
     guide, state = _guide(project)
-    script = [_kind("count or list files"), _use("l1", "list_dir", {"path": "src/shop"}), _reply("4")]
+    script = [_kind("count or list files"), _reply("4")]
     model = ScriptedModel({"responses": script})
     result = _agent(project, guide, state, model).run(COUNT_FOLDER[language])
     assert guide.plan == TaskPlan("list", ("src/shop/",), "model")
-    assert model.requests[1].tool_choice == "list_dir"
-    assert model.requests[2].final_only
+    listed = model.requests[1].messages[-2].tool_uses[0]  # the guide lists the folder itself
+    assert (listed.name, listed.input) == ("list_dir", {"path": "src/shop"})
+    assert model.requests[1].final_only
     assert result.final == "4"
-    listing = str(model.requests[2].messages[-1].content)
+    listing = str(model.requests[1].messages[-1].content)
     assert "[4 .py files]" in listing
 
 
@@ -313,22 +313,21 @@ def test_a_count_over_a_named_file_gets_its_outline_in_the_answer_prompt(
     script = [
         _kind("count or list files"),
         _counts("functions defined at the top level"),
-        _use("r1", "read_file", {"path": "src/shop/cart.py"}),
         _reply("1"),
     ]
     model = ScriptedModel({"responses": script})
     _agent(project, guide, state, model).run(COUNT_FILE[language])
     assert guide.plan == TaskPlan("list", ("src/shop/cart.py",), "model", counts="function")
     assert COUNT_FILE[language] in str(model.requests[1].messages[0].content)  # the unit's request
-    ask = str(model.requests[3].messages[-1].content[-1])
-    assert model.requests[3].final_only
+    ask = str(model.requests[2].messages[-1].content[-1])
+    assert model.requests[2].final_only
     assert "src/shop/cart.py: functions defined at the top level: 1 (total)." in ask
     assert "Cart" not in ask  # the class is not what is counted
     guide, state = _guide(project)
     script = [_kind("count or list files"), _counts("something else"), *script[2:]]
     model = ScriptedModel({"responses": script})
     _agent(project, guide, state, model).run(COUNT_FILE[language])
-    ask = str(model.requests[3].messages[-1].content)
+    ask = str(model.requests[2].messages[-1].content)
     assert "src/shop/cart.py defines at top level 1 function (total), 1 class (Cart)" in ask
 
 
@@ -362,7 +361,6 @@ def test_a_count_over_a_named_file_answered_with_nothing_gets_its_outline(projec
     script = [
         _kind("count or list files"),
         _counts("something else"),
-        _use("r1", "read_file", {"path": "src/shop/cart.py"}),
         _reply(""),
         _reply(""),
     ]
@@ -409,15 +407,14 @@ def test_a_final_answer_that_is_a_tool_name_or_empty_is_asked_again(
     guide, state = _guide(project)
     script = [
         _kind("answer in words"),
-        _use("r1", "read_file", {"path": "src/shop/pricing.py"}),
         _reply(bare),
         _reply("0.2"),
     ]
     model = ScriptedModel({"responses": script})
     result = _agent(project, guide, state, model).run(task)
     assert result.final == "0.2"
-    assert model.requests[3].final_only  # asked again under the answer grammar
-    assert len(model.requests) == 4  # once
+    assert model.requests[2].final_only  # asked again under the answer grammar
+    assert len(model.requests) == 3  # once
 
 
 @pytest.mark.parametrize(
@@ -429,13 +426,12 @@ def test_an_answer_that_is_not_only_a_tool_call_is_taken(project: Path, answer: 
     guide, state = _guide(project)
     script = [
         _kind("answer in words"),
-        _use("r1", "read_file", {"path": "src/shop/pricing.py"}),
         _reply(answer),
     ]
     model = ScriptedModel({"responses": script})
     result = _agent(project, guide, state, model).run("What is TAX_RATE in src/shop/pricing.py?")
     assert result.final == answer
-    assert len(model.requests) == 3
+    assert len(model.requests) == 2
 
 
 @pytest.mark.parametrize("again", ["read_file", "read_file is the name of a tool, not an answer."])
@@ -445,14 +441,13 @@ def test_no_answer_twice_gives_what_the_plan_found(project: Path, again: str) ->
     guide, state = _guide(project)
     script = [
         _kind("answer in words"),
-        _use("r1", "read_file", {"path": "src/shop/cart.py"}),
         _reply("read_file"),
         _reply(again),
     ]
     model = ScriptedModel({"responses": script})
     result = _agent(project, guide, state, model).run("哪个文件定义了类 Cart？")
     assert "[Read: src/shop/cart.py] Cart is defined in src/shop/cart.py." in str(
-        model.requests[2].messages[-1].content
+        model.requests[1].messages[-1].content
     )
     assert result.final == "Cart is defined in src/shop/cart.py."
 
@@ -473,11 +468,11 @@ def test_a_count_of_one_extension_is_said_before_the_ask(tmp_path: Path, task: s
         (tmp_path / f"tests/basic/t{n}.txt").write_text("x", encoding="utf-8")
         (tmp_path / f"tests/basic/t{n}.html").write_text("x", encoding="utf-8")
     guide, state = _guide(tmp_path)
-    script = [_kind("count or list files"), _use("l1", "list_dir", {"path": "tests/basic"}), _reply("3")]
+    script = [_kind("count or list files"), _reply("3")]
     model = ScriptedModel({"responses": script})
     _agent(tmp_path, guide, state, model).run(task)
-    asked = model.requests[2].messages[-1].content[-1]
-    assert model.requests[2].final_only and str(getattr(asked, "text", "")).startswith("[3 .txt files] ")
+    asked = model.requests[1].messages[-1].content[-1]
+    assert model.requests[1].final_only and str(getattr(asked, "text", "")).startswith("[3 .txt files] ")
 
 
 @pytest.mark.parametrize(
@@ -495,11 +490,11 @@ def test_a_count_of_a_written_glob_is_said_before_the_ask(tmp_path: Path, task: 
         (tmp_path / "pkg/tests").mkdir(parents=True, exist_ok=True)
         (tmp_path / f"pkg/tests/{name}").write_text("x = 1\n", encoding="utf-8")
     guide, state = _guide(tmp_path)
-    script = [_kind("count or list files"), _use("l1", "list_dir", {"path": "pkg/tests"}), _reply("2")]
+    script = [_kind("count or list files"), _reply("2")]
     model = ScriptedModel({"responses": script})
     _agent(tmp_path, guide, state, model).run(task)
-    asked = str(getattr(model.requests[2].messages[-1].content[-1], "text", ""))
-    assert model.requests[2].final_only
+    asked = str(getattr(model.requests[1].messages[-1].content[-1], "text", ""))
+    assert model.requests[1].final_only
     assert asked.startswith("[2 files matching *_test.py: a_test.py, b_test.py] ")
 
 
@@ -519,7 +514,6 @@ def test_an_edit_of_a_named_symbol_is_offered_its_definition_line(project: Path)
     guide, state = _guide(project, may_write=True)
     script = [
         _kind("change a file"),
-        _use("r1", "read_file", {"path": "src/shop/pricing.py"}),
         _use(
             "e1",
             "edit_file",
@@ -529,8 +523,8 @@ def test_an_edit_of_a_named_symbol_is_offered_its_definition_line(project: Path)
     ]
     model = ScriptedModel({"responses": script})
     _agent(project, guide, state, model, write=True).run(EDIT["fr"])
-    assert model.requests[2].tool_choice == "edit_file"
-    choices = guide.choices("edit_file", model.requests[2].messages)
+    assert model.requests[1].tool_choice == "edit_file"
+    choices = guide.choices("edit_file", model.requests[1].messages)
     # (asked after the run: the file holds the new line by now; the use is never offered)
     assert list(choices["old"]) == ["TAX_RATE = 0.25"] and list(choices["path"]) == ["src/shop/pricing.py"]
 

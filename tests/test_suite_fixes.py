@@ -153,7 +153,6 @@ def test_a_task_naming_a_symbol_reads_its_file_then_answers(shop: Path) -> None:
     model = ScriptedModel(
         {
             "responses": [
-                _call("c1", "read_file", path="src/shop/inventory.py"),
                 _answer("src/shop/inventory.py"),
             ]
         }
@@ -161,9 +160,9 @@ def test_a_task_naming_a_symbol_reads_its_file_then_answers(shop: Path) -> None:
     assert started(focus, task).unread([Message.user(task)]) == ["src/shop/inventory.py"]
     result = Agent(model, tools, AgentConfig(max_iterations=5), guide=guided(focus)).run(task)
     assert result.stop == "end_turn" and result.final == "src/shop/inventory.py"
-    first, second = model.requests
-    assert not first.final_only and second.final_only
-    assert "Inventory is defined in src/shop/inventory.py" in second.messages[-1].text
+    (only,) = model.requests  # the guide read the file itself: one request, the answer
+    assert only.final_only and only.messages[-2].tool_uses[0].input == {"path": "src/shop/inventory.py"}
+    assert "Inventory is defined in src/shop/inventory.py" in only.messages[-1].text
 
 
 def test_a_task_naming_a_file_is_not_planned_from_its_symbols(shop: Path) -> None:
@@ -282,16 +281,18 @@ def test_the_named_files_must_be_read_first_then_the_choice_is_free(shop: Path) 
     task = "Which port does config.toml set for the server?"
     state = ReadState()
     focus = task_focus(shop, state)
-    model = ScriptedModel({"responses": [_call("c1", "read_file", path="config.toml"), _answer("8042")]})
+    model = ScriptedModel({"responses": [_answer("8042")]})
     agent = Agent(
         model,
         builtin_tools(shop, read_state=state),
         AgentConfig(max_iterations=5),
         guide=guided(focus),
     )
-    assert agent.run(task).final == "8042"
-    first, second = model.requests
-    assert first.tool_choice == "read_file" and second.tool_choice is None and second.final_only
+    result = agent.run(task)
+    assert result.final == "8042"
+    (only,) = model.requests  # the named file is read by the guide before any request
+    assert only.tool_choice is None and only.final_only
+    assert [c.input for m in result.messages for c in m.tool_uses] == [{"path": "config.toml"}]
 
 
 def test_a_read_that_failed_is_not_required_again(shop: Path) -> None:
@@ -321,7 +322,6 @@ def test_an_edit_task_is_answered_once_its_named_file_is_changed(shop: Path) -> 
     model = ScriptedModel(
         {
             "responses": [
-                _call("c1", "read_file", path="src/shop/pricing.py"),
                 _call(
                     "c2", "edit_file", path="src/shop/pricing.py", old="TAX_RATE = 0.2", new="TAX_RATE = 0.25"
                 ),
@@ -331,9 +331,9 @@ def test_an_edit_task_is_answered_once_its_named_file_is_changed(shop: Path) -> 
     )
     agent = Agent(model, tools, AgentConfig(max_iterations=6), guide=guided(focus, shop, kind="edit"))
     result = agent.run(task)
-    assert result.stop == "end_turn" and result.model_calls == 3
-    first, second, third = model.requests
-    assert first.tool_choice == "read_file" and not second.final_only and second.tool_choice == "edit_file"
+    assert result.stop == "end_turn" and result.model_calls == 2  # the read was the guide's
+    second, third = model.requests
+    assert not second.final_only and second.tool_choice == "edit_file"
     assert third.final_only and third.messages[-1].text.endswith("[Changed: src/shop/pricing.py]")
     assert "TAX_RATE = 0.25\n" in (shop / "src/shop/pricing.py").read_text(encoding="utf-8")
 

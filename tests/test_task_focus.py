@@ -108,7 +108,7 @@ ANSWER = {
 def test_after_the_named_file_is_read_the_next_request_allows_only_the_answer(project: Path) -> None:
     state = ReadState()
     focus = TaskFocus(lambda: text_files(Workspace(project)), state.lines_read)
-    model = ScriptedModel({"responses": [_read("c1", "README.md"), ANSWER]})
+    model = ScriptedModel({"responses": [ANSWER]})
     sink = ListSink()
     agent = Agent(
         model,
@@ -119,10 +119,11 @@ def test_after_the_named_file_is_read_the_next_request_allows_only_the_answer(pr
     )
     result = agent.run(TASK)
     assert result.stop == "end_turn" and result.final == "Tiny Shop is a shopping cart library."
-    first, second = model.requests
-    assert not first.final_only and second.final_only
-    assert second.tools == first.tools  # the same prompt prefix
-    assert second.messages[-1].text.endswith(answer_prompt(TASK, ["README.md"]))
+    (answer,) = model.requests  # the guide read README.md itself: no request for the read
+    assert answer.final_only and result.model_calls == 1
+    read = [e for e in sink.events if e["type"] == "tool_call"]
+    assert [(e["call_id"], e["args"]) for e in read] == [("guide_1", {"path": "README.md"})]
+    assert answer.messages[-1].text.endswith(answer_prompt(TASK, ["README.md"]))
     assert [e["type"] for e in sink.events if e["type"] == "answer_now"] == ["answer_now"]
 
 

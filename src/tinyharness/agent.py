@@ -258,6 +258,7 @@ class _Turn:
     final_allowed: bool = True
     view: tuple[Message, ...] | None = None  # sent instead of the window (no compaction first)
     done: str | None = None  # the answer when the model's is only copied harness text
+    call: ToolUseBlock | None = None  # the guide's own call: run with no request (``Turn.call``)
 
 
 class RunHooks(Protocol):
@@ -490,8 +491,12 @@ class Agent:
             if self.deadline is not None and time.monotonic() >= self.deadline:
                 spent = f"stopped after its time limit of {self.config.time_limit:g} s"
                 raise TimeLimit(spent + _hint(self.config, "time_limit"))
-            self.iterations += 1
             step, again = again or self._next_step(), None
+            if step.call is not None:  # the guide's own call: no request, no iteration spent
+                self._append(Message("assistant", (step.call,)), starting=(step.call,))
+                await self._run_tools([step.call])
+                continue
+            self.iterations += 1
             response = await self._agent_turn(step)
             calls = response.message.tool_uses
             # Calls the loop runs next (a cut-off reply's are answered, not run) are recorded as
@@ -539,6 +544,8 @@ class Agent:
         step: Turn | None = self.guide.next_turn(self.messages)
         if step is None:
             return _Turn()
+        if step.call is not None and step.call.name in self.tools.names:
+            return _Turn(call=step.call)
         tool = step.tool if step.tool in self.tools.names and not step.final_only else None
         view = tuple(step.view) if step.view is not None else None
         turn = _Turn(step.final_only, tool, step.final_allowed, view, step.done)

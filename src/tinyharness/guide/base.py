@@ -36,7 +36,10 @@ class Turn:
     the one tool the reply must call; ``final_only`` asks for the final answer now;
     ``final_allowed`` False keeps the final answer off the menu; ``view``, when given, is what
     the request shows instead of the window (its reply still joins the history); ``done`` is
-    the answer when the model's own is only harness text copied back."""
+    the answer when the model's own is only harness text copied back. ``call``, when given, is
+    a call the guide has chosen whole (the next file of its plan to read, the folder to list):
+    the agent runs it as the model's own, with no request and no iteration spent, so a plan's
+    reads cost no model turn (the other fields are then unused)."""
 
     prompt: str | None = None
     tool: str | None = None
@@ -44,6 +47,7 @@ class Turn:
     final_allowed: bool = True
     view: tuple[Message, ...] | None = None
     done: str | None = None
+    call: ToolUseBlock | None = None
 
 
 class Guide(Protocol):

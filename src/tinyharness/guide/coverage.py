@@ -424,11 +424,11 @@ class FileSetPlan:
             return ""
 
     def turns(self) -> int:
-        """The agent turns the set takes at least: a read and a note (notes, or a question's
-        finding) per file, then the answer; 0 with no set."""
+        """The agent turns the set takes at least: a note (notes, or a question's finding) per
+        file, then the answer (the guide reads each file itself: no turn); 0 with no set."""
         if not self.set:
             return 0
-        per_file = 2 if self.notes or self.question else 1
+        per_file = 1 if self.notes or self.question else 0
         return per_file * len(self.set) + 1
 
     # --- saved with the run ----------------------------------------------------------------
