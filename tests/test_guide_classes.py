@@ -23,6 +23,7 @@ import pytest
 
 from tinyharness.agent import Agent, AgentConfig
 from tinyharness.guide import PlanGuide, Ranked, TaskPlan
+from tinyharness.guide import plan as plan_module
 from tinyharness.guide.focus import NEW_LINE_SLACK, counted
 from tinyharness.guide.plan import TERMS_KEY
 from tinyharness.guide.planner import glob_counted
@@ -496,6 +497,24 @@ def test_a_count_of_a_written_glob_is_said_before_the_ask(tmp_path: Path, task: 
     asked = str(getattr(model.requests[1].messages[-1].content[-1], "text", ""))
     assert model.requests[1].final_only
     assert asked.startswith("[2 files matching *_test.py: a_test.py, b_test.py] ")
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "Combien de fichiers test_*.py y a-t-il dans le dossier tests ?",
+        "tests 文件夹里有几个 test_*.py 文件？",
+    ],
+)
+def test_a_glob_without_a_folder_matches_file_names(task: str) -> None:
+    """in-fr-count: "test_*.py" on the whole path "tests/test_core.py" fails at "tests/"; as a
+    name pattern (``find -name``) it matches, so its files are counted."""
+    files = ["tests/test_core.py", "tests/test_codec.py", "tests/__init__.py", "idna/core.py"]
+    found = plan_module.evidence(task, files)
+    assert found.globs[0] == "test_*.py"
+    assert plan_module.expand(["test_*.py"], files) == ["tests/test_core.py", "tests/test_codec.py"]
+    listing = "tests/ (3 entries)\n__init__.py  1 B\ntest_codec.py  1 B\ntest_core.py  1 B\n[3 .py files]"
+    assert glob_counted(listing, found.globs) == "2 files matching test_*.py: test_codec.py, test_core.py"
 
 
 def test_glob_counted_leaves_extension_globs_to_the_extension_count() -> None:

@@ -485,9 +485,14 @@ GLOB = re.compile(r"(?<![A-Za-z0-9_/.-])(?P<glob>[A-Za-z0-9_./-]*\*[A-Za-z0-9_.*
 
 
 def glob_match(path: str, pattern: str) -> bool:
-    """fnmatch where ``**/`` also matches no folder at all, as in shells with globstar."""
-    return fnmatch.fnmatchcase(path, pattern) or (
-        "**/" in pattern and fnmatch.fnmatchcase(path, pattern.replace("**/", ""))
+    """fnmatch where ``**/`` also matches no folder at all, as in shells with globstar, and a
+    pattern with no folder matches a file's name, as ``find -name`` does ("test_*.py" matches
+    tests/test_core.py; on the whole path it failed at "tests/": the 0.5B was then shown the
+    folder's count of .py files, 7, for "Combien de fichiers test_*.py ...")."""
+    return (
+        fnmatch.fnmatchcase(path, pattern)
+        or ("**/" in pattern and fnmatch.fnmatchcase(path, pattern.replace("**/", "")))
+        or ("/" not in pattern and fnmatch.fnmatchcase(os.path.basename(path), pattern))
     )
 
 
