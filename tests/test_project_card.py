@@ -152,6 +152,20 @@ def test_the_files_of_the_long_description_are_named() -> None:
     assert "read from README.rst, HISTORY.rst." in _card({"setup.cfg": setup_cfg})
 
 
+def test_a_version_the_package_imports_from_a_sibling_module_is_read_there() -> None:
+    """flit's pattern: ``__init__.py`` does ``from .package_data import __version__``."""
+    pyproject = (
+        '[build-system]\nbuild-backend = "flit_core.buildapi"\n'
+        '[project]\nname = "tincture"\ndynamic = ["version"]\n'
+    )
+    files = {
+        "pyproject.toml": pyproject,
+        "tincture/__init__.py": "from .package_data import __version__\nfrom .core import *\n",
+        "tincture/package_data.py": "__version__ = '5.2'\n",
+    }
+    assert "tincture version 5.2 (read from tincture/package_data.py)." in _card(files)
+
+
 def test_no_metadata_no_card() -> None:
     assert _card({"README.md": "# x\n", "tincture/__init__.py": '__version__ = "1"\n'}) == ""
     assert _card({"pyproject.toml": "[tool.ruff]\nline-length = 100\n"}) == ""

@@ -394,10 +394,29 @@ def _module_version(files: Sequence[str], read: Callable[[str], str]) -> tuple[s
             parts = parts[1:]
         if len(parts) != 2 or parts[1] not in _VERSION_FILES or parts[0] in ("tests", "test", "docs"):
             continue
-        found = _assigned_version(read(path))
+        text = read(path)
+        found = _assigned_version(text)
         if found:
             return found, path
+        imported = _version_import(path, text)  # ``from .package_data import __version__``
+        if imported is not None and imported in files and (found := _assigned_version(read(imported))):
+            return found, imported
     return None, None
+
+
+def _version_import(path: str, text: str) -> str | None:
+    """The sibling module a package module takes its ``__version__`` from by a relative import
+    (flit reads the version where ``__init__.py`` gets it), as a workspace path; else None."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    for node in tree.body:
+        if not isinstance(node, ast.ImportFrom) or node.level != 1 or not node.module:
+            continue
+        if any(alias.name in _VERSION_NAMES for alias in node.names):
+            return f"{path.rpartition('/')[0]}/{node.module.replace('.', '/')}.py"
+    return None
 
 
 def _assigned_version(text: str, names: Sequence[str] = _VERSION_NAMES) -> str | None:
