@@ -262,7 +262,9 @@ def test_each_read_is_followed_by_its_note_and_the_run_ends_when_all_are_noted(p
         assert after_read.tool_choice == "note" and not after_read.final_allowed
         assert after_read.messages[-1].text.endswith(NOTE_NOW.format(path=path))
         # what the file defines, said first (names of its own a note can give)
-        assert f"{path} defines at top level 1 function (" in after_read.messages[-1].text
+        assert (
+            f"{path} defines " in after_read.messages[-1].text and " 1 " not in after_read.messages[-1].text
+        )
         note_spec = next(s for s in after_read.tools if s.name == "note")
         assert note_spec.choices is not None
         # Only the task and this file's read in view: no earlier note or file to copy from.
@@ -602,11 +604,34 @@ def test_a_note_giving_back_the_files_outline_is_written(project: Path) -> None:
     step = plan.next_step(messages)
     assert step is not None and step.prompt is not None
     outline = step.prompt.removesuffix(NOTE_NOW.format(path="src/pkg/beta.py")).strip()
-    assert outline == "src/pkg/beta.py defines at top level 1 function (render_invoice)."
+    assert outline == "src/pkg/beta.py defines render_invoice."  # names, no counts (not the file's numbers)
     result = _note(plan, registry, {"path": "src/pkg/beta.py", "text": outline})
     assert result.ok, result.content
     echo = _note(plan, registry, {"path": "src/pkg/beta.py", "text": NOTE_NOW.format(path="src/pkg/beta.py")})
     assert not echo.ok
+
+
+@pytest.mark.parametrize(
+    "copied",
+    [
+        " Now call note with one line about what src/pkg/beta.py does, from the file you just read.",
+        " That note was refused: it repeats the task. Call note again with one line about what x does.",
+    ],
+)
+def test_a_note_that_copies_the_words_asking_for_it_keeps_only_what_it_said_before(
+    project: Path, copied: str
+) -> None:
+    """in-zh-notes: the 0.5B wrote the outline and then the request itself ("Now call note ...",
+    "That note was refused: ...") as its notes: 13 lines of harness words in the user's
+    NOTES.md. Cut there; a note that is only those words says nothing and is refused."""
+    plan, registry, _messages = _note_forced_after_read(project, TASK, "src/pkg/beta.py")
+    said = "src/pkg/beta.py renders invoices as portable documents (render_invoice)."
+    result = _note(plan, registry, {"path": "src/pkg/beta.py", "text": said + copied})
+    assert result.ok, result.content
+    line = (project / "NOTES.md").read_text(encoding="utf-8").strip()
+    assert line == f"src/pkg/beta.py: {said}" and "call note" not in line.lower()
+    only = _note(plan, registry, {"path": "src/pkg/beta.py", "text": copied.strip()})
+    assert not only.ok
 
 
 def test_a_notes_task_is_not_shown_its_own_notes_at_the_end(project: Path) -> None:

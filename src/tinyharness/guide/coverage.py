@@ -52,11 +52,11 @@ from .focus import (
     NOTE_TOOL,
     READ_TOOL,
     answer_ask,
+    defined_names,
     held_numbered,
     held_sentence,
     is_question,
     named_files,
-    outline_line,
     task_text,
 )
 from .plan import TaskPlan, expand, task_globs
@@ -294,8 +294,10 @@ class FileSetPlan:
         # and grounded in it. Measured with the 0.5B on the ninth half's notes tasks, asked
         # without it: "colorama tests for the Winterm console", "This file tests the
         # functionality of our custom TextWrapper" (no name of the file's own), 0 of 4 passed.
-        outline = outline_line(path, self.read_text(path))
-        prompt = f"{outline} {prompt}" if outline else prompt
+        # Names only, no counts: a note copying "defines at top level 18 functions" gives a
+        # number its file does not hold.
+        named = defined_names(path, self.read_text(path))
+        prompt = f"{named} {prompt}" if named else prompt
         return NextStep(prompt, tool=NOTE_TOOL, final_allowed=False, view=_note_view(messages, path, prompt))
 
     def review_read(self, call: ToolUseBlock) -> ToolUseBlock:
@@ -546,6 +548,29 @@ def repeats_result(text: str, results: Iterable[str]) -> bool:
     return bool(said) and any(said == " ".join(result.split()) for result in results)
 
 
+def _request_pieces() -> tuple[str, ...]:
+    """The fixed words of the requests for a note (between their placeholders, three words
+    or more)."""
+    pieces = []
+    for template in (NOTE_NOW, NOTE_AGAIN, FIND_NOW):
+        pieces += [p.strip(" .:") for p in re.split(r"\{\w+\}", template) if len(p.split()) >= 3]
+    return tuple(pieces)
+
+
+_REQUEST_PIECES = _request_pieces()
+
+
+def without_request(text: str) -> str:
+    """A note cut before the first words it copies of the request that asked for it (""
+    when it starts with them). Measured with the 0.5B on the tenth half's notes tasks, asked
+    with the file's outline: 13 note lines were the outline, then "Now call note with one line
+    about what idna/codec.py does, ..." or "That note was refused: ...", copied into the
+    user's NOTES.md. The harness's own words, never the user's: cut, what the note said
+    before them is checked as any note is."""
+    cut = min((i for piece in _REQUEST_PIECES if (i := text.find(piece)) >= 0), default=-1)
+    return text if cut < 0 else text[:cut].rstrip()
+
+
 def review_note(
     plan: FileSetPlan, call: ToolUseBlock, known: Sequence[str] = (), results: Sequence[str] = ()
 ) -> ToolUseBlock | ToolResultBlock:
@@ -562,6 +587,10 @@ def review_note(
     quoted = plan.quoted_finding(text, path)
     if quoted is not None:
         text, args = quoted, {**args, "text": quoted}
+        call = replace(call, input=args)
+    own = without_request(text)
+    if own != text:  # the words that asked for the note, copied after it: cut off
+        text, args = own, {**args, "text": own}
         call = replace(call, input=args)
     why = ECHOED if repeats_result(text, results) else plan.note_problem(text, path, known)
     if why is not None:

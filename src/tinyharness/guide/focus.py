@@ -404,6 +404,24 @@ def counted(path: str, text: str, unit: str) -> str:
 MAX_COUNTED_NAMES = 40
 
 
+def defined_names(path: str, text: str) -> str:
+    """A Python file's top-level functions and classes by name, no counts ("idna/codec.py
+    defines search_function, Codec, IncrementalEncoder."; at most ``MAX_OUTLINE_NAMES``);
+    "" for a file ``ast`` cannot parse or one that defines none."""
+    if not path.endswith((".py", ".pyi")):
+        return ""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return ""
+    kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    names = [n.name for n in tree.body if isinstance(n, kinds)]
+    if not names:
+        return ""
+    more = ", ..." if len(names) > MAX_OUTLINE_NAMES else ""
+    return f"{path} defines {', '.join(names[:MAX_OUTLINE_NAMES])}{more}."
+
+
 def outline_line(path: str, text: str) -> str:
     """A Python file's top-level definitions, counted by kind ("markdown/serializers.py
     defines at top level 8 functions (a, b, ...), 1 class (C)."); "" for a file ``ast`` cannot
