@@ -24,7 +24,7 @@ import pytest
 from tinyharness.agent import Agent, AgentConfig
 from tinyharness.guide import PlanGuide, Ranked, TaskPlan
 from tinyharness.guide import plan as plan_module
-from tinyharness.guide.focus import NEW_LINE_SLACK, counted
+from tinyharness.guide.focus import NEW_LINE_SLACK
 from tinyharness.guide.plan import TERMS_KEY
 from tinyharness.guide.planner import glob_counted
 from tinyharness.models.scripted import ScriptedModel
@@ -66,10 +66,6 @@ def _use(call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
 
 def _kind(meaning: str) -> dict[str, Any]:
     return _reply(json.dumps({"kind": meaning}))
-
-
-def _counts(meaning: str) -> dict[str, Any]:
-    return _reply(json.dumps({"counts": meaning}))
 
 
 def _guide(root: Path, *, may_write: bool = False, rank: Any = None) -> tuple[PlanGuide, ReadState]:
@@ -308,51 +304,17 @@ COUNT_FILE = {
 def test_a_count_over_a_named_file_gets_its_outline_in_the_answer_prompt(
     project: Path, language: str
 ) -> None:
-    """Asked what the count counts (under a grammar, in a request of its own), the answer
-    request shows that count alone; "something else" shows the file's whole outline."""
     guide, state = _guide(project)
     script = [
         _kind("count or list files"),
-        _counts("functions defined at the top level"),
         _reply("1"),
     ]
     model = ScriptedModel({"responses": script})
     _agent(project, guide, state, model).run(COUNT_FILE[language])
-    assert guide.plan == TaskPlan("list", ("src/shop/cart.py",), "model", counts="function")
-    assert COUNT_FILE[language] in str(model.requests[1].messages[0].content)  # the unit's request
-    ask = str(model.requests[2].messages[-1].content[-1])
-    assert model.requests[2].final_only
-    assert "src/shop/cart.py: functions defined at the top level: 1 (total)." in ask
-    assert "Cart" not in ask  # the class is not what is counted
-    guide, state = _guide(project)
-    script = [_kind("count or list files"), _counts("something else"), *script[2:]]
-    model = ScriptedModel({"responses": script})
-    _agent(project, guide, state, model).run(COUNT_FILE[language])
-    ask = str(model.requests[2].messages[-1].content)
+    assert guide.plan == TaskPlan("list", ("src/shop/cart.py",), "model")
+    ask = str(model.requests[1].messages[-1].content)  # the read is the guide's own
+    assert model.requests[1].final_only
     assert "src/shop/cart.py defines at top level 1 function (total), 1 class (Cart)" in ask
-
-
-def test_each_count_unit_is_counted_from_the_code() -> None:
-    code = (
-        "X = 1\nY: int = 2\n\ndef test_a(): pass\n\ndef helper(): pass\n\n"
-        "class T:\n    def setUp(self): pass\n    def test_b(self): pass\n    async def test_c(self): pass\n"
-        "class U:\n    pass\n"
-    )
-    assert counted("t_test.py", code, "function") == (
-        "t_test.py: functions defined at the top level: 2 (test_a, helper)."
-    )
-    assert counted("t_test.py", code, "class") == "t_test.py: classes: 2 (T, U)."
-    assert counted("t_test.py", code, "method").endswith(": 3 (setUp, test_b, test_c).")
-    assert counted("t_test.py", code, "test").endswith(": 3 (test_a, test_b, test_c).")
-    assert counted("t_test.py", code, "assignment").endswith(": 2 (X, Y).")
-    assert counted("t_test.py", code, "other") == "" and counted("t.txt", code, "class") == ""
-    assert counted("t_test.py", "def (:", "class") == ""  # not Python: the outline's fallback says ""
-
-
-def test_a_plans_count_unit_survives_its_state() -> None:
-    plan = TaskPlan("list", ("a.py",), "model", ("tests",), "test")
-    assert TaskPlan.from_state(json.loads(json.dumps(plan.to_state()))) == plan
-    assert TaskPlan.from_state({"kind": "list", "counts": "lines"}).counts == ""  # unknown: none
 
 
 def test_a_count_over_a_named_file_answered_with_nothing_gets_its_outline(project: Path) -> None:
@@ -361,7 +323,6 @@ def test_a_count_over_a_named_file_answered_with_nothing_gets_its_outline(projec
     guide, state = _guide(project)
     script = [
         _kind("count or list files"),
-        _counts("something else"),
         _reply(""),
         _reply(""),
     ]

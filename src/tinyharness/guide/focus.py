@@ -49,7 +49,7 @@ from ..messages import Message, TextBlock
 from ..models.base import ChoiceMap
 from ..tools.files import head_text
 from ..tools.workspace import Workspace
-from .plan import COUNT_UNITS, QUESTION_MARKS, TaskPlan, named_paths
+from .plan import QUESTION_MARKS, TaskPlan, named_paths
 from .project import is_metadata, project_card
 from .sites import (
     CONFIG_SUFFIXES,
@@ -217,7 +217,7 @@ class TaskFocus:
             return edit_done_prompt(named, messages)
         outline = ""
         if self.plan.kind == "list" and self.read_text is not None:
-            outline = "".join(f" {self._outline(path)}" for path in named)
+            outline = "".join(f" {outline_line(path, self.read_text(path))}" for path in named)
         elif self.plan.kind == "answer" and self.read_text is not None:
             outline = "".join(
                 held_line(path, self.read_text(path), self.task, named, symbol, self.plan.terms)
@@ -237,14 +237,8 @@ class TaskFocus:
         if symbol and named:
             return FOUND.format(symbol=symbol, where=", ".join(named)).strip()
         if self.plan.kind == "list" and named and self.read_text is not None and not self.unread(messages):
-            return " ".join(self._outline(path) for path in named)
+            return " ".join(outline_line(path, self.read_text(path)) for path in named)
         return None
-
-    def _outline(self, path: str) -> str:
-        """What a count shows of a named file: the count of what the plan says it counts, else
-        the file's whole outline."""
-        text = self.read_text(path) if self.read_text is not None else ""
-        return counted(path, text, self.plan.counts) or outline_line(path, text)
 
     def next_tool(self, messages: Sequence[Message]) -> str | None:
         """The tool the next request must call: read_file while planned files are unread (the
@@ -365,43 +359,6 @@ def answer_prompt(task: str, files: Sequence[str], symbol: str = "", outline: st
     where = ", ".join(files)
     found = FOUND.format(symbol=symbol, where=where) if symbol else ""
     return ANSWER_NOW.format(files=where, found=found + outline, ask=answer_ask(task))
-
-
-def counted(path: str, text: str, unit: str) -> str:
-    """The one count of ``unit`` (a key of ``plan.COUNT_UNITS`` other than "other") in a
-    Python file, in the words the unit was offered in ("colorama/tests/isatty_test.py: tests
-    (functions or methods whose name starts with test): 7 (test_TTY, ...)."); "" for a file
-    ``ast`` cannot parse or another unit."""
-    if not path.endswith((".py", ".pyi")) or unit not in COUNT_UNITS or unit == "other":
-        return ""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return ""
-    functions = [n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
-    classes = [n for n in tree.body if isinstance(n, ast.ClassDef)]
-    methods = [
-        m.name for c in classes for m in c.body if isinstance(m, ast.FunctionDef | ast.AsyncFunctionDef)
-    ]
-    assigned = [
-        t.id
-        for n in tree.body
-        if isinstance(n, ast.Assign | ast.AnnAssign)
-        for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
-        if isinstance(t, ast.Name)
-    ]
-    names = {
-        "function": functions,
-        "class": [c.name for c in classes],
-        "method": methods,
-        "test": [n for n in [*functions, *methods] if n.startswith("test")],
-        "assignment": assigned,
-    }[unit]
-    shown = ", ".join(names[:MAX_COUNTED_NAMES]) + (", ..." if len(names) > MAX_COUNTED_NAMES else "")
-    return f"{path}: {COUNT_UNITS[unit]}: {len(names)}{f' ({shown})' if names else ''}."
-
-
-MAX_COUNTED_NAMES = 40
 
 
 def defined_names(path: str, text: str) -> str:

@@ -146,14 +146,11 @@ class TaskPlan:
     targets: tuple[str, ...] = ()
     source: str = ""
     terms: tuple[str, ...] = ()  # the task's words as the code writes them (``TERMS_KEY``)
-    counts: str = ""  # for a count in Python files: what it counts (a key of ``COUNT_UNITS``)
 
     def to_state(self) -> dict[str, Any]:
         state: dict[str, Any] = {"kind": self.kind, "targets": list(self.targets), "source": self.source}
         if self.terms:
             state["terms"] = list(self.terms)
-        if self.counts:
-            state["counts"] = self.counts
         return state
 
     @classmethod
@@ -165,54 +162,7 @@ class TaskPlan:
             tuple(str(t) for t in targets) if isinstance(targets, list) else (),
             str(state.get("source", "")),
             parse_terms({TERMS_KEY: state.get("terms")}),
-            state["counts"] if state.get("counts") in COUNT_UNITS else "",
         )
-
-
-# What a count in Python files counts, each a kind of definition the harness counts itself
-# (``focus.counted``), offered by its meaning. Measured with the 0.5B on "Wie viele Klassen
-# definiert colorama/ansi.py?": shown the file's whole outline ("4 functions (...), 5 classes
-# (...), 7 assignments (...)") it answered 4, the first number; on "How many test methods are in
-# isatty_test.py?" it answered 1, the outline's one class. Asked what the task counts under a
-# grammar, the answer request shows that count alone. "other" keeps the whole outline.
-COUNT_UNITS = {
-    "function": "functions defined at the top level",
-    "class": "classes",
-    "method": "methods (functions inside classes)",
-    "test": "tests (functions or methods whose name starts with test)",
-    "assignment": "constants or variables assigned at the top level",
-    "other": "something else",
-}
-COUNT_ASK = "Python files the task is about: {files}\n\nTask:\n{task}\n\nWhat does the task count ({units})?"
-COUNT_KEY = "counts"
-
-
-def count_request(task: str, files: Sequence[str]) -> ModelRequest:
-    """The request that asks what a count over the Python ``files`` counts (purpose "plan")."""
-    text = COUNT_ASK.format(task=task, files=", ".join(files), units=" / ".join(COUNT_UNITS.values()))
-    schema = {
-        "type": "object",
-        "properties": {COUNT_KEY: {"type": "string", "enum": list(COUNT_UNITS.values())}},
-        "required": [COUNT_KEY],
-        "additionalProperties": False,
-    }
-    return ModelRequest(
-        messages=(Message("user", (TextBlock(text),)),),
-        system=PLAN_SYSTEM,
-        purpose="plan",
-        max_tokens=KIND_TOKENS,
-        response_schema=schema,
-    )
-
-
-def parse_count(text: str) -> str:
-    """The reply's unit (a key of ``COUNT_UNITS``), "" when it names none."""
-    try:
-        data = json.loads(text.strip().strip("`").removeprefix("json").strip())
-    except ValueError:
-        return ""
-    said = data.get(COUNT_KEY) if isinstance(data, dict) else None
-    return next((key for key, meaning in COUNT_UNITS.items() if said in (key, meaning)), "")
 
 
 def plan_schema(candidates: Sequence[str]) -> dict[str, Any]:

@@ -55,10 +55,8 @@ from .plan import (
     PlanOptions,
     Rank,
     TaskPlan,
-    count_request,
     evidence,
     kind_request,
-    parse_count,
     parse_plan,
     paths_of,
     plan_request,
@@ -217,7 +215,6 @@ class StepsGuide:
             files=len(self.file_set.set) if self.file_set is not None else 0,
             turns=self.file_set.turns() if self.file_set is not None else 0,
             terms=list(self.plan.terms),
-            counts=self.plan.counts,
         )
 
     # --- each turn ---------------------------------------------------------------------------
@@ -605,11 +602,7 @@ class PlanGuide(StepsGuide):
         plan = reconcile(TaskPlan(kind, (), "model"), Evidence(notes=found.notes, question=found.question))
         if plan.kind == "list" and found.extensions and found.folders:
             return TaskPlan("list", found.folders[:MAX_TARGETS], "model", said.terms)
-        targets = tuple(named[:MAX_TARGETS])
-        counts = ""
-        if plan.kind == "list" and all(p.endswith((".py", ".pyi")) for p in targets):
-            counts = parse_count((await ask(count_request(task, targets))).message.text)
-        return TaskPlan(plan.kind, targets, "model", said.terms, counts)
+        return TaskPlan(plan.kind, tuple(named[:MAX_TARGETS]), "model", said.terms)
 
     def review(self, call: ToolUseBlock) -> Reviewed:
         """update_notes on a task that asked for no notes rewrites the run's own notes; a change
