@@ -494,3 +494,18 @@ def test_the_guide_reads_a_file_once_and_a_read_that_failed_is_the_models_choice
     again = PlanGuide(project, read_state=ReadState(), notes=NotesFile(project / "NOTES.md", root=project))
     again.load_state(json.loads(json.dumps(guide.to_state())))
     assert again.own_calls == 1  # a resumed run goes on with new ids
+
+
+def test_a_guide_that_never_stops_calling_stops_the_run_stuck(project: Path) -> None:
+    """The guide's own calls spend no iteration, so the limit cannot stop a guide that calls
+    forever: a run of them with no model request between is cut at MAX_GUIDE_CALLS_IN_A_ROW."""
+    from tinyharness.agent import MAX_GUIDE_CALLS_IN_A_ROW
+
+    model = ScriptedModel({"responses": []})
+    endless = _Reads([f"missing_{n}.py" for n in range(MAX_GUIDE_CALLS_IN_A_ROW + 5)])  # never the same
+    agent = Agent(
+        model, builtin_tools(project, read_state=ReadState()), AgentConfig(max_iterations=3), guide=endless
+    )
+    result = agent.run("What is TAX_RATE?")
+    assert result.stop == "stuck" and f"{MAX_GUIDE_CALLS_IN_A_ROW} calls in a row" in result.detail
+    assert not [r for r in model.requests if r.purpose == "agent" and not r.final_only]

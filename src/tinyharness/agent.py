@@ -87,6 +87,9 @@ DEFAULT_SYSTEM_PROMPT = (
     "survive when old conversation is summarized. When the task is done, answer directly."
 )
 MAX_TOKENS_RETRIES = 2  # consecutive cut-off replies asked to continue before giving up
+# Calls a guide may make itself in a row, with no model request between (a plan's reads: a few;
+# a set's files each come with a note request). More is a guide that does not stop.
+MAX_GUIDE_CALLS_IN_A_ROW = 100
 # A final answer that is no answer (``Agent._bare_answer``) is asked again once with these words.
 NOT_AN_ANSWER = "{name} is the name of a tool, not an answer. Answer the task itself, in words."
 NO_ANSWER = "The answer was empty. Answer the task itself, in words."
@@ -475,6 +478,7 @@ class Agent:
 
     async def _loop(self) -> str:
         cut_offs = 0
+        guide_calls = 0  # the guide's own calls since the last model request
         hook_objected = False
         asked_again = False  # a bare tool name or an empty reply is asked again once
         again: _Turn | None = None
@@ -493,9 +497,13 @@ class Agent:
                 raise TimeLimit(spent + _hint(self.config, "time_limit"))
             step, again = again or self._next_step(), None
             if step.call is not None:  # the guide's own call: no request, no iteration spent
+                guide_calls += 1
+                if guide_calls > MAX_GUIDE_CALLS_IN_A_ROW:
+                    raise Stuck(f"the guide made {MAX_GUIDE_CALLS_IN_A_ROW} calls in a row without the model")
                 self._append(Message("assistant", (step.call,)), starting=(step.call,))
                 await self._run_tools([step.call])
                 continue
+            guide_calls = 0
             self.iterations += 1
             response = await self._agent_turn(step)
             calls = response.message.tool_uses
