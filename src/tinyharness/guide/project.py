@@ -7,8 +7,9 @@ held-out halves: shown colorama's pyproject.toml, whose version is ``dynamic`` (
 it from ``colorama/__init__.py``), it answered "1.1.0" for "这个库现在是什么版本？"; shown a
 pyproject.toml with no ``[project.scripts]`` table, it answered "Yes" to "Does installing this
 give me a command-line program?" on three projects, and "Yes" to "does it need other packages"
-on two: a model cannot read an absence. The card states each field, the absent ones as "none",
-with the dynamic version followed to the module that holds it.
+on two: a model cannot read an absence. The card says each fact in a sentence, an absent one
+too ("It needs no other package installed to run."), with a dynamic version followed to where
+it is read from.
 
 Sources, first found first: PKG-INFO (a source distribution's own metadata), pyproject.toml's
 ``[project]``, setup.cfg's ``[metadata]`` and ``[options]``, and setup.py's literal ``setup()``
