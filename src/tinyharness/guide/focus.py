@@ -361,15 +361,22 @@ def answer_prompt(task: str, files: Sequence[str], symbol: str = "", outline: st
     return ANSWER_NOW.format(files=where, found=found + outline, ask=answer_ask(task))
 
 
+def _python_tree(path: str, text: str) -> ast.Module | None:
+    """A Python file's syntax tree; None for another file or one ``ast`` cannot parse."""
+    if not path.endswith((".py", ".pyi")):
+        return None
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+
+
 def defined_names(path: str, text: str) -> str:
     """A Python file's top-level functions and classes by name, no counts ("idna/codec.py
     defines search_function, Codec, IncrementalEncoder."; at most ``MAX_OUTLINE_NAMES``);
     "" for a file ``ast`` cannot parse or one that defines none."""
-    if not path.endswith((".py", ".pyi")):
-        return ""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+    tree = _python_tree(path, text)
+    if tree is None:
         return ""
     kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
     names = [n.name for n in tree.body if isinstance(n, kinds)]
@@ -384,11 +391,8 @@ def outline_line(path: str, text: str) -> str:
     defines at top level 8 functions (a, b, ...), 1 class (C)."); "" for a file ``ast`` cannot
     parse. A count a small model can copy: asked how many functions a file defines, the 0.5B
     read the file and answered "1" (it has 8). Statements, not words of the task."""
-    if not path.endswith((".py", ".pyi")):
-        return ""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+    tree = _python_tree(path, text)
+    if tree is None:
         return ""
     kinds: dict[str, list[str]] = {"function": [], "class": [], "assignment": []}
     for node in tree.body:
