@@ -12,10 +12,11 @@ runs on Python-Markdown 3.7, a pinned sdist the bench fetches, instead of the sh
 (``bench/tasks_seventh.py``), held out too, on tabulate 0.9.0; the eighth, ``eighth``
 (``bench/tasks_eighth.py``), held out too, on isodate 0.7.2; the ninth, ``ninth``
 (``bench/tasks_ninth.py``), held out too, on colorama 0.4.6; the tenth, ``tenth``
-(``bench/tasks_tenth.py``), held out too, on idna 3.10. Reported per model and variant: tasks
-passed (tune, check, unseen, fourth, fifth, sixth, seventh, eighth, ninth and tenth halves; a right
-answer given after a limit stopped the run counts), wrong lines written into the user's NOTES.md
-(``bench/notes_check.py``), the median seconds per task, runs that ended
+(``bench/tasks_tenth.py``), held out too, on idna 3.10; the eleventh, ``eleventh``
+(``bench/tasks_eleventh.py``), held out too, on jmespath 1.0.1. Reported per model and variant:
+tasks passed (tune, check, unseen, fourth, fifth, sixth, seventh, eighth, ninth, tenth and
+eleventh halves; a right answer given after a limit stopped the run counts), wrong lines written
+into the user's NOTES.md (``bench/notes_check.py``), the median seconds per task, runs that ended
 by the model's own final answer, model calls, tokens billed (input + output), wall time. Runs are slow (the
 0.5B model takes about a minute a task on 2 free cores), so results are cached in
 ``bench/.task_cache.json`` by model, variant and task; ``--fresh`` ignores the cache.
@@ -30,6 +31,7 @@ by the model's own final answer, model calls, tokens billed (input + output), wa
     python -m bench.task_suite --models qwen2.5-coder-0.5b --half eighth
     python -m bench.task_suite --models qwen2.5-coder-0.5b --half ninth
     python -m bench.task_suite --models qwen2.5-coder-0.5b --half tenth
+    python -m bench.task_suite --models qwen2.5-coder-0.5b --half eleventh
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ from bench import (
     median,
     progress,
     tasks_eighth,
+    tasks_eleventh,
     tasks_fifth,
     tasks_fourth,
     tasks_ninth,
@@ -73,6 +76,7 @@ TASKS: tuple[Task, ...] = (
     + tasks_eighth.TASKS
     + tasks_ninth.TASKS
     + tasks_tenth.TASKS
+    + tasks_eleventh.TASKS
 )
 HALVES = (
     "tune",
@@ -85,6 +89,7 @@ HALVES = (
     tasks_eighth.HALF,
     tasks_ninth.HALF,
     tasks_tenth.HALF,
+    tasks_eleventh.HALF,
 )
 
 WINDOW = 4096
@@ -161,8 +166,8 @@ def run_task(task: Task, model: str, variant: str, keep: Path | None = None) -> 
 
 def build_task_workspace(task: Task, workspace: Path) -> None:
     """The task's project in ``workspace``: the shop (with the task's extra files),
-    Python-Markdown, ItsDangerous, pathspec, cachetools, tabulate, isodate, colorama or idna (a pinned
-    sdist, fetched once and verified)."""
+    Python-Markdown, ItsDangerous, pathspec, cachetools, tabulate, isodate, colorama, idna or jmespath
+    (a pinned sdist, fetched once and verified)."""
     if task.project == tasks_unseen.PROJECT:
         tasks_unseen.build_workspace(workspace)
     elif task.project == tasks_fourth.PROJECT:
@@ -179,6 +184,8 @@ def build_task_workspace(task: Task, workspace: Path) -> None:
         tasks_ninth.build_workspace(workspace)
     elif task.project == tasks_tenth.PROJECT:
         tasks_tenth.build_workspace(workspace)
+    elif task.project == tasks_eleventh.PROJECT:
+        tasks_eleventh.build_workspace(workspace)
     else:
         build_workspace(workspace, task.extra)
 

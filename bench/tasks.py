@@ -164,8 +164,8 @@ class Task:
     name: str
     # "tune", "check", "unseen" (bench/tasks_unseen.py), "fourth" (bench/tasks_fourth.py),
     # "fifth" (bench/tasks_fifth.py), "sixth" (bench/tasks_sixth.py), "seventh"
-    # (bench/tasks_seventh.py), "eighth" (bench/tasks_eighth.py), "ninth" (bench/tasks_ninth.py)
-    # or "tenth" (bench/tasks_tenth.py)
+    # (bench/tasks_seventh.py), "eighth" (bench/tasks_eighth.py), "ninth" (bench/tasks_ninth.py),
+    # "tenth" (bench/tasks_tenth.py) or "eleventh" (bench/tasks_eleventh.py)
     half: str
     kind: str  # question, find, count, edit, notes, long
     prompt: str
@@ -178,7 +178,8 @@ class Task:
     # The project the workspace holds: "shop" (this file's), "markdown" (bench/tasks_unseen.py),
     # "itsdangerous" (bench/tasks_fourth.py), "pathspec" (bench/tasks_fifth.py), "cachetools"
     # (bench/tasks_sixth.py), "tabulate" (bench/tasks_seventh.py), "isodate" (bench/tasks_eighth.py),
-    # "colorama" (bench/tasks_ninth.py) or "idna" (bench/tasks_tenth.py).
+    # "colorama" (bench/tasks_ninth.py), "idna" (bench/tasks_tenth.py) or "jmespath"
+    # (bench/tasks_eleventh.py).
     project: str = "shop"
     # The files or folders that answer the task (retrieval's recall is measured on them).
     targets: tuple[str, ...] = ()

@@ -1,9 +1,9 @@
 """What every half of the task suite on a public project shares (the fourth on ItsDangerous, the
 fifth on pathspec, the sixth on cachetools, the seventh on tabulate, the eighth on isodate, the
-ninth on colorama, the tenth on idna), tested once over them all: the pin is used only when the
-archive is the pinned file; every task's checker passes its right reference answers (or edit, or
-notes) and fails its wrong ones, the references being each half's own
-(``tests/test_tasks_<half>.py``); the edit checkers want the asked change and nothing else; the
+ninth on colorama, the tenth on idna, the eleventh on jmespath), tested once over them all: the
+pin is used only when the archive is the pinned file; every task's checker passes its right
+reference answers (or edit, or notes) and fails its wrong ones, the references being each half's
+own (``tests/test_tasks_<half>.py``); the edit checkers want the asked change and nothing else; the
 targets exist in the unpacked project, which is of the size asked for; the half is wired into
 the suite, its CLI and its report. Also the shared checkers of ``bench/task_checks.py``.
 
@@ -30,6 +30,7 @@ from bench import (
     task_checks,
     task_suite,
     tasks_eighth,
+    tasks_eleventh,
     tasks_fifth,
     tasks_fourth,
     tasks_ninth,
@@ -42,6 +43,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import test_tasks_eighth
+import test_tasks_eleventh
 import test_tasks_fifth
 import test_tasks_fourth
 import test_tasks_ninth
@@ -95,6 +97,9 @@ HALVES = (
     Half(tasks_tenth, test_tasks_tenth, "in-", 45, 9, {"fr": 3, "es": 3, "de": 3, "para": 4},
          ("pyproject.toml", "README.rst", "LICENSE.md", "HISTORY.rst", "PKG-INFO", "idna", "tests",
           "tools/idna-data"), (20, 30)),
+    Half(tasks_eleventh, test_tasks_eleventh, "jm-", 45, 9, {"fr": 3, "es": 3, "de": 3, "para": 4},
+         ("setup.py", "setup.cfg", "README.rst", "LICENSE.txt", "PKG-INFO", "jmespath", "tests",
+          "bin/jp.py"), (20, 30)),
 )  # fmt: skip
 BY_NAME = {h.name: h for h in HALVES}
 
@@ -204,6 +209,7 @@ def test_a_download_that_leaves_nothing_is_an_error(half: str, tmp_path: Path) -
         ("eighth", "isodate", "0.7.2"),
         ("ninth", "colorama", "0.4.6"),
         ("tenth", "idna", "3.10"),
+        ("eleventh", "jmespath", "1.0.1"),
     ],
 )
 def test_the_pin_is_a_sha256_of_the_named_version(half: str, package: str, version: str) -> None:
@@ -386,7 +392,8 @@ def test_the_half_is_wired_into_the_suite(half: str) -> None:
     tasks = [t for t in task_suite.TASKS if t.half == half]
     assert tasks == list(h.tasks.TASKS) and len(tasks) >= h.at_least
     assert task_suite.HALVES == (
-        "tune", "check", "unseen", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"
+        "tune", "check", "unseen", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",
+        "eleventh",
     )  # fmt: skip
     assert len({t.name for t in task_suite.TASKS}) == len(task_suite.TASKS)
     assert {"question", "find", "count", "edit", "notes"} <= {t.kind for t in tasks}
@@ -442,4 +449,4 @@ def test_the_report_has_a_column_for_the_half(half: str) -> None:
         *(columns.get(h, "0/0") for h in task_suite.HALVES),
     ]
     header = task_suite.to_markdown([row("b", half)]).splitlines()[0]
-    assert "| unseen | fourth | fifth | sixth | seventh | eighth | ninth | tenth |" in header
+    assert "| unseen | fourth | fifth | sixth | seventh | eighth | ninth | tenth | eleventh |" in header
