@@ -597,6 +597,35 @@ def test_a_question_over_a_set_holding_the_project_file_is_shown_the_project_car
     assert step.prompt.rstrip().endswith("运行的是哪个函数？")
 
 
+@pytest.mark.parametrize(
+    ("task", "carded"),
+    [
+        ("Which release of shop is this?", True),  # the plan chose the files: the card is shown
+        ("这个库是哪个版本？", True),
+        ("Which of src/pkg/alpha.py and src/gamma.py retries calls?", False),  # the task names them
+    ],
+)
+def test_a_question_over_files_the_plan_chose_is_shown_the_project_card(
+    project: Path, task: str, carded: bool
+) -> None:
+    """A question whose set the plan chose (the task names none of its files) is answered with
+    the card beside the notes, as ``TaskFocus`` answers one; a set the task names is not."""
+    (project / "pyproject.toml").write_text('[project]\nname = "shop"\nversion = "3.1.4"\n', encoding="utf-8")
+    stated = TaskPlan("answer", ("src/pkg/alpha.py", "src/gamma.py"))
+    plan, state, _registry = _plan(project, stated=stated)
+    messages = [Message.user(task)]
+    plan.start(task, stated)
+    plan.set = ["src/gamma.py", "src/pkg/alpha.py"]  # as when the two do not fit the window together
+    assert plan.active(messages)
+    for path in plan.set:
+        state.record(path, 1, 4, 4)
+    plan.found = set(plan.set)
+    step = plan.next_step(messages)
+    assert step is not None and step.final_only
+    assert ("shop version 3.1.4" in step.prompt) is carded
+    assert step.prompt.rstrip().endswith(task)
+
+
 def test_a_note_giving_back_the_files_outline_is_written(project: Path) -> None:
     """The outline said with the ask is the file's own names: a note copying it is grounded in
     the file, not an echo of the ask (which is refused)."""

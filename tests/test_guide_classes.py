@@ -20,11 +20,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tinyharness.agent import Agent, AgentConfig
 from tinyharness.guide import PlanGuide, Ranked, TaskPlan
 from tinyharness.guide import plan as plan_module
-from tinyharness.guide.focus import NEW_LINE_SLACK
+from tinyharness.guide.focus import NEW_LINE_SLACK, outline_line
 from tinyharness.guide.plan import TERMS_KEY
 from tinyharness.guide.planner import glob_counted
 from tinyharness.models.scripted import ScriptedModel
@@ -561,3 +563,43 @@ def test_a_change_writing_a_release_number_goes_to_the_file_binding_the_nearest(
     guide, _ = _guide(tmp_path, may_write=True, rank=rank)
     asyncio.run(guide.start(major, ScriptedModel({"responses": [_reply(json.dumps(reply))]}).complete))
     assert guide.plan.targets == ("tests/test_v.py",)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    classes=st.lists(
+        st.lists(st.sampled_from(["setUp", "helper", "test_a", "test_b", "test_c"]), unique=True), max_size=4
+    ),
+    functions=st.lists(st.sampled_from(["test_x", "test_y", "make", "run"]), unique=True),
+    test_file=st.booleans(),
+)
+def test_the_outline_counts_methods_and_a_test_files_tests_first(
+    classes: list[list[str]], functions: list[str], test_file: bool
+) -> None:
+    """The outline's counts are the file's: the methods of its classes, and a test file's
+    tests (functions and methods named test*), said first. The 0.5B copies the first count it
+    is shown: asked for the test methods of a unittest file, it answered "1", its classes."""
+    source = "".join(f"def {name}():\n    pass\n" for name in functions)
+    for n, methods in enumerate(classes):
+        body = "".join(f"    def {m}(self):\n        pass\n" for m in methods) or "    pass\n"
+        source += f"class Case{n}:\n{body}"
+    path = "tests/test_thing.py" if test_file else "pkg/thing.py"
+    line = outline_line(path, source)
+    methods = sum(map(len, classes))
+    tests = sum(name.startswith("test") for name in functions) + sum(
+        m.startswith("test") for ms in classes for m in ms
+    )
+    assert (f"Methods of its classes: {methods} (" in line) is (methods > 0)
+    if test_file and tests:
+        assert line.startswith(f"{path} holds {tests} test")
+    else:
+        assert line.startswith(f"{path} defines at top level")
+    assert ast_count_ok(line, len(functions), len(classes))
+
+
+def ast_count_ok(line: str, functions: int, classes: int) -> bool:
+    """The top-level counts said are the numbers given (a kind with none is not said)."""
+    said = line[line.index("defines at top level") :]
+    return (f"{functions} function" in said or functions == 0) and (
+        f"{classes} class" in said or classes == 0
+    )

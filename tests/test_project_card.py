@@ -212,3 +212,30 @@ def test_the_answer_request_of_a_question_that_read_the_metadata_holds_the_card(
     focus.start("What is X in tincture/ansi.py?", TaskPlan("answer"))
     prompt = focus([])
     assert prompt is not None and "metadata" not in prompt
+
+
+def test_a_question_over_files_the_plan_chose_holds_the_card(tmp_path: Path) -> None:
+    """in-para-release: "Which release of idna is this checkout?" names the package's folder,
+    so the plan read three modules of it (none the metadata) and the 0.5B answered with a file
+    name. A question that names none of its reads is asked with the card, in any language; one
+    that names its file is not (its answer is in that file)."""
+    project = write_files(
+        tmp_path,
+        {"pyproject.toml": HATCH, "tincture/__init__.py": INIT, "tincture/ansi.py": "X = 1\n"},
+    )
+    state = ReadState()
+    state.record("tincture/ansi.py", 1, 20, 20)
+    for task in (
+        "Which release of tincture is this checkout?",
+        "这是哪个发布版本？",
+        "Quelle version est-ce ?",
+    ):
+        focus = task_focus(project, state)
+        focus.start(task, TaskPlan("answer", ("tincture/ansi.py",)))
+        prompt = focus([])
+        assert prompt is not None and "tincture version 2.4.1" in prompt, task
+        assert prompt.rstrip().endswith(task)
+    focus = task_focus(project, state)
+    focus.start("Which constant does tincture/ansi.py define?", TaskPlan("answer", ("tincture/ansi.py",)))
+    prompt = focus([])
+    assert prompt is not None and "metadata" not in prompt

@@ -188,6 +188,15 @@ class FileSetPlan:
         self._set_question()
         self.set = set_for(plan, task, list(self.files()), self.room_chars, self.size)
 
+    def _card_due(self) -> bool:
+        """Whether the question is answered with the project card, as ``TaskFocus`` answers
+        one: the set holds the metadata, or the plan chose it (the task names none of its
+        files, nor a folder or a glob)."""
+        if any(map(is_metadata, self.set)):
+            return True
+        wide = any("*" in t or t.endswith("/") for t in self.plan.targets)
+        return not wide and not named_files(self.task or "", self.set)
+
     def _set_question(self) -> None:
         """The question over the set: the task itself, unless the plan says notes (a question
         kind, or an unclassified task with a question mark)."""
@@ -236,7 +245,7 @@ class FileSetPlan:
             task = self.task or ""
             ask = ASK_QUESTION.format(task=self.question) if self.question else answer_ask(task)
             prompt = ALL_DONE.format(total=len(self.set), what=what, ask=ask)
-            if self.question and any(map(is_metadata, self.set)):  # as ``TaskFocus`` shows it
+            if self.question and self._card_due():
                 prompt = f"{project_card(self.files(), self.read_text)} {prompt}".lstrip()
             # A question's answer is never "Done: ... were read.": with no answer from the model
             # the run says it has none (the 0.5B's empty answer to "What version is this?"

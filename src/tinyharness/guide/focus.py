@@ -168,9 +168,10 @@ class TaskFocus:
         self.task = ""
         self.plan = TaskPlan()
         self._plan: tuple[list[str], str] | None = None  # files, the symbol they define
+        self._chosen = False  # the plan's files are its targets: the task names none of them
 
     def start(self, task: str, plan: TaskPlan) -> None:
-        self.task, self.plan, self._plan = task, plan, None
+        self.task, self.plan, self._plan, self._chosen = task, plan, None, False
 
     def _planned(self, messages: Sequence[Message]) -> tuple[list[str], str]:
         if not self.task and messages:  # a run started without ``start`` (an old caller)
@@ -192,6 +193,7 @@ class TaskFocus:
                 return defining, symbol
         if not named:
             named = [t for t in self.plan.targets if t in files]
+            self._chosen = bool(named)
         return named, ""
 
     @property
@@ -223,9 +225,18 @@ class TaskFocus:
                 held_line(path, self.read_text(path), self.task, named, symbol, self.plan.terms)
                 for path in named
             )
-            card = project_card(self.files(), self.read_text) if any(map(is_metadata, named)) else ""
+            card = project_card(self.files(), self.read_text) if self._card_due(named) else ""
             outline = f"{outline} {card}" if card else outline  # last, next to the question
         return answer_prompt(self.task, named, symbol, outline)
+
+    def _card_due(self, named: Sequence[str]) -> bool:
+        """Whether the answer is asked with the project card: the reads include the project's
+        metadata, or the task names none of them (the plan chose them). Measured with the 0.5B
+        on "Which release of idna is this checkout?": "idna" names the package's folder, so the
+        question was planned over three modules of it (the plan request's first candidates),
+        and it answered "idna/compat.py"; a question that names no file is as likely about the
+        project as about a file."""
+        return self._chosen or any(map(is_metadata, named))
 
     def found(self, messages: Sequence[Message]) -> str | None:
         """What the harness itself found for a task naming a symbol ("X is defined in f.py."),
@@ -388,28 +399,61 @@ def defined_names(path: str, text: str) -> str:
 
 def outline_line(path: str, text: str) -> str:
     """A Python file's top-level definitions, counted by kind ("markdown/serializers.py
-    defines at top level 8 functions (a, b, ...), 1 class (C)."); "" for a file ``ast`` cannot
-    parse. A count a small model can copy: asked how many functions a file defines, the 0.5B
-    read the file and answered "1" (it has 8). Statements, not words of the task."""
+    defines at top level 8 functions (a, b, ...), 1 class (C)."), then the methods of its
+    classes; a test file's (``is_test_file``) tests come first ("tests/test_x.py holds 3 tests
+    (test_a, ...), methods of TestX."); "" for a file ``ast`` cannot parse. A count a small
+    model can copy: asked how many functions a file defines, the 0.5B read the file and
+    answered "1" (it has 8). It copies the first count it is shown: asked how many test
+    methods a unittest file holds, it answered "1", the count of its classes, in English,
+    Chinese and German (the methods were not counted). Statements, not words of the task."""
     tree = _python_tree(path, text)
     if tree is None:
         return ""
     kinds: dict[str, list[str]] = {"function": [], "class": [], "assignment": []}
+    methods: dict[str, list[str]] = {}
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             kinds["function"].append(node.name)
         elif isinstance(node, ast.ClassDef):
             kinds["class"].append(node.name)
+            defs = (ast.FunctionDef, ast.AsyncFunctionDef)
+            methods[node.name] = [n.name for n in node.body if isinstance(n, defs)]
         elif isinstance(node, ast.Assign | ast.AnnAssign):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             kinds["assignment"] += [t.id for t in targets if isinstance(t, ast.Name)]
-    said = [
-        f"{len(names)} {kind if len(names) == 1 else ('classes' if kind == 'class' else kind + 's')}"
-        f" ({', '.join(names[:MAX_OUTLINE_NAMES])}{', ...' if len(names) > MAX_OUTLINE_NAMES else ''})"
-        for kind, names in kinds.items()
-        if names
-    ]
-    return f"{path} defines at top level {', '.join(said) or 'nothing'}."
+    said = [_counted(len(names), _PLURALS[kind], names) for kind, names in kinds.items() if names]
+    line = f"{path} defines at top level {', '.join(said) or 'nothing'}."
+    held = {name: ms for name, ms in methods.items() if ms}
+    if held:
+        each = ", ".join(f"{name} {len(ms)}" for name, ms in held.items())
+        line += f" Methods of its classes: {sum(map(len, held.values()))} ({each})."
+    functions = [n for n in kinds["function"] if n.startswith("test")]
+    in_classes = [f"{c}.{m}" for c, ms in held.items() for m in ms if m.startswith("test")]
+    if is_test_file(path) and (functions or in_classes):
+        tests = functions + in_classes
+        ways = (("top-level functions", functions), ("methods", in_classes))
+        how = " and ".join(way for way, some in ways if some)
+        line = f"{path} holds {_counted(len(tests), ('test', 'tests'), tests)}, as {how}. {line}"
+    return line
+
+
+_PLURALS = {
+    "function": ("function", "functions"),
+    "class": ("class", "classes"),
+    "assignment": ("assignment", "assignments"),
+}
+
+
+def _counted(n: int, words: tuple[str, str], names: Sequence[str]) -> str:
+    more = ", ..." if len(names) > MAX_OUTLINE_NAMES else ""
+    return f"{n} {words[0] if n == 1 else words[1]} ({', '.join(names[:MAX_OUTLINE_NAMES])}{more})"
+
+
+def is_test_file(path: str) -> bool:
+    """A test module by pytest's default file names (``test_*.py``, ``*_test.py``): a
+    convention of the code, not a word of the task."""
+    name = os.path.basename(path)
+    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
 
 
 MAX_OUTLINE_NAMES = 12
