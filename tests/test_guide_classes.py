@@ -565,6 +565,39 @@ def test_a_change_writing_a_release_number_goes_to_the_file_binding_the_nearest(
     assert guide.plan.targets == ("tests/test_v.py",)
 
 
+SHORT_RELEASE_TASKS = {
+    "en": "Bump the version to 3.11.",
+    "zh": "把版本号升到 3.11。",
+    "fr": "Passe la version à 3.11.",
+}
+
+
+@pytest.mark.parametrize("language", sorted(SHORT_RELEASE_TASKS))
+def test_a_two_part_release_goes_to_the_file_binding_a_two_part_version_string(
+    tmp_path: Path, language: str
+) -> None:
+    """in-edit-version: "Bump the version to 3.11." was not read as a release (two parts), and
+    the ranking's best file, a data table binding "15.1.0", was edited (every edit refused).
+    Two parts match a version written as a two-part string ("3.10"), not a float written as
+    a number (``RATIO = 3.5``) nor a three-part release."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "table.py").write_text('__version__ = "15.1.0"\nRATIO = 3.5\n', encoding="utf-8")
+    (tmp_path / "pkg" / "package_data.py").write_text("__version__ = '3.10'\n", encoding="utf-8")
+
+    def rank(root: Path, task: str, k: int) -> list[Ranked | str]:
+        return [Ranked("pkg/table.py", 3.0), "pkg/package_data.py"]
+
+    reply = {"kind": "change a file", "targets": ["pkg/table.py"]}
+    guide, _ = _guide(tmp_path, may_write=True, rank=rank)
+    task = SHORT_RELEASE_TASKS[language]
+    asyncio.run(guide.start(task, ScriptedModel({"responses": [_reply(json.dumps(reply))]}).complete))
+    assert guide.plan.targets == ("pkg/package_data.py",)
+    (tmp_path / "pkg" / "package_data.py").write_text("__version__ = 3.10\n", encoding="utf-8")  # a float
+    guide, _ = _guide(tmp_path, may_write=True, rank=rank)
+    asyncio.run(guide.start(task, ScriptedModel({"responses": [_reply(json.dumps(reply))]}).complete))
+    assert guide.plan.targets == ("pkg/table.py",)  # the ranking's, as before
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     classes=st.lists(

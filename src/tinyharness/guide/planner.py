@@ -79,6 +79,7 @@ from .sites import (
     repairs,
     stated_swap,
     task_releases,
+    task_short_releases,
     unquoted_string,
     unwritten_values,
 )
@@ -517,7 +518,9 @@ class PlanGuide(StepsGuide):
         number of this package to 0.7.3.": the ranking with its words (set, release, number)
         put isodates.py first, and no file was changed; the version bump in Chinese and in
         English named the version and was found."""
-        wanted = task_releases(task)
+        wanted, short = task_releases(task), False
+        if not wanted:
+            wanted, short = task_short_releases(task), True
         if not wanted or self.space is None:
             return []
         files = list(text_files(self.spaced))
@@ -526,7 +529,7 @@ class PlanGuide(StepsGuide):
         for path in dict.fromkeys(order):
             if not path.endswith((".py", ".pyi", *CONFIG_SUFFIXES)):
                 continue
-            near = release_nearness(path, head_text(self.spaced, path, MAX_EDIT_CHOICE_BYTES), wanted)
+            near = release_nearness(path, head_text(self.spaced, path, MAX_EDIT_CHOICE_BYTES), wanted, short)
             if near > nearest:
                 nearest, found = near, path
         return [found] if found else []

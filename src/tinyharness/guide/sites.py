@@ -156,20 +156,65 @@ def task_releases(task: str) -> list[tuple[int, ...]]:
     return _as_releases(written_tokens(task))
 
 
-def release_nearness(path: str, text: str, wanted: Sequence[tuple[int, ...]]) -> int:
+# Two dot-separated numbers ("3.11"): a release only beside a release written as a string of
+# the same shape ("__version__ = '3.10'"); a float is written as a number (0.25), not a string.
+_SHORT_RELEASE = re.compile(r"\d+\.\d+")
+
+
+def task_short_releases(task: str) -> list[tuple[int, ...]]:
+    """The two-part numbers ``task`` writes (``3.11``), as numbers: releases only where a file
+    binds a string of that shape (``release_nearness(..., short=True)``)."""
+    return [tuple(int(p) for p in t.split(".")) for t in written_tokens(task) if _SHORT_RELEASE.fullmatch(t)]
+
+
+def _string_literals(line: str) -> list[str]:
+    """The string literals of a Python line, unquoted (what ``tokenize`` reads of it)."""
+    found: list[str] = []
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(line.strip() + "\n").readline):
+            if tok.type == tokenize.STRING:
+                try:
+                    value = ast.literal_eval(tok.string)
+                except (SyntaxError, ValueError):
+                    continue
+                if isinstance(value, str):
+                    found.append(value)
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return found
+
+
+def release_nearness(path: str, text: str, wanted: Sequence[tuple[int, ...]], short: bool = False) -> int:
     """How near a file comes to holding the release a task changes: the most leading numbers a
     release bound in it (a Python binding line's, a config file's key line's) shares with one
-    ``wanted``; 0 for none (a test's ``"1.2.3"`` shares nothing with 0.7.3)."""
+    ``wanted``; 0 for none (a test's ``"1.2.3"`` shares nothing with 0.7.3). ``short``: the
+    task writes two-part releases ("Bump the version to 3.11."), matched only by two-part
+    strings of the same count of parts (idna's ``__version__ = '3.10'``; measured with the
+    0.5B: with no release read in "3.11", the ranking's best file, a Unicode data table, was
+    edited and every edit refused)."""
     if path.endswith((".py", ".pyi")):
         numbered = text.splitlines()
         held = [numbered[n - 1] for n in sorted(binding_lines(text)) if 0 < n <= len(numbered)]
-        bound = _as_releases(v for line in held for v in line_tokens(line)[1])
-        bound += [head for line in held for head in _number_heads(line)]
+        if short:
+            bound = [
+                _two_parts(v) for line in held for v in _string_literals(line) if _SHORT_RELEASE.fullmatch(v)
+            ]
+        else:
+            bound = _as_releases(v for line in held for v in line_tokens(line)[1])
+            bound += [head for line in held for head in _number_heads(line)]
     elif path.endswith(CONFIG_SUFFIXES):
-        bound = _as_releases(v for line in text.splitlines() if _KEY.match(line) for v in config_values(line))
+        values = [v for line in text.splitlines() if _KEY.match(line) for v in config_values(line)]
+        if short:
+            bound = [_two_parts(v) for v in values if _SHORT_RELEASE.fullmatch(v)]
+        else:
+            bound = _as_releases(values)
     else:
         return 0
     return max((_shared_head(release, w) for release in bound for w in wanted), default=0)
+
+
+def _two_parts(value: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in value.split("."))
 
 
 def site_score(line: str, tokens: set[str], task: str) -> tuple[int, int, int]:
