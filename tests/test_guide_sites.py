@@ -34,6 +34,8 @@ from tinyharness.guide.sites import (
     quoted_spans,
     renamed_definitions,
     same_word,
+    stated_assignment,
+    stated_assignments,
     stated_swap,
     unwritten_values,
     value_sites,
@@ -856,6 +858,49 @@ def test_an_edit_copying_its_old_line_is_read_as_the_change_the_task_states(
     assert isinstance(checked, ToolUseBlock) and checked.input["new"] == 'D_DEFAULT = "P%p"'
     other = {**same, "new": 'D_DEFAULT = "P%p"'}  # a real change is left to the other checks
     assert guide.review(ToolUseBlock("e2", "edit_file", other)).input == other  # type: ignore[union-attr]
+
+
+BIDI = '''"""Checks."""
+
+
+def check_bidi(label: str, check_ltr: bool = False) -> bool:
+    return check_ltr
+'''
+ASSIGNED = {
+    "en": "In pkg/core.py, make check_bidi check left-to-right labels by default (check_ltr=True).",
+    "zh": "把 pkg/core.py 里 check_bidi 的默认值改成 check_ltr=True。",
+    "es": "En pkg/core.py, haz que check_bidi tenga check_ltr = True por defecto.",
+}
+
+
+@pytest.mark.parametrize("language", sorted(ASSIGNED))
+def test_an_edit_of_a_line_binding_what_the_task_assigns_as_code_makes_that_binding(
+    tmp_path: Path, language: str
+) -> None:
+    """in-edit-check-ltr: offered the right header, the 0.5B appended ``check_ltr = True`` below
+    it (refused: the file would break) until the run stopped stuck. The task writes the binding
+    as code (``check_ltr=True``, in any language's sentence): the edit is read as that binding;
+    a new line already making it is left as it is."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "core.py").write_text(BIDI, encoding="utf-8")
+    guide = _started(tmp_path, ASSIGNED[language], "change a file")
+    old = "def check_bidi(label: str, check_ltr: bool = False) -> bool:"
+    appended = {"path": "pkg/core.py", "old": old, "new": old + "\n    check_ltr = True"}
+    checked = guide.review(ToolUseBlock("e1", "edit_file", appended))
+    assert isinstance(checked, ToolUseBlock)
+    assert checked.input["new"] == "def check_bidi(label: str, check_ltr: bool = True) -> bool:"
+    made = {**appended, "new": "def check_bidi(label: str, check_ltr: bool = True) -> bool:  # LTR"}
+    assert guide.review(ToolUseBlock("e2", "edit_file", made)).input == made  # type: ignore[union-attr]
+
+
+def test_a_binding_the_task_writes_needs_a_literal_and_one_site() -> None:
+    task = "set MAXY = 30 and mode=fast"
+    assert stated_assignments(task) == {"MAXY": "30"}  # "fast" is no literal
+    assert stated_assignment("MAXY = 24", task) == "MAXY = 30"
+    assert stated_assignment("MAXY = 30", task) is None  # already so
+    assert stated_assignment("f(MAXY=1, g(MAXY=2))", task) is None  # which one?
+    assert stated_assignment("x = f(indent=2)", "用 indent=4 输出") == "x = f(indent=4)"
+    assert stated_assignments("if a == b or c != d or e >= 3") == {}  # comparisons bind nothing
 
 
 def test_the_stated_change_needs_one_value_of_each() -> None:

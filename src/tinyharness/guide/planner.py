@@ -68,6 +68,7 @@ from .plan import (
 )
 from .sites import (
     CONFIG_SUFFIXES,
+    assigned_as_stated,
     attr_modules,
     config_sites,
     defined_names,
@@ -77,6 +78,7 @@ from .sites import (
     release_nearness,
     renamed_definitions,
     repairs,
+    stated_assignment,
     stated_swap,
     task_releases,
     task_short_releases,
@@ -724,8 +726,14 @@ class PlanGuide(StepsGuide):
         if "\n" in old.strip() or not path.endswith((".py", ".pyi")):
             return call
         swapped = stated_swap(old, self.task)
-        if swapped is None or literal_values(new) == literal_values(swapped):
+        if swapped is not None and literal_values(new) == literal_values(swapped):
             return call
+        if swapped is None:
+            # a binding the task writes as code ("(check_ltr=True)"): the 0.5B, offered the
+            # right header, appended ``check_ltr = True`` after it, which breaks the file
+            swapped = stated_assignment(old, self.task)
+            if swapped is None or assigned_as_stated(new, self.task):
+                return call
         text = head_text(self.space, os.path.normpath(path), MAX_SYMBOL_SEARCH_BYTES)
         if text.count(old) != 1 or breaks(path, text, text.replace(old, swapped, 1)) is not None:
             return call

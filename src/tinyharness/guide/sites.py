@@ -705,3 +705,85 @@ def stated_swap(old: str, task: str) -> str | None:
     indent = old[: len(old) - len(old.lstrip())]
     body = old.strip()
     return indent + body[: tok.start[1]] + replacement + body[tok.end[1] :]
+
+
+# A binding the task writes as code: ``check_ltr=True``, ``MAXY = 30`` (a Python name, "=",
+# a literal): the syntax of the code, in any language's sentence.
+_ASSIGNED = re.compile(r"(?<![\w.=!<>])([A-Za-z_]\w*)\s?=\s?(\"[^\"\n]*\"|'[^'\n]*'|[^\s,;)\]}，。；）]+)")
+
+
+def stated_assignments(task: str) -> dict[str, str]:
+    """The bindings ``task`` writes as code (``check_ltr=True``), name to value as written;
+    a value that is not a Python literal (``mode=fast``) is not one."""
+    found: dict[str, str] = {}
+    for match in _ASSIGNED.finditer(task):
+        name, value = match.group(1), match.group(2).rstrip(".")
+        try:
+            ast.literal_eval(value)
+        except (SyntaxError, ValueError):
+            continue
+        found.setdefault(name, value)
+    return found
+
+
+def _bound_values(line: str) -> list[tuple[str, ast.expr]]:
+    """What a Python line binds, name to value node: an assignment's targets, a def header's
+    defaults, a call's keywords (the header parsed with a body added)."""
+    body = line.strip()
+    tree = None
+    for source in (body, body + "\n    pass"):  # a header parses with a body
+        try:
+            tree = ast.parse(source)
+            break
+        except (SyntaxError, ValueError):
+            continue
+    if tree is None:
+        return []
+    bound: list[tuple[str, ast.expr]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            args = node.args
+            positional = [*args.posonlyargs, *args.args]
+            with_default = positional[len(positional) - len(args.defaults) :]
+            bound += [(a.arg, d) for a, d in zip(with_default, args.defaults, strict=True)]
+            bound += [
+                (a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None
+            ]
+        elif isinstance(node, ast.Assign):
+            bound += [(t.id, node.value) for t in node.targets if isinstance(t, ast.Name)]
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            bound.append((node.target.id, node.value))
+        elif isinstance(node, ast.keyword) and node.arg is not None:
+            bound.append((node.arg, node.value))
+    return [(name, value) for name, value in bound if value.lineno == 1 and value.end_lineno == 1]
+
+
+def stated_assignment(old: str, task: str) -> str | None:
+    """``old`` (a Python line) with the value it binds to the one name the task assigns
+    (``stated_assignments``) replaced by the task's value: "make check_bidi check
+    left-to-right labels by default (check_ltr=True)" on ``def check_bidi(label: str,
+    check_ltr: bool = False) -> bool:``. None unless exactly one such binding is on the line
+    and its value differs."""
+    stated = stated_assignments(task)
+    hits = [(name, value) for name, value in _bound_values(old) if name in stated]
+    if len(hits) != 1:
+        return None
+    name, node = hits[0]
+    body = old.strip().encode()  # ast's columns count UTF-8 bytes
+    start, end = node.col_offset, node.end_col_offset
+    if end is None or body[start:end].decode() == stated[name]:
+        return None
+    indent = old[: len(old) - len(old.lstrip())]
+    return indent + (body[:start] + stated[name].encode() + body[end:]).decode()
+
+
+def assigned_as_stated(line: str, task: str) -> bool:
+    """Whether a Python line binds a name the task assigns to the task's value, as written."""
+    stated = stated_assignments(task)
+    body = line.strip().encode()
+    return any(
+        name in stated
+        and value.end_col_offset is not None
+        and body[value.col_offset : value.end_col_offset].decode() == stated[name]
+        for name, value in _bound_values(line)
+    )
