@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from tinyharness.agent import Agent, AgentConfig
 from tinyharness.guide import PlanGuide, Ranked, TaskPlan
 from tinyharness.guide import plan as plan_module
-from tinyharness.guide.focus import NEW_LINE_SLACK, outline_line
+from tinyharness.guide.focus import NEW_LINE_SLACK, defined_names, outline_line
 from tinyharness.guide.plan import TERMS_KEY
 from tinyharness.guide.planner import glob_counted
 from tinyharness.models.scripted import ScriptedModel
@@ -636,3 +636,15 @@ def ast_count_ok(line: str, functions: int, classes: int) -> bool:
     return (f"{functions} function" in said or functions == 0) and (
         f"{classes} class" in said or classes == 0
     )
+
+
+def test_a_note_request_names_a_test_files_tests_and_another_files_definitions() -> None:
+    """A test file's class names said nothing of what it tests (the 0.5B's notes: "tests the
+    IDNATests class"); its tests' names do. Another file's top-level names are said as before."""
+    source = "import unittest\n\nclass IDNATests(unittest.TestCase):\n    def setUp(self): pass\n"
+    source += "    def test_encode(self): pass\n    def test_alabel(self): pass\n\ndef test_codec(): pass\n"
+    assert defined_names("tests/test_idna.py", source) == (
+        "tests/test_idna.py has the tests test_codec, test_encode, test_alabel."
+    )
+    assert defined_names("idna/core.py", source) == "idna/core.py defines IDNATests, test_codec."
+    assert defined_names("tests/helpers.py", "class A: pass\n") == "tests/helpers.py defines A."

@@ -384,13 +384,25 @@ def _python_tree(path: str, text: str) -> ast.Module | None:
 
 def defined_names(path: str, text: str) -> str:
     """A Python file's top-level functions and classes by name, no counts ("idna/codec.py
-    defines search_function, Codec, IncrementalEncoder."; at most ``MAX_OUTLINE_NAMES``);
-    "" for a file ``ast`` cannot parse or one that defines none."""
+    defines search_function, Codec, IncrementalEncoder."; at most ``MAX_OUTLINE_NAMES``); a
+    test file's (``is_test_file``) tests, functions and methods, which say what it tests
+    ("tests/test_idna.py has the tests test_encode, test_alabel, ..."; its class names alone
+    gave the 0.5B's notes "tests the IDNATests class"); "" for a file ``ast`` cannot parse or
+    one that defines none."""
     tree = _python_tree(path, text)
     if tree is None:
         return ""
     kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
     names = [n.name for n in tree.body if isinstance(n, kinds)]
+    if is_test_file(path):
+        defs = (ast.FunctionDef, ast.AsyncFunctionDef)
+        inner = [
+            m.name for n in tree.body if isinstance(n, ast.ClassDef) for m in n.body if isinstance(m, defs)
+        ]
+        tests = [name for name in [*names, *inner] if name.startswith("test")]
+        if tests:
+            more = ", ..." if len(tests) > MAX_OUTLINE_NAMES else ""
+            return f"{path} has the tests {', '.join(tests[:MAX_OUTLINE_NAMES])}{more}."
     if not names:
         return ""
     more = ", ..." if len(names) > MAX_OUTLINE_NAMES else ""
