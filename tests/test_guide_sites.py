@@ -982,3 +982,31 @@ def test_quoted_spans_read_marks_not_the_words_around_them(task: str, spans: lis
     touching CJK does."""
     assert sorted(quoted_spans(task)) == spans
     assert stated_swap("_DIR_MARK = 'ps_d'", task) == ("_DIR_MARK = 'ps_dir'" if "x" not in spans else None)
+
+
+WRAPPER = '''class AnsiToWin32(object):
+    """Wraps a stream."""
+
+    def __init__(self, wrapped, convert=None, strip=None, autoreset=False):
+        self.wrapped = wrapped
+        self.autoreset = autoreset
+'''
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "En colorama/ansitowin32.py, haz que AnsiToWin32 tenga autoreset=True por defecto.",
+        "In colorama/ansitowin32.py, make AnsiToWin32 default to autoreset=True.",
+        "把 colorama/ansitowin32.py 里 AnsiToWin32 的默认值改成 autoreset=True。",
+    ],
+)
+def test_the_line_binding_what_the_task_assigns_as_code_is_the_one_offered(task: str) -> None:
+    """co-es-edit: offered the class header and ``__init__``'s (tied on the class's name), the
+    0.5B edited the header five times; the line binding ``autoreset`` is offered alone. With
+    no binding written as code, the class's name decides as before."""
+    lines = [line for line in WRAPPER.splitlines() if line.strip()]
+    assert value_sites(WRAPPER, task, lines) == [
+        "    def __init__(self, wrapped, convert=None, strip=None, autoreset=False):"
+    ]
+    assert value_sites(WRAPPER, "Make AnsiToWin32 reset by default.", lines) == ["class AnsiToWin32(object):"]

@@ -253,9 +253,24 @@ def value_sites(text: str, task: str, lines: Sequence[str]) -> list[str]:
     numbered = text.splitlines()
     bound_texts = {numbered[n - 1] for n in bound if 0 < n <= len(numbered)}
     tokens = written_tokens(task)
-    scored = [(site_score(line, tokens, task), line) for line in lines if line in bound_texts]
+    stated = stated_assignments(task)
+    scored = [
+        (_with_stated(site_score(line, tokens, task), line, stated), line)
+        for line in lines
+        if line in bound_texts
+    ]
     best = max((score for score, _ in scored), default=(0, 0, 0))
     return [line for score, line in scored if score == best] if best > (0, 0, 0) else []
+
+
+def _with_stated(score: tuple[int, int, int], line: str, stated: dict[str, str]) -> tuple[int, int, int]:
+    """``score`` with a line binding a name the task assigns as code (``autoreset=True``)
+    counted as holding a literal the task copies: "haz que AnsiToWin32 tenga autoreset=True
+    por defecto" offered the class header and ``__init__``'s, tied on the name, and the 0.5B
+    edited the header five times."""
+    if stated and any(name in stated for name, _ in _bound_values(line)):
+        return (score[0] + 1, *score[1:])
+    return score
 
 
 def config_sites(task: str, lines: Sequence[str]) -> list[str]:
