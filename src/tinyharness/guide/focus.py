@@ -51,6 +51,7 @@ from ..tools.files import head_text
 from ..tools.workspace import Workspace
 from .plan import QUESTION_MARKS, TaskPlan, named_paths
 from .project import is_metadata, project_card
+from .prose import prose_lines, prose_sentence
 from .sites import (
     CONFIG_SUFFIXES,
     assignment_lines,
@@ -485,6 +486,8 @@ def held_line(
     matched when its own match no line. "" when no line holds any, or the file is neither.
     The read page may end before the line: the
     0.5B then answered a class name it had seen, "NoneAlgorithm", for a default salt."""
+    if not path.endswith((".py", ".pyi", *CONFIG_SUFFIXES)):
+        return prose_sentence(path, prose_lines(text, task, skip))  # a change log, a README
     return held_sentence(path, held_numbered(path, text, task, skip, symbol, terms))
 
 
