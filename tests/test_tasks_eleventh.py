@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from bench import notes_check, tasks_eleventh
+from bench.task_suite import NO_ANSWER, answered
 
 PKG = "jmespath"
 INIT = f"{PKG}/__init__.py"
@@ -624,3 +625,13 @@ def test_the_jp_indent_is_not_the_tests_indent(project: Path) -> None:
     task = _task("jm-de-edit")
     _replace(project, f"{TESTS}/test_compliance.py", "indent=4", "indent=2")
     assert not task.check("Fertig.", project)
+
+
+def test_no_final_answer_passes_no_question_however_its_checker_reads_no() -> None:
+    """jm-compliance passed on the harness's "(no final answer)": the yes/no checker read its
+    "no". A question, a find or a count needs an answer; a change or a notes task is checked on
+    the files."""
+    by_kind = {task.kind: task for task in tasks_eleventh.TASKS}
+    assert not answered(by_kind["question"], NO_ANSWER) and not answered(by_kind["count"], f" {NO_ANSWER}\n")
+    assert answered(by_kind["question"], "No, the folder is not there.")
+    assert answered(by_kind["edit"], NO_ANSWER) and answered(by_kind["notes"], NO_ANSWER)
