@@ -36,6 +36,7 @@ from tinyharness.guide.sites import (
     same_word,
     stated_assignment,
     stated_assignments,
+    stated_release,
     stated_swap,
     unwritten_values,
     value_sites,
@@ -340,8 +341,8 @@ def test_an_annotation_alone_is_no_line_an_edit_is_offered(project: Path, langua
     fixed = guide.review(call)
     assert isinstance(fixed, ToolUseBlock) and fixed.input["new"] == "__version__ = version = '1.0.2'"
     dropped = ToolUseBlock("e2", "edit_file", {"path": "pkg/meta.py", "old": old, "new": "version = v"})
-    refused = guide.review(dropped)  # no one literal to read it as: refused, not run
-    assert isinstance(refused, ToolResultBlock) and refused.refused and "__version__" in refused.content
+    stated = guide.review(dropped)  # no literal to read it as: the one release the task writes
+    assert isinstance(stated, ToolUseBlock) and stated.input["new"] == "__version__ = version = '1.0.2'"
 
 
 @pytest.mark.parametrize("language", sorted(BUMP_META))
@@ -361,7 +362,8 @@ def test_an_edit_whose_new_text_is_only_the_value_changes_the_lines_one_literal(
     named = ToolUseBlock(
         "e2", "edit_file", {"path": "pkg/meta.py", "old": '__version__ = "1.0.1"', "new": "version"}
     )
-    assert guide.review(named) is named  # a name is no value: left for the tool's own check
+    stated = guide.review(named)  # a name is no value: the one release the task writes is
+    assert isinstance(stated, ToolUseBlock) and stated.input["new"] == '__version__ = "1.0.2"'
 
 
 def test_an_edit_that_parses_is_left_as_the_model_wrote_it(project: Path) -> None:
@@ -1010,3 +1012,39 @@ def test_the_line_binding_what_the_task_assigns_as_code_is_the_one_offered(task:
         "    def __init__(self, wrapped, convert=None, strip=None, autoreset=False):"
     ]
     assert value_sites(WRAPPER, "Make AnsiToWin32 reset by default.", lines) == ["class AnsiToWin32(object):"]
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "Bump the version to 1.0.2.",
+        "把版本号升到 1.0.2。",
+        "Passe la version à 1.0.2.",
+    ],
+)
+def test_an_edit_of_the_version_line_makes_the_one_release_the_task_writes(tmp_path: Path, task: str) -> None:
+    """jm-edit-version: offered ``__version__ = '1.0.1'``, the 0.5B wrote the read's header
+    ("jmespath/__init__.py (lines 1-12 of 12)") as the new line five times, refused, and the run
+    stopped stuck. The task writes one release of as many parts (the same major or the next):
+    the edit is read as that change; a new line that makes it is left as it is."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("__version__ = '1.0.1'\n", encoding="utf-8")
+    guide = _started(tmp_path, task, "change a file")
+    release = "1.0.2"
+    header = {
+        "path": "pkg/__init__.py",
+        "old": "__version__ = '1.0.1'",
+        "new": "pkg/__init__.py (lines 1-1 of 1)",
+    }
+    checked = guide.review(ToolUseBlock("e1", "edit_file", header))
+    assert isinstance(checked, ToolUseBlock) and checked.input["new"] == f"__version__ = '{release}'"
+    made = {**header, "new": f'__version__ = "{release}"  # bumped'}
+    assert guide.review(ToolUseBlock("e2", "edit_file", made)).input == made  # type: ignore[union-attr]
+
+
+def test_the_release_of_a_stated_change_is_one_of_as_many_parts_and_a_near_major() -> None:
+    assert stated_release("__version__ = '1.0.1'", "Set the Unicode data to 16.0.0") is None  # not its major
+    assert stated_release("__version__ = '1.0.1'", "Bump to 1.0.2 or 1.0.3") is None  # which one?
+    assert stated_release("__version__ = '3.10'", "Bump the version to 3.11.") == "__version__ = '3.11'"
+    assert stated_release("VERSION = (1, 0, 1)", "Bump the version to 1.0.2.") is None  # no release string
+    assert stated_release("__version__ = '1.0.1'", "Bump the version to 2.0.0.") == "__version__ = '2.0.0'"

@@ -79,11 +79,13 @@ from .sites import (
     renamed_definitions,
     repairs,
     stated_assignment,
+    stated_release,
     stated_swap,
     task_releases,
     task_short_releases,
     unquoted_string,
     unwritten_values,
+    writes_release,
 )
 
 MAX_NOTE_CHECK_BYTES = 20_000  # of a file, to check that a note is about it
@@ -732,7 +734,13 @@ class PlanGuide(StepsGuide):
             # a binding the task writes as code ("(check_ltr=True)"): the 0.5B, offered the
             # right header, appended ``check_ltr = True`` after it, which breaks the file
             swapped = stated_assignment(old, self.task)
-            if swapped is None or assigned_as_stated(new, self.task):
+            if swapped is not None and assigned_as_stated(new, self.task):
+                return call
+        if swapped is None:
+            # the one release the task writes ("Bump the version to 1.0.2."): the 0.5B, offered
+            # ``__version__ = '1.0.1'``, wrote the read's header as the new line five times
+            swapped = stated_release(old, self.task)
+            if swapped is None or writes_release(new, self.task):
                 return call
         text = head_text(self.space, os.path.normpath(path), MAX_SYMBOL_SEARCH_BYTES)
         if text.count(old) != 1 or breaks(path, text, text.replace(old, swapped, 1)) is not None:

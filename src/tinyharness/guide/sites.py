@@ -802,3 +802,44 @@ def assigned_as_stated(line: str, task: str) -> bool:
         and body[value.col_offset : value.end_col_offset].decode() == stated[name]
         for name, value in _bound_values(line)
     )
+
+
+def stated_release(old: str, task: str) -> str | None:
+    """``old`` (a Python line) with its one release-shaped string (``'1.0.1'``) changed to the
+    one release the task writes of as many parts, the same major release or the next
+    (``1.0.2``, ``2.0.0``): the change "Bump the version to 1.0.2." states, in any language.
+    A two-part string counts (``'3.10'``), as in ``task_short_releases``. None unless exactly
+    one of each."""
+    written = [t for t in written_tokens(task) if _RELEASE.fullmatch(t) or _SHORT_RELEASE.fullmatch(t)]
+    found = []
+    for tok in _literal_tokens(old.strip()):
+        if tok.type != tokenize.STRING:
+            continue
+        try:
+            value = ast.literal_eval(tok.string)
+        except (SyntaxError, ValueError):
+            continue
+        if isinstance(value, str) and (_RELEASE.fullmatch(value) or _SHORT_RELEASE.fullmatch(value)):
+            found.append((tok, value))
+    if len(found) != 1:
+        return None
+    tok, value = found[0]
+    major = _two_parts(value)[0]
+    # as many parts, the same major release or the next: a task's other numbers are not it
+    wanted = [
+        w
+        for w in written
+        if w != value and w.count(".") == value.count(".") and _two_parts(w)[0] in (major, major + 1)
+    ]
+    if len(set(wanted)) != 1:
+        return None
+    indent = old[: len(old) - len(old.lstrip())]
+    body = old.strip()
+    start, end = tok.start[1], tok.end[1]
+    return indent + body[:start] + tok.string.replace(value, wanted[0]) + body[end:]
+
+
+def writes_release(line: str, task: str) -> bool:
+    """Whether a Python line holds, as a string, a release the task writes."""
+    written = set(written_tokens(task))
+    return any(value in written for value in _string_literals(line) if _SHORT_RELEASE.match(value))
