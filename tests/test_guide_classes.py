@@ -648,3 +648,34 @@ def test_a_note_request_names_a_test_files_tests_and_another_files_definitions()
     )
     assert defined_names("idna/core.py", source) == "idna/core.py defines IDNATests, test_codec."
     assert defined_names("tests/helpers.py", "class A: pass\n") == "tests/helpers.py defines A."
+
+
+VALUE_TASKS = {
+    "en": "Make the compiled-expression cache keep up to 256 expressions instead of 128.",
+    "zh": "把编译后表达式的缓存上限从 128 改成 256。",
+    "de": "Der Cache soll 256 statt 128 Ausdrücke halten.",
+}
+
+
+@pytest.mark.parametrize("language", sorted(VALUE_TASKS))
+def test_a_change_writing_values_goes_to_the_file_binding_them(tmp_path: Path, language: str) -> None:
+    """jm-edit-cache: the ranking's best file (visitor.py) binds neither 128 nor 256, and every
+    edit of it was refused. The file whose binding line holds a value the task writes is
+    changed, in any language; one digit alone points nowhere (the ranking decides)."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "visitor.py").write_text("class Visitor:\n    depth = 2\n", encoding="utf-8")
+    (tmp_path / "pkg" / "parser.py").write_text("class Parser:\n    _MAX_SIZE = 128\n", encoding="utf-8")
+
+    def rank(root: Path, task: str, k: int) -> list[Ranked | str]:
+        return [Ranked("pkg/visitor.py", 3.0), "pkg/parser.py"]
+
+    reply = {"kind": "change a file", "targets": ["pkg/visitor.py"]}
+    guide, _ = _guide(tmp_path, may_write=True, rank=rank)
+    asyncio.run(
+        guide.start(VALUE_TASKS[language], ScriptedModel({"responses": [_reply(json.dumps(reply))]}).complete)
+    )
+    assert guide.plan.targets == ("pkg/parser.py",)
+    guide, _ = _guide(tmp_path, may_write=True, rank=rank)
+    one_digit = "Make the visitor's depth 3 instead of 2."
+    asyncio.run(guide.start(one_digit, ScriptedModel({"responses": [_reply(json.dumps(reply))]}).complete))
+    assert guide.plan.targets == ("pkg/visitor.py",)

@@ -843,3 +843,29 @@ def writes_release(line: str, task: str) -> bool:
     """Whether a Python line holds, as a string, a release the task writes."""
     written = set(written_tokens(task))
     return any(value in written for value in _string_literals(line) if _SHORT_RELEASE.match(value))
+
+
+def _weighty(value: str) -> bool:
+    """A literal that points to its line: a number of two digits or more, or a string of two
+    characters or more that is not a word of letters alone (one digit, or "to", is everywhere)."""
+    if _NUMERIC.fullmatch(value):
+        return sum(c.isdigit() for c in value) >= 2
+    return len(value) >= 2 and not value.isalpha()
+
+
+def value_count(text: str, task: str) -> int:
+    """How many of the values ``task`` writes (numbers, quoted spans, tokens with a digit or a
+    sign: ``128``, ``"P%P"``) one binding line of Python ``text`` holds at most: where a change
+    of a value the task writes is made ("keep up to 256 expressions instead of 128" in the
+    file binding ``_MAX_SIZE = 128``). 0 for none."""
+    written = {t for t in written_tokens(task) if _weighty(t)} | {
+        q for q in quoted_spans(task) if _weighty(q)
+    }
+    if not written:
+        return 0
+    numbered = text.splitlines()
+    best = 0
+    for n in binding_lines(text):
+        if 0 < n <= len(numbered):
+            best = max(best, len(line_tokens(numbered[n - 1])[1] & written))
+    return best
