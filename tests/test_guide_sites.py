@@ -1048,3 +1048,34 @@ def test_the_release_of_a_stated_change_is_one_of_as_many_parts_and_a_near_major
     assert stated_release("__version__ = '3.10'", "Bump the version to 3.11.") == "__version__ = '3.11'"
     assert stated_release("VERSION = (1, 0, 1)", "Bump the version to 1.0.2.") is None  # no release string
     assert stated_release("__version__ = '1.0.1'", "Bump the version to 2.0.0.") == "__version__ = '2.0.0'"
+
+
+PARSER = """class Parser(object):
+    def __init__(self, lookahead=2):
+        self.tokenizer = None
+
+    def _parse(self):
+        lookahead = self._current_token()
+        return lookahead
+"""
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "In jmespath/parser.py, change Parser's default to lookahead=3.",
+        "把 jmespath/parser.py 里 Parser 的默认值改成 lookahead=3。",
+    ],
+)
+def test_a_binding_written_as_code_is_a_literal_one_not_a_computed_one(task: str) -> None:
+    """jm-edit-lookahead: offered ``__init__``'s header and ``lookahead = self._current_token()``
+    (both bind the name), the 0.5B rewrote the second into ``lookahead = 3``, a wrong change in
+    the user's file. Only a binding to a literal (a default, a constant) is the one the task
+    assigns: the header alone is offered, and the computed line is never rewritten."""
+    lines = [line for line in PARSER.splitlines() if line.strip()]
+    assert value_sites(PARSER, task, lines) == ["    def __init__(self, lookahead=2):"]
+    assert stated_assignment("        lookahead = self._current_token()", task) is None
+    assert (
+        stated_assignment("    def __init__(self, lookahead=2):", task)
+        == "    def __init__(self, lookahead=3):"
+    )

@@ -268,7 +268,7 @@ def _with_stated(score: tuple[int, int, int], line: str, stated: dict[str, str])
     counted as holding a literal the task copies: "haz que AnsiToWin32 tenga autoreset=True
     por defecto" offered the class header and ``__init__``'s, tied on the name, and the 0.5B
     edited the header five times."""
-    if stated and any(name in stated for name, _ in _bound_values(line)):
+    if stated and any(name in stated for name, _ in _literal_bindings(line)):
         return (score[0] + 1, *score[1:])
     return score
 
@@ -773,6 +773,23 @@ def _bound_values(line: str) -> list[tuple[str, ast.expr]]:
     return [(name, value) for name, value in bound if value.lineno == 1 and value.end_lineno == 1]
 
 
+def _literal(node: ast.expr) -> bool:
+    """Whether a bound value is a literal (``2``, ``False``, ``"x"``, ``-1``): a default or a
+    constant, not a value computed where it is bound."""
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True
+
+
+def _literal_bindings(line: str) -> list[tuple[str, ast.expr]]:
+    """``_bound_values`` whose value is a literal: "change Parser's default to lookahead=3"
+    means ``def __init__(self, lookahead=2):``, not ``lookahead = self._current_token()`` (the
+    0.5B, offered both, rewrote the second: a wrong change in the user's file)."""
+    return [(name, value) for name, value in _bound_values(line) if _literal(value)]
+
+
 def stated_assignment(old: str, task: str) -> str | None:
     """``old`` (a Python line) with the value it binds to the one name the task assigns
     (``stated_assignments``) replaced by the task's value: "make check_bidi check
@@ -780,7 +797,7 @@ def stated_assignment(old: str, task: str) -> str | None:
     check_ltr: bool = False) -> bool:``. None unless exactly one such binding is on the line
     and its value differs."""
     stated = stated_assignments(task)
-    hits = [(name, value) for name, value in _bound_values(old) if name in stated]
+    hits = [(name, value) for name, value in _literal_bindings(old) if name in stated]
     if len(hits) != 1:
         return None
     name, node = hits[0]
