@@ -38,6 +38,7 @@ from tinyharness.guide.sites import (
     stated_assignments,
     stated_release,
     stated_swap,
+    unwritten_names,
     unwritten_values,
     value_sites,
     written_tokens,
@@ -1079,3 +1080,38 @@ def test_a_binding_written_as_code_is_a_literal_one_not_a_computed_one(task: str
         stated_assignment("    def __init__(self, lookahead=2):", task)
         == "    def __init__(self, lookahead=3):"
     )
+
+
+JP = """import json
+
+
+def main(path):
+    with open(path) as f:
+        data = json.load(f)
+    print(json.dumps(data, indent=4))
+"""
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "Lass bin/jp.py das JSON mit zwei Leerzeichen statt vier einrücken.",
+        "Make bin/jp.py indent its JSON by two.",
+    ],
+)
+def test_an_edit_putting_in_names_the_task_does_not_write_is_refused(tmp_path: Path, task: str) -> None:
+    """jm-de-edit: the 0.5B turned ``data = json.load(f)`` into ``data = json.loads(data)``, a
+    wrong change in the user's file: it adds a name (``loads``) the task does not write. Such an
+    edit is refused and the file stays as it is; one that only changes names the task writes
+    (a rename it asks for) runs."""
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "jp.py").write_text(JP, encoding="utf-8")
+    guide = _started(tmp_path, task, "change a file")
+    old = "        data = json.load(f)"
+    call = ToolUseBlock(
+        "e1", "edit_file", {"path": "bin/jp.py", "old": old, "new": "        data = json.loads(data)"}
+    )
+    refused = guide.review(call)
+    assert isinstance(refused, ToolResultBlock) and refused.refused and "loads" in refused.content
+    assert unwritten_names(old, "        data = json.load(stream)", "Rename f to stream in bin/jp.py") == []
+    assert unwritten_names(old, old.replace("f)", "fp)"), "Rename f to stream") == ["fp"]

@@ -84,6 +84,7 @@ from .sites import (
     task_releases,
     task_short_releases,
     unquoted_string,
+    unwritten_names,
     unwritten_values,
     value_count,
     writes_release,
@@ -111,6 +112,10 @@ DROPPED = (
 UNWRITTEN = (
     "this edit puts {values} into {path}, a value the task does not write; {path} is unchanged. "
     "A value an edit writes must be one the task gives"
+)
+UNNAMED = (
+    "this edit puts the names {names} into {path}, which the task does not write; {path} is "
+    "unchanged. Change only the value the task gives"
 )
 UNQUOTED = (
     "{key}'s value in {path} is a quoted string, and this edit writes it without quotes (another "
@@ -682,7 +687,8 @@ class PlanGuide(StepsGuide):
         0.5B on "Rename the constant _int64_struct in encoding.py to _UINT64_STRUCT.": it
         changed ``struct.Struct(">Q")`` to ``struct.Struct(00)``; asked to make tabulate keep
         whitespace, it renamed the project in pyproject.toml to "tabulate2"; both ended
-        "Changed"."""
+        "Changed". Likewise a Python edit that puts in names the task does not write
+        (``sites.unwritten_names``: ``json.load(f)`` made ``json.loads(data)``)."""
         args = call.input if isinstance(call.input, dict) else {}
         path, old, new = args.get("path"), args.get("old"), args.get("new")
         if call.name != "edit_file" or self.plan.kind != "edit":
@@ -691,8 +697,12 @@ class PlanGuide(StepsGuide):
             return None
         if not isinstance(old, str) or not isinstance(new, str):
             return None
-        values = unwritten_values(old, new, self.task, python=path.endswith((".py", ".pyi")))
-        return UNWRITTEN.format(values=", ".join(values), path=path) if values else None
+        python = path.endswith((".py", ".pyi"))
+        values = unwritten_values(old, new, self.task, python=python)
+        if values:
+            return UNWRITTEN.format(values=", ".join(values), path=path)
+        names = unwritten_names(old, new, self.task) if python else []
+        return UNNAMED.format(names=", ".join(names), path=path) if names else None
 
     def _unplanned_change(self, call: ToolUseBlock) -> str | None:
         """Why an edit_file or write_file call may not change an existing file: the plan's

@@ -308,6 +308,18 @@ def unwritten_values(old: str, new: str, task: str, python: bool = True) -> list
     return sorted(v for v in after - before if not written(v))
 
 
+def unwritten_names(old: str, new: str, task: str) -> list[str]:
+    """The names a Python line ``new`` adds to ``old`` that the task does not write (in any
+    case; a part of a dotted token it writes counts): ``loads`` for ``data = json.load(f)``
+    turned into ``data = json.loads(data)`` in a task asking for an indent of two spaces (the
+    0.5B's edit, a wrong change in the user's file). A rename the task asks for writes its new
+    name; a change of a value adds none. [] when every added name is the task's."""
+    tokens = {t.lower() for t in written_tokens(task)}
+    tokens |= {part for t in tokens for part in t.split(".")}
+    added = line_tokens(new)[0] - line_tokens(old)[0]
+    return sorted(name for name in added if name.lower() not in tokens)
+
+
 def config_values(line: str) -> set[str]:
     """A TOML/INI/cfg line's values: its quoted strings' contents and, outside quotes, its bare
     values (``99`` in ``max-line-length = 99``, ``0.12.1`` in ``version = 0.12.1``)."""
