@@ -414,7 +414,7 @@ def outline_line(path: str, text: str) -> str:
     """A Python file's top-level definitions, counted by kind ("markdown/serializers.py
     defines at top level 8 functions (a, b, ...), 1 class (C)."), then the methods of its
     classes; a test file's (``is_test_file``) tests come first ("tests/test_x.py holds 3 tests
-    (test_a, ...), methods of TestX."); "" for a file ``ast`` cannot parse. A count a small
+    (TestX.test_a, ...), as methods."); "" for a file ``ast`` cannot parse. A count a small
     model can copy: asked how many functions a file defines, the 0.5B read the file and
     answered "1" (it has 8). It copies the first count it is shown: asked how many test
     methods a unittest file holds, it answered "1", the count of its classes, in English,

@@ -197,7 +197,10 @@ def release_nearness(path: str, text: str, wanted: Sequence[tuple[int, ...]], sh
         held = [numbered[n - 1] for n in sorted(binding_lines(text)) if 0 < n <= len(numbered)]
         if short:
             bound = [
-                _two_parts(v) for line in held for v in _string_literals(line) if _SHORT_RELEASE.fullmatch(v)
+                _release_numbers(v)
+                for line in held
+                for v in _string_literals(line)
+                if _SHORT_RELEASE.fullmatch(v)
             ]
         else:
             bound = _as_releases(v for line in held for v in line_tokens(line)[1])
@@ -205,7 +208,7 @@ def release_nearness(path: str, text: str, wanted: Sequence[tuple[int, ...]], sh
     elif path.endswith(CONFIG_SUFFIXES):
         values = [v for line in text.splitlines() if _KEY.match(line) for v in config_values(line)]
         if short:
-            bound = [_two_parts(v) for v in values if _SHORT_RELEASE.fullmatch(v)]
+            bound = [_release_numbers(v) for v in values if _SHORT_RELEASE.fullmatch(v)]
         else:
             bound = _as_releases(values)
     else:
@@ -213,7 +216,7 @@ def release_nearness(path: str, text: str, wanted: Sequence[tuple[int, ...]], sh
     return max((_shared_head(release, w) for release in bound for w in wanted), default=0)
 
 
-def _two_parts(value: str) -> tuple[int, ...]:
+def _release_numbers(value: str) -> tuple[int, ...]:
     return tuple(int(part) for part in value.split("."))
 
 
@@ -853,12 +856,12 @@ def stated_release(old: str, task: str) -> str | None:
     if len(found) != 1:
         return None
     tok, value = found[0]
-    major = _two_parts(value)[0]
+    major = _release_numbers(value)[0]
     # as many parts, the same major release or the next: a task's other numbers are not it
     wanted = [
         w
         for w in written
-        if w != value and w.count(".") == value.count(".") and _two_parts(w)[0] in (major, major + 1)
+        if w != value and w.count(".") == value.count(".") and _release_numbers(w)[0] in (major, major + 1)
     ]
     if len(set(wanted)) != 1:
         return None
