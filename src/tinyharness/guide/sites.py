@@ -168,19 +168,22 @@ def task_short_releases(task: str) -> list[tuple[int, ...]]:
 
 
 def _string_literals(line: str) -> list[str]:
-    """The string literals of a Python line, unquoted (what ``tokenize`` reads of it)."""
-    found: list[str] = []
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(line.strip() + "\n").readline):
-            if tok.type == tokenize.STRING:
-                try:
-                    value = ast.literal_eval(tok.string)
-                except (SyntaxError, ValueError):
-                    continue
-                if isinstance(value, str):
-                    found.append(value)
-    except (tokenize.TokenError, SyntaxError):
-        pass
+    """The string literals of a Python line, unquoted."""
+    return [value for _tok, value in _strings(line)]
+
+
+def _strings(line: str) -> list[tuple[tokenize.TokenInfo, str]]:
+    """The string tokens of a Python line (``_literal_tokens``) with their values."""
+    found = []
+    for tok in _literal_tokens(line.strip()):
+        if tok.type != tokenize.STRING:
+            continue
+        try:
+            value = ast.literal_eval(tok.string)
+        except (SyntaxError, ValueError):
+            continue
+        if isinstance(value, str):
+            found.append((tok, value))
     return found
 
 
@@ -843,16 +846,7 @@ def stated_release(old: str, task: str) -> str | None:
     A two-part string counts (``'3.10'``), as in ``task_short_releases``. None unless exactly
     one of each."""
     written = [t for t in written_tokens(task) if _RELEASE.fullmatch(t) or _SHORT_RELEASE.fullmatch(t)]
-    found = []
-    for tok in _literal_tokens(old.strip()):
-        if tok.type != tokenize.STRING:
-            continue
-        try:
-            value = ast.literal_eval(tok.string)
-        except (SyntaxError, ValueError):
-            continue
-        if isinstance(value, str) and (_RELEASE.fullmatch(value) or _SHORT_RELEASE.fullmatch(value)):
-            found.append((tok, value))
+    found = [(tok, v) for tok, v in _strings(old) if _RELEASE.fullmatch(v) or _SHORT_RELEASE.fullmatch(v)]
     if len(found) != 1:
         return None
     tok, value = found[0]
